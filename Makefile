@@ -1,0 +1,47 @@
+# The front door. `make` builds; `make run` starts a local deployment;
+# `make test` builds and passes every test; `make bench` measures.
+# Every target first installs missing Debian packages (scripts/install-deps).
+
+PRESET ?= release
+BUILD_DIR := build/$(PRESET)
+RADIUSWARD := $(BUILD_DIR)/radiusward
+RUN_DIR ?= $(CURDIR)/build/run
+
+.PHONY: all deps configure build asan test test-release test-asan run bench format clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+$(BUILD_DIR)/build.ninja: CMakeLists.txt CMakePresets.json | deps
+	cmake --preset $(PRESET)
+
+configure: deps
+	cmake --preset $(PRESET)
+
+build: deps configure
+	cmake --build --preset $(PRESET)
+
+asan: deps
+	cmake --preset asan
+	cmake --build --preset asan
+
+# Everything in the default build, then the unit tests and short fuzz runs
+# under ASan+UBSan.
+test: build asan
+	ctest --preset release
+	ctest --preset asan
+
+run: build
+	scripts/run-demo $(RADIUSWARD) $(RUN_DIR)
+
+bench: build
+	cmake --build --preset $(PRESET) --target benchmarks
+	scripts/run-bench $(BUILD_DIR)
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

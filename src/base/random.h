@@ -1,0 +1,34 @@
+// Randomness as a port: pure code asks a RandomSource for bytes and never
+// opens /dev/urandom itself. The shell supplies a CSPRNG (io/csprng.h); tests
+// and the simulator supply SeededRandom so that any run can be replayed.
+#pragma once
+
+#include <cstdint>
+
+#include "base/bytes.h"
+
+namespace rw {
+
+class RandomSource {
+ public:
+  virtual ~RandomSource() = default;
+  // Fills `out` with random bytes. Never fails: a source that cannot deliver
+  // aborts, because silently weak randomness is worse than a crash.
+  virtual void fill(MutableBytes out) = 0;
+};
+
+// Deterministic xoshiro256** seeded by splitmix64. Not for secrets: for tests
+// and simulation only.
+class SeededRandom final : public RandomSource {
+ public:
+  explicit SeededRandom(std::uint64_t seed);
+  void fill(MutableBytes out) override;
+  std::uint64_t next_u64();
+  // A value in [0, bound); bound must be > 0.
+  std::uint64_t below(std::uint64_t bound);
+
+ private:
+  std::uint64_t state_[4];
+};
+
+}  // namespace rw
