@@ -9,9 +9,9 @@ namespace rw {
 
 }  // namespace rw
 
-#define RW_ASSERT(condition)                                   \
-  do {                                                         \
-    if (!(condition)) [[unlikely]] {                           \
-      ::rw::assert_fail(__FILE__, __LINE__, #condition);       \
-    }                                                          \
+#define RW_ASSERT(condition)                             \
+  do {                                                   \
+    if (!(condition)) [[unlikely]] {                     \
+      ::rw::assert_fail(__FILE__, __LINE__, #condition); \
+    }                                                    \
   } while (false)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# STYLE.md §1/§7: pure folders read no clock, open no socket, start no thread,
+# call no libuv, libpq or OpenSSL TLS, and never throw. Fails listing each hit.
+set -u
+root=${RW_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$root" || exit 2
+
+pure=(src/base src/radius src/auth src/gateway src/accounting src/exporter src/eap)
+pattern='std::chrono::(system|steady|high_resolution)_clock|[^_a-z]time\(|clock_gettime|gettimeofday|'
+pattern+='[^_a-z]socket\(|recvmmsg|sendmmsg|recvfrom|sendto\(|std::thread|std::jthread|pthread_create|'
+pattern+='\buv_|\bPQ[a-z]+\(|\bSSL_[a-z_]+\(|\bthrow\b|std::random_device|/dev/urandom|spdlog|fopen\(|std::[io]?fstream'
+
+hits=$(for d in "${pure[@]}"; do [ -d "$d" ] && find "$d" -name '*.cc' -o -name '*.h'; done |
+  grep -v -E '_(test|fuzz|bench)\.cc$|_main\.cc$' |
+  xargs -r grep -n -E "$pattern" | grep -v -E '^\S+:[0-9]+:\s*//')
+if [ -n "$hits" ]; then
+  echo "pure folders must not do I/O, read clocks, start threads or throw:"
+  echo "$hits"
+  exit 1
+fi
+echo "pure folders clean"
