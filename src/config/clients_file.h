@@ -1,0 +1,100 @@
+// Reads FreeRADIUS 3.2 `clients.conf` files: the NAS clients allowed to send
+// RADIUS packets, with their shared secrets (RFC 2865 §3). Only `client`
+// sections are read; the accepted keys and every difference from FreeRADIUS
+// are in docs/users_and_clients.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "config/freeradius_lexer.h"
+
+namespace rw::config {
+
+// `require_message_authenticator` and `limit_proxy_state` take yes, no or
+// auto (FreeRADIUS 3.2.5+, the BlastRADIUS mitigations of CVE-2024-3596).
+// `auto` means: start as `no`, and switch to `yes` for this client once it
+// has sent a valid Message-Authenticator in an Access-Request without
+// EAP-Message. The gateway keeps that learned state; the file only says
+// which policy applies.
+enum class ClientCheck : std::uint8_t { kNo, kYes, kAuto };
+std::string_view to_string(ClientCheck check);
+
+// The transports a client may use (`proto`): udp by default.
+enum class ClientProtocol : std::uint8_t { kUdp, kTcp, kTls, kAny };
+std::string_view to_string(ClientProtocol protocol);
+
+// One `client NAME { ... }` section.
+struct ClientDef {
+  std::string name;
+  // IPv4 in the first 4 bytes (as gateway::Endpoint); host bits are zero.
+  std::array<std::uint8_t, 16> address{};
+  bool is_v6 = false;
+  std::uint8_t prefix_length = 32;  // 32 (IPv4) or 128 (IPv6) for one host.
+  std::string secret;               // Any bytes, never empty.
+  std::string shortname;            // Defaults to `name`.
+  std::string nas_type;             // Defaults to "other".
+  // radiusward requires Message-Authenticator unless told otherwise, which
+  // defeats BlastRADIUS (CVE-2024-3596) for every client; FreeRADIUS 3.2
+  // defaults to `no` for compatibility with old NAS.
+  ClientCheck require_message_authenticator = ClientCheck::kYes;
+  // Drop Access-Requests that carry Proxy-State but no Message-Authenticator
+  // (only consulted when Message-Authenticator is not required).
+  ClientCheck limit_proxy_state = ClientCheck::kYes;
+  ClientProtocol proto = ClientProtocol::kUdp;
+  // `response_window`, when set: how long a proxied request may wait.
+  std::optional<std::uint32_t> response_window_ms;
+  // `virtual_server`: accepted and kept for messages, but radiusward has a
+  // single policy, so it selects nothing (a warning says so).
+  std::string virtual_server;
+  // Where the section starts, for messages.
+  std::string file;
+  int line = 0;
+
+  [[nodiscard]] Bytes secret_bytes() const { return as_bytes(secret); }
+};
+
+struct ClientsLimits {
+  std::size_t clients_max = 65536;
+  IncludeLimits include;
+};
+
+// The result of reading a clients file: the clients in file order, and
+// warnings about accepted-but-ignored settings ("file:line:col: message").
+struct ClientsFile {
+  std::vector<ClientDef> clients;
+  std::vector<SourceError> warnings;
+};
+
+// Reads `path` and what it `$INCLUDE`s (files, or folders in name order).
+// Errors: unknown keys, bad values, a missing secret or address, duplicate
+// addresses, include problems; each with file:line:col.
+[[nodiscard]] Result<ClientsFile, SourceError> load_clients_file(const std::string& path,
+                                                                 const ClientsLimits& limits = {});
+
+// Parses text from memory (tests, fuzzing); `$INCLUDE` is an error.
+[[nodiscard]] Result<ClientsFile, SourceError> parse_clients(std::string_view text,
+                                                             std::string_view file_name,
+                                                             const ClientsLimits& limits = {});
+
+// An address with an optional prefix length, as written in clients.conf:
+// "10.0.0.1", "10.0.0.0/8", "2001:db8::/32", "*" (any, IPv4 unless
+// `family_v6`). Exposed for the YAML config and tests.
+struct AddressPrefix {
+  std::array<std::uint8_t, 16> address{};
+  bool is_v6 = false;
+  std::uint8_t prefix_length = 0;
+  bool had_host_bits = false;  // Bits past the prefix were set and cleared.
+};
+enum class AddressFamily : std::uint8_t { kAny, kV4, kV6 };
+[[nodiscard]] Result<AddressPrefix, std::string> parse_address_prefix(std::string_view text,
+                                                                      AddressFamily family);
+
+}  // namespace rw::config
