@@ -154,7 +154,9 @@ class ClientsParser {
   [[nodiscard]] Result<ClientsFile, SourceError> finish();
 
  private:
-  [[nodiscard]] Result<void, SourceError> parse_include(Lexer& lexer, const Token& directive);
+  SourceFiles::TextParser text_parser() {
+    return [this](std::string_view text, std::string_view file_name) { return parse_text(text, file_name); };
+  }
   [[nodiscard]] Result<void, SourceError> parse_client(Lexer& lexer, const Token& keyword);
   [[nodiscard]] Result<void, SourceError> parse_limit(Lexer& lexer);
   [[nodiscard]] Result<void, SourceError> parse_pair(Lexer& lexer, const Token& key, PendingClient& client);
@@ -183,14 +185,7 @@ Result<Token, SourceError> expect_end_of_pair(Lexer& lexer) {
 
 Result<void, SourceError> ClientsParser::parse_file(const std::string& path,
                                                     const std::optional<SourcePosition>& where) {
-  auto text = files_.read(path, where);
-  if (!text) return fail(text.error());
-  std::string_view name = files_.remember(path);
-  auto entered = files_.enter(path, where.value_or(SourcePosition{name, 0, 0}));
-  if (!entered) return fail(entered.error());
-  auto parsed = parse_text(*text, name);
-  files_.leave();
-  return parsed;
+  return files_.parse_file(path, where, text_parser());
 }
 
 Result<void, SourceError> ClientsParser::parse_text(std::string_view text, std::string_view file_name) {
@@ -202,7 +197,7 @@ Result<void, SourceError> ClientsParser::parse_text(std::string_view text, std::
     if (token->kind == TokenKind::kEndOfLine) continue;
     Result<void, SourceError> done;
     if (include_kind(*token) != IncludeKind::kNone) {
-      done = parse_include(lexer, *token);
+      done = files_.include(lexer, *token, text_parser());
     } else if (token->kind == TokenKind::kWord && token->text == "client") {
       done = parse_client(lexer, *token);
     } else if (token->kind == TokenKind::kWord && token->text == "clients") {
@@ -215,27 +210,6 @@ Result<void, SourceError> ClientsParser::parse_text(std::string_view text, std::
     }
     if (!done) return done;
   }
-}
-
-Result<void, SourceError> ClientsParser::parse_include(Lexer& lexer, const Token& directive) {
-  SourcePosition where = lexer.position(directive);
-  auto target = lexer.next_value();
-  if (!target) return fail(target.error());
-  if (target->kind != TokenKind::kWord && target->kind != TokenKind::kString) {
-    return fail(where.error("$INCLUDE needs a file or folder name on the same line"));
-  }
-  auto end = lexer.next();
-  if (!end) return fail(end.error());
-  if (end->kind != TokenKind::kEndOfLine) {
-    return fail(lexer.position(*end).error("expected end of line after the $INCLUDE target"));
-  }
-  auto paths = files_.resolve_include(target->text, include_kind(directive), lexer.file_name(), where);
-  if (!paths) return fail(paths.error());
-  for (const std::string& path : *paths) {
-    auto done = parse_file(path, where);
-    if (!done) return done;
-  }
-  return {};
 }
 
 Result<void, SourceError> ClientsParser::parse_client(Lexer& lexer, const Token& keyword) {

@@ -3,13 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include "config/temp_dir_for_test.h"
 
 namespace rw::config {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr std::string_view kRealistic = R"(# -*- text -*-
 ##
@@ -212,23 +209,7 @@ TEST(ParseAddressPrefix, ParsesFamiliesAndPrefixes) {
   EXPECT_FALSE(parse_address_prefix("", AddressFamily::kAny));
 }
 
-class ClientsFileIncludes : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           (std::string("clients_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, std::string_view text) {
-    fs::path path = dir_ / name;
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-    return path.string();
-  }
-  fs::path dir_;
-};
+class ClientsFileIncludes : public TempDirTest {};
 
 TEST_F(ClientsFileIncludes, IncludesFilesAndFoldersInNameOrder) {
   std::string main = write("clients.conf",
@@ -277,6 +258,16 @@ TEST_F(ClientsFileIncludes, ReportsAMissingTopLevelFile) {
   auto loaded = load_clients_file((dir_ / "absent.conf").string());
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().to_string().find("cannot open"), std::string::npos);
+}
+
+TEST(ClientsFile, LoadsTheDemoFile) {
+  auto loaded = load_clients_file(std::string(RW_SOURCE_ROOT) + "/etc/demo/clients.conf");
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  ASSERT_EQ(loaded->clients.size(), 2u);
+  EXPECT_EQ(loaded->clients[0].secret, "testing123");
+  EXPECT_FALSE(loaded->clients[0].is_v6);
+  EXPECT_TRUE(loaded->clients[1].is_v6);
+  EXPECT_TRUE(loaded->warnings.empty());
 }
 
 }  // namespace

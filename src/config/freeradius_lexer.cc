@@ -186,11 +186,18 @@ Result<Token, SourceError> Lexer::scan() {
 
 Result<Token, SourceError> Lexer::scan_word(Token token) {
   std::size_t start = offset_;
-  while (offset_ < text_.size() && !ends_word(text_[offset_]) &&
-         (value_mode_ || operator_length_at(offset_) == 0)) {
-    if (text_[offset_] == '\0') return fail(error_here("NUL byte in text"));
-    ++offset_;
-    if (offset_ - start > kTokenBytesMax) {
+  int braces = 0;  // In a value, `${confdir}` keeps its braces.
+  for (; offset_ < text_.size(); ++offset_) {
+    char c = text_[offset_];
+    if (value_mode_ && c == '{' && offset_ > start) {
+      ++braces;
+    } else if (value_mode_ && c == '}' && braces > 0) {
+      --braces;
+    } else if (ends_word(c) || (!value_mode_ && operator_length_at(offset_) > 0)) {
+      break;
+    }
+    if (c == '\0') return fail(error_here("NUL byte in text"));
+    if (offset_ - start >= kTokenBytesMax) {
       return fail(SourceError{std::string(file_name_), token.line, token.column,
                               fmt::format("word longer than {} bytes", kTokenBytesMax)});
     }
@@ -397,6 +404,41 @@ Result<void, SourceError> SourceFiles::enter(const std::string& path, const Sour
 
 void SourceFiles::leave() {
   if (!open_.empty()) open_.pop_back();
+}
+
+Result<void, SourceError> SourceFiles::parse_file(const std::string& path,
+                                                  const std::optional<SourcePosition>& where,
+                                                  const TextParser& parse) {
+  auto text = read(path, where);
+  if (!text) return fail(text.error());
+  std::string_view name = remember(path);
+  auto entered = enter(path, where.value_or(SourcePosition{name, 0, 0}));
+  if (!entered) return fail(entered.error());
+  auto parsed = parse(*text, name);
+  leave();
+  return parsed;
+}
+
+Result<void, SourceError> SourceFiles::include(Lexer& lexer, const Token& directive,
+                                               const TextParser& parse) {
+  SourcePosition where = lexer.position(directive);
+  auto target = lexer.next_value();
+  if (!target) return fail(target.error());
+  if (target->kind != TokenKind::kWord && target->kind != TokenKind::kString) {
+    return fail(where.error("$INCLUDE needs a file or folder name on the same line"));
+  }
+  auto end = lexer.next();
+  if (!end) return fail(end.error());
+  if (end->kind != TokenKind::kEndOfLine) {
+    return fail(lexer.position(*end).error("expected end of line after the $INCLUDE target"));
+  }
+  auto paths = resolve_include(target->text, include_kind(directive), lexer.file_name(), where);
+  if (!paths) return fail(paths.error());
+  for (const std::string& path : *paths) {
+    auto done = parse_file(path, where, parse);
+    if (!done) return done;
+  }
+  return {};
 }
 
 }  // namespace rw::config

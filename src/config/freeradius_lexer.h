@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -153,16 +154,32 @@ class SourceFiles {
                                                                               std::string_view including_file,
                                                                               const SourcePosition& where);
 
-  // Nesting bookkeeping: enter() before parsing an included file, leave()
-  // after. enter() fails past depth_max or when `path` is already open.
-  [[nodiscard]] Result<void, SourceError> enter(const std::string& path, const SourcePosition& where);
-  void leave();
+  // Parses the text of one file; `file_name` stays valid as long as this
+  // SourceFiles does.
+  using TextParser =
+      std::function<Result<void, SourceError>(std::string_view text, std::string_view file_name)>;
+
+  // Reads `path` and hands its text to `parse`, refusing nesting past
+  // depth_max and include cycles. `where` is the $INCLUDE that asked for
+  // it, or nullopt for the top-level file.
+  [[nodiscard]] Result<void, SourceError> parse_file(const std::string& path,
+                                                     const std::optional<SourcePosition>& where,
+                                                     const TextParser& parse);
+
+  // Finishes an `$INCLUDE` directive whose first token `directive` was just
+  // read from `lexer`: reads the target and the end of the line, then
+  // parses every file it names, in order.
+  [[nodiscard]] Result<void, SourceError> include(Lexer& lexer, const Token& directive,
+                                                  const TextParser& parse);
 
   // Keeps a file name for the life of this object and returns a view of it
   // that stays valid, for SourcePosition and Lexer.
   std::string_view remember(std::string name);
 
  private:
+  [[nodiscard]] Result<void, SourceError> enter(const std::string& path, const SourcePosition& where);
+  void leave();
+
   bool allow_files_;
   IncludeLimits limits_;
   std::vector<std::string> open_;  // The include stack, canonical paths.
