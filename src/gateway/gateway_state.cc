@@ -1,0 +1,55 @@
+// GatewayState: indexing and validation of the gateway's immutable inputs.
+#include "gateway/gateway_state.h"
+
+#include <utility>
+
+#include "base/assert.h"
+
+namespace rw::gateway {
+
+Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inputs inputs) {
+  RW_ASSERT(inputs.dictionary != nullptr);
+  auto table = config::ClientTable::build(std::move(inputs.clients));
+  if (!table) return fail(table.error());
+  std::vector<radius::SharedSecret> secrets;
+  secrets.reserve(table->clients().size());
+  for (const config::ClientDef& client : table->clients()) {
+    auto secret = radius::SharedSecret::create(client.secret_bytes());
+    if (!secret) {
+      return fail(client.file + ":" + std::to_string(client.line) + ": client " + client.name +
+                  ": secret: " + std::string(radius::to_string(secret.error())));
+    }
+    secrets.push_back(*secret);
+  }
+  return std::shared_ptr<const GatewayState>(new GatewayState(std::move(inputs.dictionary), std::move(*table),
+                                                              std::move(secrets), std::move(inputs.users),
+                                                              inputs.options));
+}
+
+GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
+                           std::vector<radius::SharedSecret> secrets, config::UsersFile users,
+                           GatewayOptions options)
+    : dictionary_(std::move(dictionary)),
+      clients_(std::move(clients)),
+      secrets_(std::move(secrets)),
+      users_(std::move(users)),
+      options_(options) {
+  const radius::Dictionary& d = *dictionary_;
+  known_.auth_type = d.find("Auth-Type");
+  known_.cleartext_password = d.find("Cleartext-Password");
+  known_.nt_password = d.find("NT-Password");
+  known_.crypt_password = d.find("Crypt-Password");
+  known_.password_with_header = d.find("Password-With-Header");
+  if (known_.auth_type != nullptr) {
+    known_.auth_type_accept = known_.auth_type->value_by_name("Accept").value_or(254);
+    known_.auth_type_reject = known_.auth_type->value_by_name("Reject").value_or(4);
+  }
+}
+
+const radius::SharedSecret& GatewayState::secret_of(const config::ClientDef& client) const {
+  const auto index = static_cast<std::size_t>(&client - clients_.clients().data());
+  RW_ASSERT(index < secrets_.size());
+  return secrets_[index];
+}
+
+}  // namespace rw::gateway

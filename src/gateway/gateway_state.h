@@ -1,0 +1,88 @@
+// The immutable state every worker's request handler reads: the dictionary,
+// the clients with their precomputed secrets, the users file and the access
+// options. Built once at start (and on reload), then shared read-only by all
+// workers through a shared_ptr<const GatewayState>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "config/client_table.h"
+#include "config/users_file.h"
+#include "gateway/datagram.h"
+#include "gateway/duplicate_cache.h"
+#include "radius/authenticator.h"
+#include "radius/dictionary.h"
+
+namespace rw::gateway {
+
+// What a MAC Authentication Bypass request gets when no users entry matches
+// its MAC.
+enum class MabDefault : std::uint8_t { kReject, kAccept };
+
+struct AccessOptions {
+  MabDefault mab_default = MabDefault::kReject;
+  // RFC 2548 §2.4.4/§2.4.5 values sent with MS-CHAP keys: 1 = encryption
+  // allowed, 6 = 40- or 128-bit (FreeRADIUS's defaults, which NAS vendors expect).
+  std::uint32_t mppe_encryption_policy = 1;
+  std::uint32_t mppe_encryption_types = 6;
+};
+
+struct GatewayOptions {
+  AccessOptions access;
+  DuplicateCache::Options duplicates;
+};
+
+// Attribute definitions the handler looks up once, not per request.
+struct KnownAttributes {
+  const radius::AttributeDef* auth_type = nullptr;
+  const radius::AttributeDef* cleartext_password = nullptr;
+  const radius::AttributeDef* nt_password = nullptr;
+  const radius::AttributeDef* crypt_password = nullptr;
+  const radius::AttributeDef* password_with_header = nullptr;
+  std::uint32_t auth_type_accept = 254;
+  std::uint32_t auth_type_reject = 4;
+};
+
+class GatewayState {
+ public:
+  struct Inputs {
+    std::shared_ptr<const radius::Dictionary> dictionary;
+    std::vector<config::ClientDef> clients;
+    config::UsersFile users;
+    GatewayOptions options;
+  };
+
+  // Validates and indexes the inputs. Errors are for the operator (two
+  // clients with the same prefix, a secret over 256 octets, ...).
+  [[nodiscard]] static Result<std::shared_ptr<const GatewayState>, std::string> build(Inputs inputs);
+
+  // The client whose prefix is the longest match for `from`, or nullptr.
+  [[nodiscard]] const config::ClientDef* find_client(const Endpoint& from) const {
+    return clients_.find(from.address, from.is_v6);
+  }
+  // The precomputed secret of a client returned by find_client.
+  [[nodiscard]] const radius::SharedSecret& secret_of(const config::ClientDef& client) const;
+
+  [[nodiscard]] const config::UsersFile& users() const { return users_; }
+  [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
+  [[nodiscard]] const KnownAttributes& known() const { return known_; }
+  [[nodiscard]] const GatewayOptions& options() const { return options_; }
+  [[nodiscard]] std::size_t client_count() const { return clients_.clients().size(); }
+
+ private:
+  GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
+               std::vector<radius::SharedSecret> secrets, config::UsersFile users, GatewayOptions options);
+
+  std::shared_ptr<const radius::Dictionary> dictionary_;
+  config::ClientTable clients_;
+  std::vector<radius::SharedSecret> secrets_;  // Parallel to clients_.clients().
+  config::UsersFile users_;
+  GatewayOptions options_;
+  KnownAttributes known_;
+};
+
+}  // namespace rw::gateway
