@@ -16,8 +16,7 @@ namespace {
 
 using testing::load_vector;
 using testing::load_vectors;
-
-std::vector<std::uint8_t> to_vector(const NtHash& hash) { return {hash.begin(), hash.end()}; }
+using testing::to_vector;
 
 TEST(NtPasswordHash, MatchesPublishedAndGeneratedVectors) {
   for (const auto& record : load_vectors("nt_hashes.txt")) {
