@@ -27,6 +27,7 @@ Result<void, AuthError> verify_chap(const Credential& known_good, const ChapRequ
     return fail(AuthError::kMalformedChapChallenge);
   }
   if (known_good.kind != CredentialKind::kCleartext) return fail(AuthError::kChapNeedsCleartext);
+  if (known_good.secret.empty()) return fail(AuthError::kEmptyPassword);
   const std::uint8_t ident = request.chap_password[0];
   const auto expected = chap_response(ident, known_good.secret, chap_challenge_of(request));
   if (!constant_time_equal(expected, request.chap_password.subspan(1)))

@@ -42,7 +42,8 @@ struct ChapRequest {
                                                                         Bytes challenge);
 
 // Verifies CHAP against known_good, which must be a Cleartext-Password: a
-// one-way hash of the password cannot answer a challenge (kChapNeedsCleartext).
+// one-way hash of the password cannot answer a challenge (kChapNeedsCleartext),
+// and not empty (kEmptyPassword).
 // Fails with kMalformedChapPassword or kMalformedChapChallenge on malformed
 // attributes and kWrongPassword on a mismatch; compares in constant time.
 [[nodiscard]] Result<void, AuthError> verify_chap(const Credential& known_good, const ChapRequest& request);

@@ -82,6 +82,11 @@ TEST(VerifyChap, RejectsAHashedCredentialWithAClearReason) {
             AuthError::kChapNeedsCleartext);
 }
 
+TEST(VerifyChap, RefusesAnEmptyStoredPassword) {
+  const ChapExchange exchange(kWithoutChallenge);
+  EXPECT_EQ(verify_chap(Credential::cleartext(""), exchange.request()).error(), AuthError::kEmptyPassword);
+}
+
 TEST(VerifyChap, RejectsAChapPasswordThatIsNot17Octets) {
   const std::vector<std::uint8_t> short_password(16, 0);
   const std::vector<std::uint8_t> authenticator(16, 0);

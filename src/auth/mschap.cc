@@ -145,6 +145,7 @@ std::optional<LmHash> lm_password_hash(std::string_view password) {
 Result<NtHash, AuthError> nt_hash_of(const Credential& known_good) {
   switch (known_good.kind) {
     case CredentialKind::kCleartext:
+      if (known_good.secret.empty()) return fail(AuthError::kEmptyPassword);
       return nt_password_hash(known_good.secret);
     case CredentialKind::kNtHash:
       return known_good.stored_nt_hash();

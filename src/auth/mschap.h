@@ -75,8 +75,9 @@ using LmHash = std::array<std::uint8_t, 16>;
 // out of scope).
 [[nodiscard]] std::optional<LmHash> lm_password_hash(std::string_view password);
 
-// The NT hash a credential yields: hashed from a Cleartext-Password, as
-// stored for an NT-Password; kMsChapNeedsNtHash for crypt and digest forms.
+// The NT hash a credential yields: hashed from a Cleartext-Password (an
+// empty one gives kEmptyPassword), as stored for an NT-Password;
+// kMsChapNeedsNtHash for crypt and digest forms.
 [[nodiscard]] Result<NtHash, AuthError> nt_hash_of(const Credential& known_good);
 
 // ---- MS-CHAPv2 ---------------------------------------------------------------

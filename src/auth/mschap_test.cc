@@ -178,6 +178,12 @@ TEST(VerifyMsChap2, RejectsACryptCredentialWithAClearReason) {
             AuthError::kMsChapNeedsNtHash);
 }
 
+TEST(VerifyMsChap2, RefusesAnEmptyStoredPassword) {
+  const MsChap2Exchange exchange;
+  EXPECT_EQ(verify_ms_chap2(Credential::cleartext(""), exchange.request()).error(),
+            AuthError::kEmptyPassword);
+}
+
 TEST(VerifyMsChap2, RejectsAChallengeThatIsNot16Octets) {
   MsChap2Exchange exchange;
   exchange.challenge.pop_back();

@@ -86,6 +86,12 @@ TEST(VerifyPap, CleartextRejectsAPrefixOfThePassword) {
   EXPECT_EQ(result.error(), AuthError::kWrongPassword);
 }
 
+TEST(VerifyPap, RefusesAnEmptyPasswordSentOrStored) {
+  EXPECT_EQ(verify_pap(Credential::cleartext(""), "").error(), AuthError::kEmptyPassword);
+  EXPECT_EQ(verify_pap(Credential::cleartext("secret"), "").error(), AuthError::kEmptyPassword);
+  EXPECT_EQ(verify_pap(Credential{}, "anything").error(), AuthError::kEmptyPassword);
+}
+
 TEST(VerifyPap, NtHashComparesTheHashOfNonAsciiPasswords) {
   const auto credential = parse_credential("NT-Password", "0553152250AC01ADB4213CB9938663E4");
   ASSERT_TRUE(credential.has_value());
