@@ -26,9 +26,9 @@ inline constexpr std::size_t kChapChallengeSizeMin = 5;
 // The attributes of an Access-Request that CHAP needs, borrowed from the
 // packet. The caller keeps them alive for the call.
 struct ChapRequest {
-  Bytes chap_password;                  // CHAP-Password (3): Ident + Response.
-  std::optional<Bytes> chap_challenge;  // CHAP-Challenge (60), absent when the NAS sent none.
-  Bytes request_authenticator;          // The 16-octet Request Authenticator.
+  Bytes chap_password;                                 // CHAP-Password (3): Ident + Response.
+  std::optional<Bytes> chap_challenge = std::nullopt;  // CHAP-Challenge (60), absent when the NAS sent none.
+  Bytes request_authenticator;                         // The 16-octet Request Authenticator.
 };
 
 // The challenge CHAP hashes: CHAP-Challenge when present, otherwise the
