@@ -7,6 +7,8 @@ std::string_view to_string(AuthError error) {
   switch (error) {
     case AuthError::kWrongPassword:
       return "wrong password";
+    case AuthError::kEmptyPassword:
+      return "empty password";
     case AuthError::kInvalidUtf8:
       return "password is not valid UTF-8";
     case AuthError::kPasswordTooLong:

@@ -12,6 +12,7 @@ namespace rw::auth {
 // request, a stored password form the method cannot use, or a local fault.
 enum class AuthError : std::uint8_t {
   kWrongPassword,             // The response does not match the known good password.
+  kEmptyPassword,             // An empty password, sent or stored: refused by every method.
   kInvalidUtf8,               // The password is not valid UTF-8 (NT hash needs UTF-16LE).
   kPasswordTooLong,           // Longer than 256 UTF-16 code units (RFC 2759 §8.1) or crypt's limit.
   kPasswordHasNul,            // A NUL octet would silently truncate the password for crypt(3).

@@ -276,6 +276,9 @@ Result<Credential, CredentialError> parse_password_with_header(std::string_view 
 }
 
 Result<void, AuthError> verify_pap(const Credential& known_good, std::string_view password) {
+  // An empty password on either side is never a match: a forgotten or
+  // default-constructed Credential must not open the door to everyone.
+  if (password.empty() || known_good.secret.empty()) return fail(AuthError::kEmptyPassword);
   switch (known_good.kind) {
     case CredentialKind::kCleartext:
       if (!secrets_equal(known_good.secret, password)) return fail(AuthError::kWrongPassword);

@@ -94,8 +94,9 @@ std::string_view to_string(CredentialError error);
 // PAP: checks a User-Password (already decrypted, RFC 2865 §5.2 padding NULs
 // removed by the caller) against known_good. Every comparison runs in time
 // independent of where the inputs differ. Succeeds when the password matches;
-// fails with kWrongPassword, or with kInvalidUtf8 / kPasswordTooLong /
-// kPasswordHasNul / kCryptFailed when it cannot be checked.
+// fails with kWrongPassword, or with kEmptyPassword (an empty password, sent
+// or stored, never matches), kInvalidUtf8, kPasswordTooLong, kPasswordHasNul
+// or kCryptFailed when it cannot be checked.
 //
 // A kCrypt check calls libcrypt's crypt_rn with a 32 KiB scratch area on the
 // stack; bcrypt and yescrypt are slow by design (milliseconds per check) and

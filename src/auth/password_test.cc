@@ -16,8 +16,7 @@ namespace {
 
 using testing::load_vector;
 using testing::load_vectors;
-
-std::vector<std::uint8_t> to_vector(const NtHash& hash) { return {hash.begin(), hash.end()}; }
+using testing::to_vector;
 
 TEST(NtPasswordHash, MatchesPublishedAndGeneratedVectors) {
   for (const auto& record : load_vectors("nt_hashes.txt")) {
@@ -85,6 +84,12 @@ TEST(VerifyPap, CleartextRejectsAPrefixOfThePassword) {
   const auto result = verify_pap(Credential::cleartext("secret"), "secre");
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error(), AuthError::kWrongPassword);
+}
+
+TEST(VerifyPap, RefusesAnEmptyPasswordSentOrStored) {
+  EXPECT_EQ(verify_pap(Credential::cleartext(""), "").error(), AuthError::kEmptyPassword);
+  EXPECT_EQ(verify_pap(Credential::cleartext("secret"), "").error(), AuthError::kEmptyPassword);
+  EXPECT_EQ(verify_pap(Credential{}, "anything").error(), AuthError::kEmptyPassword);
 }
 
 TEST(VerifyPap, NtHashComparesTheHashOfNonAsciiPasswords) {

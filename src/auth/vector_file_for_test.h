@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -92,6 +94,21 @@ inline VectorRecord load_vector(const std::string& file_name) {
   auto records = load_vectors(file_name);
   EXPECT_EQ(records.size(), 1u) << file_name;
   return records.empty() ? VectorRecord{} : records.front();
+}
+
+// Copies a vector value into a fixed-size array (a hash or key); fails the
+// test when the sizes differ.
+template <std::size_t N>
+std::array<std::uint8_t, N> to_array(const std::vector<std::uint8_t>& bytes) {
+  std::array<std::uint8_t, N> array{};
+  EXPECT_EQ(bytes.size(), N);
+  std::copy_n(bytes.begin(), std::min(bytes.size(), N), array.begin());
+  return array;
+}
+
+template <std::size_t N>
+std::vector<std::uint8_t> to_vector(const std::array<std::uint8_t, N>& array) {
+  return {array.begin(), array.end()};
 }
 
 }  // namespace rw::auth::testing
