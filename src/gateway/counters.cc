@@ -5,17 +5,28 @@ namespace rw::gateway {
 
 std::string_view to_string(DropReason reason) {
   switch (reason) {
-    case DropReason::kMalformed: return "malformed";
-    case DropReason::kUnknownClient: return "unknown_client";
-    case DropReason::kUnexpectedCode: return "unexpected_code";
-    case DropReason::kMissingMessageAuthenticator: return "missing_message_authenticator";
-    case DropReason::kBadMessageAuthenticator: return "bad_message_authenticator";
-    case DropReason::kBadRequestAuthenticator: return "bad_request_authenticator";
-    case DropReason::kDuplicateInProgress: return "duplicate_in_progress";
-    case DropReason::kTooManyInProgress: return "too_many_in_progress";
-    case DropReason::kAccountingNotReplicated: return "accounting_not_replicated";
-    case DropReason::kReplyTooLarge: return "reply_too_large";
-    case DropReason::kCount: break;
+    case DropReason::kMalformed:
+      return "malformed";
+    case DropReason::kUnknownClient:
+      return "unknown_client";
+    case DropReason::kUnexpectedCode:
+      return "unexpected_code";
+    case DropReason::kMissingMessageAuthenticator:
+      return "missing_message_authenticator";
+    case DropReason::kBadMessageAuthenticator:
+      return "bad_message_authenticator";
+    case DropReason::kBadRequestAuthenticator:
+      return "bad_request_authenticator";
+    case DropReason::kDuplicateInProgress:
+      return "duplicate_in_progress";
+    case DropReason::kTooManyInProgress:
+      return "too_many_in_progress";
+    case DropReason::kAccountingNotReplicated:
+      return "accounting_not_replicated";
+    case DropReason::kReplyTooLarge:
+      return "reply_too_large";
+    case DropReason::kCount:
+      break;
   }
   return "unknown";
 }

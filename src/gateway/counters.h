@@ -36,7 +36,9 @@ inline constexpr std::size_t kDecodeErrorCount =
 
 class Counter {
  public:
-  void add(std::uint64_t n = 1) { value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void add(std::uint64_t n = 1) {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t get() const { return value_.load(std::memory_order_relaxed); }
 
  private:

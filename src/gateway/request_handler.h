@@ -10,16 +10,15 @@
 #include <string_view>
 
 #include "base/random.h"
+#include "gateway/access.h"
 #include "gateway/counters.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
 #include "gateway/gateway_state.h"
+#include "radius/attribute_crypto.h"
+#include "radius/packet.h"
 
 namespace rw::gateway {
-
-// How an Access-Request was authenticated.
-enum class AuthMethod : std::uint8_t { kNone, kPap, kChap, kMsChap1, kMsChap2, kMab, kEap };
-std::string_view to_string(AuthMethod method);
 
 // One line of the decision log: what was decided for whom and why. The views
 // point into the request and the state; valid only during the call.
@@ -58,15 +57,19 @@ class RequestHandler final : public DatagramHandler {
 
  private:
   struct Request;
+  [[nodiscard]] bool verify_request(const Request& request);
   std::size_t handle_status_server(const Request& request, MutableBytes reply);
-  std::size_t handle_access_request(Request& request, MutableBytes reply);
-  std::size_t finish_reply(const Request& request, MutableBytes reply, std::size_t length);
+  std::size_t handle_access_request(const Request& request, MutableBytes reply);
+  std::size_t finish_reply(const Request& request, radius::PacketBuilder& builder);
+  void add_ms_chap_results(radius::PacketBuilder& builder, const AccessOutcome& outcome,
+                           const Request& request, radius::SaltSequence& salts) const;
 
   std::shared_ptr<const GatewayState> state_;
   RandomSource& random_;
   GatewayCounters& counters_;
   DecisionObserver* observer_;
   DuplicateCache duplicates_;
+  AccessOutcome outcome_;  // Reused per request: large, and the packet path allocates nothing.
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with

@@ -1,0 +1,250 @@
+// decide_access: the method is chosen by the attributes the NAS sent, the
+// way FreeRADIUS's default site does (User-Password: PAP; CHAP-Password:
+// CHAP; MS-CHAP-Challenge with MS-CHAP2-Response or MS-CHAP-Response:
+// MS-CHAPv2 or v1). Auth-Type := Accept or Reject from the users file wins.
+#include "gateway/access.h"
+
+#include <algorithm>
+#include <array>
+
+#include "auth/chap.h"
+#include "auth/mab.h"
+#include "auth/password.h"
+#include "radius/attribute_crypto.h"
+
+namespace rw::gateway {
+namespace {
+
+namespace attr = radius::attr;
+namespace ms = radius::ms;
+
+// Looks request attributes up for the users policy, straight from the
+// packet: no copy, no allocation.
+class PacketAttributes final : public auth::RequestAttributes {
+ public:
+  explicit PacketAttributes(const radius::Packet& packet) : packet_(packet) {}
+
+  [[nodiscard]] std::optional<Bytes> find(const radius::AttributeDef& def, std::size_t index) const override {
+    if (def.internal || def.type > 255) return std::nullopt;
+    std::size_t seen = 0;
+    for (const radius::Attribute attribute : packet_.attributes()) {
+      if (def.vendor == 0) {
+        if (attribute.type == def.type && seen++ == index) return attribute.value;
+        continue;
+      }
+      if (attribute.type != attr::kVendorSpecific) continue;
+      const auto vsa = radius::split_vendor_specific(attribute.value);
+      if (!vsa || vsa->vendor != def.vendor) continue;
+      ByteReader reader(vsa->body);
+      while (reader.remaining() >= 2) {
+        std::uint8_t type = 0;
+        std::uint8_t length = 0;
+        if (!reader.read_u8(type) || !reader.read_u8(length) || length < 2) break;
+        const Bytes value = reader.read_bytes(length - 2u);
+        if (reader.failed()) break;
+        if (type == def.type && seen++ == index) return value;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const radius::Packet& packet_;
+};
+
+std::uint32_t u32_of(Bytes value) {
+  std::uint32_t out = 0;
+  ByteReader reader(value);
+  return reader.read_u32(out) ? out : 0;
+}
+
+// The known good password from the users policy's control items, in
+// FreeRADIUS's order of preference.
+std::optional<auth::Credential> known_good(const auth::UsersDecision& decision,
+                                           const KnownAttributes& known) {
+  if (known.cleartext_password != nullptr) {
+    if (const auto* item = decision.find_control(*known.cleartext_password)) {
+      return auth::Credential::cleartext(as_chars(item->bytes()));
+    }
+  }
+  if (known.nt_password != nullptr) {
+    if (const auto* item = decision.find_control(*known.nt_password)) {
+      const Bytes value = item->bytes();
+      if (value.size() == auth::kNtHashSize) {
+        auth::NtHash hash;
+        std::copy(value.begin(), value.end(), hash.begin());
+        return auth::Credential::nt_hash(hash);
+      }
+      if (auto hash = auth::parse_nt_hash(as_chars(value))) return auth::Credential::nt_hash(*hash);
+    }
+  }
+  if (known.crypt_password != nullptr) {
+    if (const auto* item = decision.find_control(*known.crypt_password)) {
+      return auth::Credential::crypt(as_chars(item->bytes()));
+    }
+  }
+  if (known.password_with_header != nullptr) {
+    if (const auto* item = decision.find_control(*known.password_with_header)) {
+      if (auto credential = auth::parse_password_with_header(as_chars(item->bytes()))) return *credential;
+    }
+  }
+  return std::nullopt;
+}
+
+void reject(AccessOutcome& outcome, std::string_view reason) {
+  outcome.accepted = false;
+  outcome.reason = reason;
+}
+
+// Checks the password or response the request carries against `known_good`.
+void check_method(const radius::Packet& request, const radius::SharedSecret& secret, RandomSource& random,
+                  const auth::Credential& known_good, AccessOutcome& outcome) {
+  if (const auto hidden = request.find(attr::kUserPassword)) {
+    outcome.method = outcome.method == AuthMethod::kMab ? AuthMethod::kMab : AuthMethod::kPap;
+    std::array<std::uint8_t, radius::kMaxUserPasswordLength> buffer{};
+    auto password = radius::unhide_user_password(hidden->value, request.authenticator(), secret, buffer);
+    if (!password) return reject(outcome, "malformed User-Password");
+    auto verified = auth::verify_pap(known_good, as_chars(*password));
+    if (!verified) return reject(outcome, auth::to_string(verified.error()));
+    outcome.accepted = true;
+    return;
+  }
+  if (const auto chap_password = request.find(attr::kChapPassword)) {
+    outcome.method = AuthMethod::kChap;
+    std::optional<Bytes> challenge;
+    if (const auto attribute = request.find(attr::kChapChallenge)) challenge = attribute->value;
+    auto verified = auth::verify_chap(known_good, {chap_password->value, challenge, request.authenticator()});
+    if (!verified) return reject(outcome, auth::to_string(verified.error()));
+    outcome.accepted = true;
+    return;
+  }
+  const auto challenge = request.find_vendor(radius::kVendorMicrosoft, ms::kChapChallenge);
+  if (const auto response = request.find_vendor(radius::kVendorMicrosoft, ms::kChap2Response);
+      challenge && response) {
+    outcome.method = AuthMethod::kMsChap2;
+    auto verified = auth::verify_ms_chap2(known_good, {*challenge, *response, outcome.user_name});
+    if (!verified) {
+      outcome.ms_chap_error = auth::ms_chap2_error(auth::ms_chap_ident(*response), random);
+      return reject(outcome, auth::to_string(verified.error()));
+    }
+    outcome.ms_chap2 = *verified;
+    outcome.accepted = true;
+    return;
+  }
+  if (const auto response = request.find_vendor(radius::kVendorMicrosoft, ms::kChapResponse);
+      challenge && response) {
+    outcome.method = AuthMethod::kMsChap1;
+    auto verified = auth::verify_ms_chap1(known_good, {*challenge, *response});
+    if (!verified) {
+      outcome.ms_chap_error = auth::ms_chap1_error(auth::ms_chap_ident(*response));
+      return reject(outcome, auth::to_string(verified.error()));
+    }
+    outcome.ms_chap1 = *verified;
+    outcome.accepted = true;
+    return;
+  }
+  if (request.find(attr::kEapMessage)) {
+    outcome.method = AuthMethod::kEap;
+    return reject(outcome, "EAP is not enabled");
+  }
+  reject(outcome, "no credentials in the request");
+}
+
+// Whether the request is MAC Authentication Bypass; its User-Password must
+// be unhidden to tell (auth/mab.h states the rule).
+bool is_mab(const radius::Packet& request, const radius::SharedSecret& secret, std::string_view user_name) {
+  const auto calling = request.find(attr::kCallingStationId);
+  if (!calling) return false;
+  std::optional<std::string_view> password;
+  std::array<std::uint8_t, radius::kMaxUserPasswordLength> buffer{};
+  if (const auto hidden = request.find(attr::kUserPassword)) {
+    auto plain = radius::unhide_user_password(hidden->value, request.authenticator(), secret, buffer);
+    if (!plain) return false;
+    password = as_chars(*plain);
+  }
+  return auth::is_mab_request(user_name, as_chars(calling->value), password);
+}
+
+}  // namespace
+
+std::string_view to_string(AuthMethod method) {
+  switch (method) {
+    case AuthMethod::kNone:
+      return "none";
+    case AuthMethod::kPap:
+      return "PAP";
+    case AuthMethod::kChap:
+      return "CHAP";
+    case AuthMethod::kMsChap1:
+      return "MS-CHAP";
+    case AuthMethod::kMsChap2:
+      return "MS-CHAPv2";
+    case AuthMethod::kMab:
+      return "MAB";
+    case AuthMethod::kEap:
+      return "EAP";
+  }
+  return "unknown";
+}
+
+void decide_access(const GatewayState& state, const radius::Packet& request,
+                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome) {
+  outcome.accepted = false;
+  outcome.method = AuthMethod::kNone;
+  outcome.reason = "ok";
+  outcome.users.clear();
+  outcome.ms_chap2.reset();
+  outcome.ms_chap1.reset();
+  outcome.ms_chap_error.reset();
+
+  const auto user_name = request.find(attr::kUserName);
+  if (!user_name) return reject(outcome, "no User-Name");
+  outcome.user_name = as_chars(user_name->value);
+
+  // MAB entries are looked up under the canonical MAC, whatever the NAS's notation.
+  auth::MacText mac_text{};
+  std::string_view lookup_name = outcome.user_name;
+  const bool mab = is_mab(request, secret, outcome.user_name);
+  if (mab) {
+    outcome.method = AuthMethod::kMab;
+    mac_text = auth::canonical_mac(*auth::parse_mac(outcome.user_name));
+    lookup_name = auth::view(mac_text);
+  }
+
+  const PacketAttributes attributes(request);
+  if (auto evaluated = auth::evaluate_users(state.users(), lookup_name, attributes, outcome.users);
+      !evaluated) {
+    return reject(outcome, auth::to_string(evaluated.error()));
+  }
+  if (!outcome.users.matched()) {
+    if (mab && state.options().access.mab_default == MabDefault::kAccept) {
+      outcome.accepted = true;
+      outcome.reason = "MAB default accept";
+      return;
+    }
+    return reject(outcome, "unknown user");
+  }
+
+  const KnownAttributes& known = state.known();
+  if (known.auth_type != nullptr) {
+    if (const auto* item = outcome.users.find_control(*known.auth_type)) {
+      const std::uint32_t auth_type = u32_of(item->bytes());
+      if (auth_type == known.auth_type_reject) return reject(outcome, "Auth-Type Reject");
+      if (auth_type == known.auth_type_accept) {
+        outcome.accepted = true;
+        return;
+      }
+    }
+  }
+  if (mab) {
+    // The MAC being listed is the check: is_mab() already required any
+    // User-Password to be that MAC, in whatever notation the NAS used.
+    outcome.accepted = true;
+    return;
+  }
+  const std::optional<auth::Credential> credential = known_good(outcome.users, known);
+  if (!credential) return reject(outcome, "no known good password");
+  check_method(request, secret, random, *credential, outcome);
+}
+
+}  // namespace rw::gateway

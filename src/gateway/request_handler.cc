@@ -1,0 +1,286 @@
+// RequestHandler: the order of checks follows DESIGN.md invariant 5 and the
+// BlastRADIUS advisory (CVE-2024-3596): structure, client, duplicate cache,
+// then Message-Authenticator or the Accounting-Request authenticator before
+// anything else reads the packet.
+#include "gateway/request_handler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "radius/attribute_crypto.h"
+#include "radius/packet.h"
+
+namespace rw::gateway {
+namespace {
+
+using radius::Code;
+using radius::PacketBuilder;
+namespace attr = radius::attr;
+namespace ms = radius::ms;
+
+// Adds one users-file reply item to the reply: tags (RFC 2868 §3) and the
+// dictionary's encryption flags are applied here. Items that cannot go on
+// the wire (server-side attributes, non-1,1 vendor formats) are skipped.
+void add_reply_item(PacketBuilder& builder, const config::UsersItem& item, const radius::Packet& request,
+                    const radius::SharedSecret& secret, radius::SaltSequence& salts,
+                    const radius::Dictionary& dictionary) {
+  const radius::AttributeDef& def = *item.def;
+  if (def.internal || def.type > 255) return;
+  std::array<std::uint8_t, radius::kMaxAttributeValueLength> buffer{};
+  Bytes value = item.bytes();
+  if (def.encryption == radius::Encryption::kTunnelPassword && def.vendor == 0) {
+    auto hidden =
+        radius::hide_tunnel_password(value, item.tag, salts.next(), request.authenticator(), secret, buffer);
+    if (!hidden) return;
+    value = *hidden;
+  } else if (def.encryption == radius::Encryption::kTunnelPassword) {
+    auto hidden = radius::encrypt_mppe_key(value, salts.next(), request.authenticator(), secret, buffer);
+    if (!hidden) return;
+    value = *hidden;
+  } else if (def.encryption == radius::Encryption::kUserPassword) {
+    auto hidden = radius::hide_user_password(value, request.authenticator(), secret, buffer);
+    if (!hidden) return;
+    value = *hidden;
+  } else if (def.has_tag && radius::is_integer(def.data_type) && value.size() == 4) {
+    // RFC 2868 §3.1: the tag replaces the high octet of the 32-bit value.
+    std::copy(value.begin(), value.end(), buffer.begin());
+    buffer[0] = item.tag;
+    value = Bytes(buffer.data(), 4);
+  } else if (def.has_tag && (item.tag != 0 || (!value.empty() && value[0] <= 0x1f))) {
+    // RFC 2868 §3.6: a tag octet precedes the string; without a tag a
+    // string that starts with 0x01-0x1F would be misread, so send tag 0.
+    if (value.size() + 1 > buffer.size()) return;
+    buffer[0] = item.tag;
+    std::copy(value.begin(), value.end(), buffer.begin() + 1);
+    value = Bytes(buffer.data(), value.size() + 1);
+  }
+  if (value.size() > radius::kMaxAttributeValueLength) return;
+  if (def.vendor == 0) {
+    builder.add(static_cast<std::uint8_t>(def.type), value);
+    return;
+  }
+  const radius::VendorDef* vendor = dictionary.find_vendor(def.vendor);
+  if (vendor != nullptr && (vendor->type_width != 1 || vendor->length_width != 1)) return;
+  builder.add_vendor(def.vendor, static_cast<std::uint8_t>(def.type), value);
+}
+
+void copy_proxy_states(PacketBuilder& builder, const radius::Packet& request) {
+  // RFC 2865 §5.33: Proxy-State attributes are copied unmodified and in order.
+  for (const radius::Attribute attribute : request.attributes()) {
+    if (attribute.type == attr::kProxyState) builder.add(attr::kProxyState, attribute.value);
+  }
+}
+
+}  // namespace
+
+struct RequestHandler::Request {
+  Instant now;
+  Listener listener;
+  const Endpoint& from;
+  radius::Packet packet;
+  const config::ClientDef& client;
+  const radius::SharedSecret& secret;
+};
+
+RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, RandomSource& random,
+                               GatewayCounters& counters, DecisionObserver* observer)
+    : state_(std::move(state)), random_(random), counters_(counters), observer_(observer), duplicates_([&] {
+        DuplicateCache::Options options = state_->options().duplicates;
+        std::uint64_t seed = 0;
+        random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&seed), sizeof seed));
+        options.hash_seed = seed;
+        return options;
+      }()) {}
+
+void RequestHandler::on_tick(Instant now) { duplicates_.expire(now); }
+
+std::size_t RequestHandler::on_datagram(Instant now, Listener listener, const Endpoint& from, Bytes datagram,
+                                        MutableBytes reply) {
+  counters_.received.add();
+  auto packet = radius::Packet::parse(datagram);
+  if (!packet) {
+    counters_.drop(DropReason::kMalformed);
+    counters_.malformed_by_reason[static_cast<std::size_t>(packet.error())].add();
+    return 0;
+  }
+  const config::ClientDef* client = state_->find_client(from);
+  if (client == nullptr) {
+    counters_.drop(DropReason::kUnknownClient);
+    return 0;
+  }
+  const Code code = packet->code();
+  const bool expected = code == Code::kStatusServer ||
+                        (listener == Listener::kAuthentication ? code == Code::kAccessRequest
+                                                               : code == Code::kAccountingRequest);
+  if (!expected) {
+    counters_.drop(DropReason::kUnexpectedCode);
+    return 0;
+  }
+
+  RequestKey key{.from = from, .listener = listener, .identifier = packet->identifier()};
+  std::copy_n(packet->authenticator().begin(), key.authenticator.size(), key.authenticator.begin());
+  const DuplicateCache::Lookup lookup = duplicates_.begin(now, key);
+  switch (lookup.state) {
+    case DuplicateCache::State::kAnswered:
+      if (lookup.reply.size() > reply.size()) return 0;
+      counters_.retransmissions_answered.add();
+      std::copy(lookup.reply.begin(), lookup.reply.end(), reply.begin());
+      return lookup.reply.size();
+    case DuplicateCache::State::kInProgress:
+      counters_.drop(DropReason::kDuplicateInProgress);
+      return 0;
+    case DuplicateCache::State::kFull:
+      counters_.drop(DropReason::kTooManyInProgress);
+      return 0;
+    case DuplicateCache::State::kNew:
+      break;
+  }
+
+  Request request{now, listener, from, *packet, *client, state_->secret_of(*client)};
+  std::size_t length = 0;
+  if (verify_request(request)) {
+    switch (code) {
+      case Code::kStatusServer:
+        length = handle_status_server(request, reply);
+        break;
+      case Code::kAccessRequest:
+        length = handle_access_request(request, reply);
+        break;
+      default:
+        counters_.drop(DropReason::kAccountingNotReplicated);
+        break;
+    }
+  }
+  if (length == 0) {
+    duplicates_.abandon(key);
+    return 0;
+  }
+  duplicates_.complete(now, key, reply.first(length));
+  return length;
+}
+
+// RFC 3579 §3.2 and RFC 5997 §3: Message-Authenticator is checked before any
+// other attribute is read; RFC 2866 §3 for Accounting-Request.
+bool RequestHandler::verify_request(const Request& request) {
+  const radius::Packet& packet = request.packet;
+  if (packet.code() == Code::kAccountingRequest) {
+    if (radius::verify_request_authenticator(packet, request.secret)) return true;
+    counters_.drop(DropReason::kBadRequestAuthenticator);
+    return false;
+  }
+  switch (radius::check_request_message_authenticator(packet, request.secret)) {
+    case radius::MessageAuthenticatorStatus::kValid:
+      return true;
+    case radius::MessageAuthenticatorStatus::kInvalid:
+      counters_.drop(DropReason::kBadMessageAuthenticator);
+      return false;
+    case radius::MessageAuthenticatorStatus::kAbsent:
+      break;
+  }
+  // Status-Server (RFC 5997 §3) and EAP (RFC 3579 §3.2) always need it.
+  const bool required = packet.code() == Code::kStatusServer || packet.find(attr::kEapMessage).has_value() ||
+                        request.client.require_message_authenticator == config::ClientCheck::kYes;
+  if (!required) return true;
+  counters_.drop(DropReason::kMissingMessageAuthenticator);
+  return false;
+}
+
+std::size_t RequestHandler::handle_status_server(const Request& request, MutableBytes reply) {
+  counters_.status_server.add();
+  PacketBuilder builder(reply);
+  const Code code =
+      request.listener == Listener::kAuthentication ? Code::kAccessAccept : Code::kAccountingResponse;
+  builder.begin(code, request.packet.identifier(), request.packet.authenticator());
+  builder.reserve_message_authenticator();
+  return finish_reply(request, builder);
+}
+
+std::size_t RequestHandler::handle_access_request(const Request& request, MutableBytes reply) {
+  decide_access(*state_, request.packet, request.secret, random_, outcome_);
+  const AccessOutcome& outcome = outcome_;
+  (outcome.accepted ? counters_.access_accepts : counters_.access_rejects).add();
+  if (observer_ != nullptr) {
+    observer_->on_decision({.now = request.now,
+                            .from = request.from,
+                            .client = request.client.shortname,
+                            .user_name = outcome.user_name,
+                            .method = outcome.method,
+                            .accepted = outcome.accepted,
+                            .reason = outcome.reason});
+  }
+
+  PacketBuilder builder(reply);
+  builder.begin(outcome.accepted ? Code::kAccessAccept : Code::kAccessReject, request.packet.identifier(),
+                request.packet.authenticator());
+  // BlastRADIUS (CVE-2024-3596): Message-Authenticator first in every reply.
+  builder.reserve_message_authenticator();
+  radius::SaltSequence salts(random_);
+  const radius::Dictionary& dictionary = state_->dictionary();
+  for (const config::UsersItem* item : outcome.users.reply()) {
+    // RFC 2865 §5.44: an Access-Reject carries Reply-Message, not the accept's attributes.
+    if (!outcome.accepted && !(item->def->vendor == 0 && item->def->type == attr::kReplyMessage)) continue;
+    add_reply_item(builder, *item, request.packet, request.secret, salts, dictionary);
+  }
+  add_ms_chap_results(builder, outcome, request, salts);
+  return finish_reply(request, builder);
+}
+
+// RFC 2548 §2.3.3, §2.4: MS-CHAP2-Success or MS-CHAP-Error, and the MPPE keys.
+void RequestHandler::add_ms_chap_results(PacketBuilder& builder, const AccessOutcome& outcome,
+                                         const Request& request, radius::SaltSequence& salts) const {
+  const Bytes authenticator = request.packet.authenticator();
+  if (outcome.ms_chap_error) {
+    builder.add_vendor(radius::kVendorMicrosoft, ms::kChapError, outcome.ms_chap_error->value());
+  }
+  const AccessOptions& options = state_->options().access;
+  std::array<std::uint8_t, radius::kMaxVendorValueLength> buffer{};
+  if (outcome.ms_chap2) {
+    builder.add_vendor(radius::kVendorMicrosoft, ms::kChap2Success, outcome.ms_chap2->ms_chap2_success);
+    for (const auto& [type, key] : {std::pair{ms::kMppeSendKey, outcome.ms_chap2->mppe.send_key},
+                                    std::pair{ms::kMppeRecvKey, outcome.ms_chap2->mppe.recv_key}}) {
+      auto encrypted = radius::encrypt_mppe_key(key, salts.next(), authenticator, request.secret, buffer);
+      if (encrypted) builder.add_vendor(radius::kVendorMicrosoft, type, *encrypted);
+    }
+  }
+  if (outcome.ms_chap1) {
+    // RFC 2548 §2.4.1: MS-CHAP-MPPE-Keys is hidden like User-Password.
+    auto hidden = radius::hide_user_password(outcome.ms_chap1->ms_chap_mppe_keys, authenticator,
+                                             request.secret, buffer);
+    if (hidden) builder.add_vendor(radius::kVendorMicrosoft, ms::kChapMppeKeys, *hidden);
+  }
+  if (outcome.ms_chap2 || outcome.ms_chap1) {
+    std::array<std::uint8_t, 4> policy{};
+    std::array<std::uint8_t, 4> types{};
+    ByteWriter(policy).write_u32(options.mppe_encryption_policy);
+    ByteWriter(types).write_u32(options.mppe_encryption_types);
+    builder.add_vendor(radius::kVendorMicrosoft, ms::kMppeEncryptionPolicy, policy);
+    builder.add_vendor(radius::kVendorMicrosoft, ms::kMppeEncryptionTypes, types);
+  }
+}
+
+std::size_t RequestHandler::finish_reply(const Request& request, PacketBuilder& builder) {
+  copy_proxy_states(builder, request.packet);
+  auto finished = builder.finish();
+  if (!finished) {
+    counters_.drop(DropReason::kReplyTooLarge);
+    return 0;
+  }
+  radius::sign_response(*finished, request.packet.authenticator(), request.secret);
+  return finished->size();
+}
+
+}  // namespace rw::gateway
+
+namespace rw::gateway {
+
+RequestHandlerFactory::RequestHandlerFactory(std::shared_ptr<const GatewayState> state, RandomSource& random,
+                                             DecisionObserver* observer)
+    : state_(std::move(state)), random_(random), observer_(observer) {}
+
+std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int /*worker_index*/) {
+  counters_.push_back(std::make_unique<GatewayCounters>());
+  return std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_);
+}
+
+}  // namespace rw::gateway
