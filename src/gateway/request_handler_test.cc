@@ -1,0 +1,366 @@
+#include "gateway/request_handler.h"
+
+#include <array>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "auth/chap.h"
+#include "auth/mppe.h"
+#include "auth/mschap.h"
+#include "auth/password.h"
+#include "base/random.h"
+#include "config/clients_file.h"
+#include "config/users_file.h"
+#include "radius/attribute_crypto.h"
+#include "radius/authenticator.h"
+#include "radius/packet.h"
+
+namespace rw::gateway {
+namespace {
+
+namespace attr = radius::attr;
+namespace ms = radius::ms;
+using radius::Code;
+
+constexpr std::string_view kUsers = R"(
+alice   Cleartext-Password := "wonderland"
+        Reply-Message = "Hello",
+        Tunnel-Type:1 = VLAN,
+        Tunnel-Medium-Type:1 = IEEE-802,
+        Tunnel-Private-Group-Id:1 = "100"
+bob     NT-Password := 0x44EBBA8D5312B8D611474411F56989AE
+dave    Auth-Type := Reject
+        Reply-Message = "Denied",
+        Session-Timeout = 10
+00:11:22:33:44:55
+        Session-Timeout = 60
+)";
+
+constexpr std::string_view kClients = R"(
+client localhost {
+  ipaddr = 127.0.0.1
+  secret = testing123
+}
+client legacy {
+  ipaddr = 127.0.0.9
+  secret = legacy
+  require_message_authenticator = no
+}
+)";
+
+const Instant kNow{5'000'000'000};
+
+Endpoint endpoint(std::uint8_t last_octet, std::uint16_t port) {
+  Endpoint e;
+  e.address = {127, 0, 0, last_octet};
+  e.port = port;
+  return e;
+}
+
+class RequestHandlerTest : public ::testing::Test {
+ protected:
+  RequestHandlerTest() : random_(1), secret_(*radius::SharedSecret::create(as_bytes("testing123"))) {
+    auto dictionary = radius::Dictionary::builtin();
+    auto users = config::UsersFile::parse(kUsers, "users", dictionary);
+    EXPECT_TRUE(users.has_value()) << (users ? "" : users.error().to_string());
+    auto clients = config::parse_clients(kClients, "clients.conf");
+    EXPECT_TRUE(clients.has_value());
+    GatewayOptions options;
+    options.duplicates.answered_max = 64;
+    options.duplicates.in_progress_max = 8;
+    auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), options});
+    EXPECT_TRUE(state.has_value()) << (state ? "" : state.error());
+    state_ = *state;
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
+  }
+
+  // Starts an Access-Request with a random authenticator and a Message-Authenticator.
+  radius::PacketBuilder& begin(Code code, std::uint8_t identifier, bool message_authenticator = true) {
+    request_authenticator_ = radius::make_request_authenticator(random_);
+    builder_.emplace(request_buffer_);
+    builder_->begin(code, identifier, request_authenticator_);
+    if (message_authenticator) builder_->reserve_message_authenticator();
+    return *builder_;
+  }
+
+  void add_password(std::string_view password) {
+    std::array<std::uint8_t, 128> hidden{};
+    auto value = radius::hide_user_password(as_bytes(password), request_authenticator_, secret_, hidden);
+    ASSERT_TRUE(value.has_value());
+    builder_->add(attr::kUserPassword, *value);
+  }
+
+  Bytes finish_request() {
+    auto finished = builder_->finish();
+    EXPECT_TRUE(finished.has_value());
+    radius::sign_request(*finished, secret_);
+    return *finished;
+  }
+
+  // Sends and returns the reply bytes (empty when dropped).
+  std::vector<std::uint8_t> send(Bytes request, Listener listener = Listener::kAuthentication,
+                                 Endpoint from = endpoint(1, 40000)) {
+    const std::size_t n = handler_->on_datagram(kNow, listener, from, request, reply_buffer_);
+    return {reply_buffer_.begin(), reply_buffer_.begin() + static_cast<std::ptrdiff_t>(n)};
+  }
+
+  // Parses a reply and checks both of its authenticators.
+  // The reply bytes are kept alive by the fixture, since a Packet is a view.
+  radius::Packet verified(std::vector<std::uint8_t> reply) {
+    const std::vector<std::uint8_t>& kept = kept_replies_.emplace_back(std::move(reply));
+    auto packet = radius::Packet::parse(kept);
+    EXPECT_TRUE(packet.has_value());
+    EXPECT_TRUE(radius::verify_response_authenticator(*packet, request_authenticator_, secret_));
+    EXPECT_EQ(radius::check_response_message_authenticator(*packet, request_authenticator_, secret_),
+              radius::MessageAuthenticatorStatus::kValid);
+    EXPECT_EQ((*packet->attributes().begin()).type, attr::kMessageAuthenticator) << "must be first";
+    return *packet;
+  }
+
+  std::uint64_t drops(DropReason reason) const {
+    return counters_.drops[static_cast<std::size_t>(reason)].get();
+  }
+
+  std::vector<std::uint8_t> pap(std::string_view user, std::string_view password, std::uint8_t id = 1) {
+    begin(Code::kAccessRequest, id).add(attr::kUserName, as_bytes(user));
+    add_password(password);
+    return send(finish_request());
+  }
+
+  SeededRandom random_;
+  radius::SharedSecret secret_;
+  GatewayCounters counters_;
+  std::shared_ptr<const GatewayState> state_;
+  std::unique_ptr<RequestHandler> handler_;
+  std::array<std::uint8_t, radius::kMaxPacketLength> request_buffer_{};
+  std::array<std::uint8_t, radius::kMaxPacketLength> reply_buffer_{};
+  std::optional<radius::PacketBuilder> builder_;
+  std::deque<std::vector<std::uint8_t>> kept_replies_;
+  radius::Authenticator request_authenticator_{};
+};
+
+TEST_F(RequestHandlerTest, PapAcceptCarriesTaggedVlanReply) {
+  const auto reply = pap("alice", "wonderland");
+  ASSERT_FALSE(reply.empty());
+  const radius::Packet packet = verified(reply);
+  EXPECT_EQ(packet.code(), Code::kAccessAccept);
+  const auto vlan = packet.find(attr::kTunnelPrivateGroupId);
+  ASSERT_TRUE(vlan.has_value());
+  EXPECT_EQ(std::vector<std::uint8_t>(vlan->value.begin(), vlan->value.end()),
+            (std::vector<std::uint8_t>{1, '1', '0', '0'}));
+  const auto type = packet.find(attr::kTunnelType);
+  ASSERT_TRUE(type.has_value());
+  EXPECT_EQ(std::vector<std::uint8_t>(type->value.begin(), type->value.end()),
+            (std::vector<std::uint8_t>{1, 0, 0, 13}));
+  EXPECT_EQ(counters_.access_accepts.get(), 1u);
+}
+
+TEST_F(RequestHandlerTest, PapWrongPasswordRejectsWithoutAcceptAttributes) {
+  const radius::Packet packet = verified(pap("alice", "looking-glass"));
+  EXPECT_EQ(packet.code(), Code::kAccessReject);
+  EXPECT_FALSE(packet.find(attr::kTunnelPrivateGroupId).has_value());
+  EXPECT_TRUE(packet.find(attr::kReplyMessage).has_value());
+  EXPECT_EQ(counters_.access_rejects.get(), 1u);
+}
+
+TEST_F(RequestHandlerTest, UnknownUserRejects) {
+  EXPECT_EQ(verified(pap("mallory", "x")).code(), Code::kAccessReject);
+}
+
+TEST_F(RequestHandlerTest, PapAgainstNtPassword) {
+  EXPECT_EQ(verified(pap("bob", "clientPass")).code(), Code::kAccessAccept);
+  EXPECT_EQ(verified(pap("bob", "clientpass", 2)).code(), Code::kAccessReject);
+}
+
+TEST_F(RequestHandlerTest, AuthTypeRejectSendsOnlyReplyMessage) {
+  const radius::Packet packet = verified(pap("dave", "anything"));
+  EXPECT_EQ(packet.code(), Code::kAccessReject);
+  EXPECT_TRUE(packet.find(attr::kReplyMessage).has_value());
+  EXPECT_FALSE(packet.find(attr::kSessionTimeout).has_value());
+}
+
+TEST_F(RequestHandlerTest, ChapWithRequestAuthenticatorAsChallenge) {
+  auto& b = begin(Code::kAccessRequest, 3);
+  b.add(attr::kUserName, as_bytes("alice"));
+  const auto response = auth::chap_response(7, "wonderland", request_authenticator_);
+  std::array<std::uint8_t, 17> chap{};
+  chap[0] = 7;
+  std::copy(response.begin(), response.end(), chap.begin() + 1);
+  b.add(attr::kChapPassword, chap);
+  EXPECT_EQ(verified(send(finish_request())).code(), Code::kAccessAccept);
+}
+
+TEST_F(RequestHandlerTest, MsChap2AcceptCarriesSuccessAndDecryptableKeys) {
+  const std::string_view user = "bob";
+  std::array<std::uint8_t, 16> authenticator_challenge{};
+  std::array<std::uint8_t, 16> peer_challenge{};
+  random_.fill(authenticator_challenge);
+  random_.fill(peer_challenge);
+  const auth::NtHash hash = *auth::nt_password_hash("clientPass");
+  const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
+  const auth::NtResponse nt_response = auth::challenge_response(challenge, hash);
+  std::array<std::uint8_t, 50> response{};
+  response[0] = 0x42;
+  std::copy(peer_challenge.begin(), peer_challenge.end(), response.begin() + 2);
+  std::copy(nt_response.begin(), nt_response.end(), response.begin() + 26);
+
+  auto& b = begin(Code::kAccessRequest, 4);
+  b.add(attr::kUserName, as_bytes(user));
+  b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
+  b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
+  const radius::Packet packet = verified(send(finish_request()));
+  ASSERT_EQ(packet.code(), Code::kAccessAccept);
+
+  const auto success = packet.find_vendor(radius::kVendorMicrosoft, ms::kChap2Success);
+  ASSERT_TRUE(success.has_value());
+  const auto expected =
+      auth::authenticator_response(hash, nt_response, peer_challenge, authenticator_challenge, user);
+  EXPECT_EQ((*success)[0], 0x42);
+  EXPECT_EQ(as_chars(success->subspan(1)), std::string_view(expected.data(), expected.size()));
+
+  const auth::MppeKeys keys = auth::ms_chap2_mppe_keys(hash, nt_response);
+  std::array<std::uint8_t, 64> plain{};
+  const auto send_key = packet.find_vendor(radius::kVendorMicrosoft, ms::kMppeSendKey);
+  ASSERT_TRUE(send_key.has_value());
+  auto decrypted = radius::decrypt_mppe_key(*send_key, request_authenticator_, secret_, plain);
+  ASSERT_TRUE(decrypted.has_value());
+  EXPECT_TRUE(std::equal(decrypted->begin(), decrypted->end(), keys.send_key.begin(), keys.send_key.end()));
+}
+
+TEST_F(RequestHandlerTest, MabInAnyNotationMatchesTheCanonicalEntry) {
+  for (std::string_view mac : {"00-11-22-33-44-55", "0011.2233.4455", "001122334455"}) {
+    auto& b = begin(Code::kAccessRequest, 5);
+    b.add(attr::kUserName, as_bytes(mac));
+    b.add(attr::kCallingStationId, as_bytes(mac));
+    add_password(mac);
+    const radius::Packet packet = verified(send(finish_request()));
+    EXPECT_EQ(packet.code(), Code::kAccessAccept) << mac;
+    EXPECT_TRUE(packet.find(attr::kSessionTimeout).has_value());
+  }
+}
+
+TEST_F(RequestHandlerTest, UnlistedMacIsRejectedByDefault) {
+  auto& b = begin(Code::kAccessRequest, 6);
+  b.add(attr::kUserName, as_bytes("66:77:88:99:aa:bb"));
+  b.add(attr::kCallingStationId, as_bytes("66-77-88-99-AA-BB"));
+  EXPECT_EQ(verified(send(finish_request())).code(), Code::kAccessReject);
+}
+
+TEST_F(RequestHandlerTest, ProxyStateIsCopiedInOrder) {
+  auto& b = begin(Code::kAccessRequest, 7);
+  b.add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  b.add(attr::kProxyState, as_bytes("first"));
+  b.add(attr::kProxyState, as_bytes("second"));
+  const radius::Packet packet = verified(send(finish_request()));
+  std::vector<std::string> states;
+  for (const radius::Attribute a : packet.attributes()) {
+    if (a.type == attr::kProxyState) states.emplace_back(as_chars(a.value));
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"first", "second"}));
+}
+
+TEST_F(RequestHandlerTest, RetransmissionGetsTheIdenticalReply) {
+  begin(Code::kAccessRequest, 8).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  const Bytes request = finish_request();
+  const auto first = send(request);
+  const auto second = send(request);
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(counters_.retransmissions_answered.get(), 1u);
+  EXPECT_EQ(counters_.access_accepts.get(), 1u) << "decided once";
+}
+
+TEST_F(RequestHandlerTest, MissingMessageAuthenticatorIsDroppedAndCounted) {
+  begin(Code::kAccessRequest, 9, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_TRUE(send(finish_request()).empty());
+  EXPECT_EQ(drops(DropReason::kMissingMessageAuthenticator), 1u);
+}
+
+TEST_F(RequestHandlerTest, ClientThatDoesNotRequireMessageAuthenticatorIsServedWithout) {
+  secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
+  begin(Code::kAccessRequest, 10, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  const auto reply = send(finish_request(), Listener::kAuthentication, endpoint(9, 1812));
+  EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
+}
+
+TEST_F(RequestHandlerTest, WrongSecretIsDroppedAsBadMessageAuthenticator) {
+  secret_ = *radius::SharedSecret::create(as_bytes("not-the-secret"));
+  EXPECT_TRUE(pap("alice", "wonderland").empty());
+  EXPECT_EQ(drops(DropReason::kBadMessageAuthenticator), 1u);
+}
+
+TEST_F(RequestHandlerTest, UnknownClientIsDroppedAndCounted) {
+  begin(Code::kAccessRequest, 11).add(attr::kUserName, as_bytes("alice"));
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, endpoint(2, 1000)).empty());
+  EXPECT_EQ(drops(DropReason::kUnknownClient), 1u);
+}
+
+TEST_F(RequestHandlerTest, MalformedIsCountedByReason) {
+  const std::array<std::uint8_t, 4> short_datagram{1, 2, 0, 4};
+  EXPECT_TRUE(send(short_datagram).empty());
+  EXPECT_EQ(drops(DropReason::kMalformed), 1u);
+  EXPECT_EQ(
+      counters_.malformed_by_reason[static_cast<std::size_t>(radius::DecodeError::kDatagramTooShort)].get(),
+      1u);
+}
+
+TEST_F(RequestHandlerTest, AccessRequestOnAccountingPortIsUnexpected) {
+  begin(Code::kAccessRequest, 12).add(attr::kUserName, as_bytes("alice"));
+  EXPECT_TRUE(send(finish_request(), Listener::kAccounting).empty());
+  EXPECT_EQ(drops(DropReason::kUnexpectedCode), 1u);
+}
+
+TEST_F(RequestHandlerTest, StatusServerAnsweredOnBothListeners) {
+  begin(Code::kStatusServer, 13);
+  const Bytes request = finish_request();
+  EXPECT_EQ(verified(send(request)).code(), Code::kAccessAccept);
+  EXPECT_EQ(verified(send(request, Listener::kAccounting)).code(), Code::kAccountingResponse);
+  EXPECT_EQ(counters_.status_server.get(), 2u);
+}
+
+TEST_F(RequestHandlerTest, StatusServerWithoutMessageAuthenticatorIsDropped) {
+  begin(Code::kStatusServer, 14, /*message_authenticator=*/false);
+  secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, endpoint(9, 1812)).empty());
+  EXPECT_EQ(drops(DropReason::kMissingMessageAuthenticator), 1u);
+}
+
+TEST_F(RequestHandlerTest, AccountingIsValidatedButNotAnswered) {
+  builder_.emplace(request_buffer_);
+  builder_->begin(Code::kAccountingRequest, 15);
+  builder_->add(attr::kUserName, as_bytes("alice"));
+  builder_->add_u32(attr::kAcctStatusType, 1);
+  auto finished = builder_->finish();
+  ASSERT_TRUE(finished.has_value());
+  radius::sign_request(*finished, secret_);
+  EXPECT_TRUE(send(*finished, Listener::kAccounting).empty());
+  EXPECT_EQ(drops(DropReason::kAccountingNotReplicated), 1u);
+  (*finished)[finished->size() - 1] ^= 1;
+  EXPECT_TRUE(send(*finished, Listener::kAccounting).empty());
+  EXPECT_EQ(drops(DropReason::kBadRequestAuthenticator), 1u);
+}
+
+TEST_F(RequestHandlerTest, RandomDatagramsNeverCrashOrAnswer) {
+  SeededRandom noise(99);
+  std::array<std::uint8_t, 600> datagram{};
+  for (int i = 0; i < 2000; ++i) {
+    const std::size_t length = noise.below(datagram.size());
+    noise.fill(MutableBytes(datagram.data(), length));
+    if (length >= 4) {
+      datagram[0] = static_cast<std::uint8_t>(1 + noise.below(12));
+      datagram[2] = static_cast<std::uint8_t>(length >> 8);
+      datagram[3] = static_cast<std::uint8_t>(length);
+    }
+    EXPECT_TRUE(send(Bytes(datagram.data(), length)).empty());
+  }
+}
+
+}  // namespace
+}  // namespace rw::gateway
