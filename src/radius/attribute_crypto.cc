@@ -83,7 +83,7 @@ Result<Bytes, CryptoError> encrypt_salted(Bytes plaintext, std::uint16_t salt, B
   out[1] = static_cast<std::uint8_t>(salt);
   MutableBytes body = out.subspan(kSaltLength, padded);
   body[0] = static_cast<std::uint8_t>(plaintext.size());
-  std::memmove(body.data() + 1, plaintext.data(), plaintext.size());
+  if (!plaintext.empty()) std::memmove(body.data() + 1, plaintext.data(), plaintext.size());
   std::fill(body.begin() + 1 + static_cast<std::ptrdiff_t>(plaintext.size()), body.end(), std::uint8_t{0});
   std::array<std::uint8_t, kAuthenticatorLength + kSaltLength> first;
   std::memcpy(first.data(), request_authenticator.data(), kAuthenticatorLength);
@@ -113,7 +113,7 @@ Result<Bytes, CryptoError> decrypt_salted(Bytes value, Bytes request_authenticat
   } else if (length > out.size()) {
     result = fail(CryptoError::kOutputTooSmall);
   } else {
-    std::memcpy(out.data(), body.data() + 1, length);
+    if (length > 0) std::memcpy(out.data(), body.data() + 1, length);
     result = Bytes(out.first(length));
   }
   wipe(body);
@@ -129,7 +129,7 @@ Result<Bytes, CryptoError> hide_user_password(Bytes password, Bytes request_auth
   const std::size_t padded = padded_length(password.size());
   if (out.size() < padded) return fail(CryptoError::kOutputTooSmall);
   MutableBytes hidden = out.first(padded);
-  std::memmove(hidden.data(), password.data(), password.size());
+  if (!password.empty()) std::memmove(hidden.data(), password.data(), password.size());
   std::fill(hidden.begin() + static_cast<std::ptrdiff_t>(password.size()), hidden.end(), std::uint8_t{0});
   encrypt_blocks(secret, request_authenticator, hidden, hidden);
   return Bytes(hidden);
