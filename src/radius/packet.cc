@@ -191,6 +191,12 @@ std::size_t Packet::count(std::uint8_t type) const {
   return n;
 }
 
+std::optional<std::uint32_t> Packet::find_u32(std::uint8_t type) const {
+  auto attribute = find(type);
+  if (!attribute || attribute->value.size() != 4) return std::nullopt;
+  return read_u32(attribute->value.data());
+}
+
 std::optional<Bytes> Packet::find_vendor(std::uint32_t vendor, std::uint8_t vendor_type) const {
   for (Attribute attribute : attributes()) {
     if (attribute.type != attr::kVendorSpecific) continue;

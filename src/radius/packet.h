@@ -276,6 +276,9 @@ class Packet {
   // The first attribute of `type`, if any.
   [[nodiscard]] std::optional<Attribute> find(std::uint8_t type) const;
   [[nodiscard]] std::size_t count(std::uint8_t type) const;
+  // The first attribute of `type` read as a 32-bit integer (RFC 2865 §5
+  // "integer"); nothing when absent or not exactly 4 octets long.
+  [[nodiscard]] std::optional<std::uint32_t> find_u32(std::uint8_t type) const;
   // The value of the first vendor sub-attribute (vendor, vendor_type) in
   // the 1,1 format, searching every Vendor-Specific attribute in order.
   [[nodiscard]] std::optional<Bytes> find_vendor(std::uint32_t vendor, std::uint8_t vendor_type) const;
