@@ -153,8 +153,9 @@ void sign_response(MutableBytes response, Bytes request_authenticator, const Sha
   RW_ASSERT(request_authenticator.size() == kAuthenticatorLength);
   // RFC 3579 §3.2: the Message-Authenticator of a response is computed with
   // the Request Authenticator in the field, and before the Response
-  // Authenticator, which then covers it.
-  std::memmove(response.data() + 4, request_authenticator.data(), kAuthenticatorLength);
+  // Authenticator, which then covers it. Both digests substitute the
+  // Request Authenticator for whatever the field holds, so the caller's
+  // buffer may hold anything there, even the request_authenticator itself.
   fill_message_authenticator(response, request_authenticator, secret);
   Md5Digest digest = packet_digest(secret, response, request_authenticator);
   std::memcpy(response.data() + 4, digest.data(), digest.size());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace rw::radius {
 
@@ -107,6 +108,9 @@ std::string_view to_string(BuildError error) {
   }
   return "unknown";
 }
+
+// The gateway passes Packets by value between pure steps.
+static_assert(std::is_trivially_copyable_v<Packet>);
 
 namespace {
 

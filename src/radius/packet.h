@@ -324,9 +324,10 @@ class PacketBuilder {
   // The buffer is borrowed until finish(); at most 4096 octets of it are used.
   explicit PacketBuilder(MutableBytes buffer);
 
-  // Starts a packet, discarding any previous one. `authenticator` is the
-  // Request Authenticator to place in the header (for responses, the
-  // request's, as sign_response() needs it there), or empty for 16 zeros.
+  // Starts a packet, discarding any previous one. `authenticator` goes in
+  // the header: the random Request Authenticator of an Access-Request or
+  // Status-Server, or empty for 16 zeros where signing fills it in
+  // (responses, Accounting-, Disconnect- and CoA-Request).
   void begin(Code code, std::uint8_t identifier, Bytes authenticator = {});
   // Appends an attribute. Requires nothing: a too-long value is an error.
   // A Message-Authenticator added here is tracked as by
