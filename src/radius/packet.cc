@@ -111,6 +111,7 @@ std::string_view to_string(BuildError error) {
 
 // The gateway passes Packets by value between pure steps.
 static_assert(std::is_trivially_copyable_v<Packet>);
+static_assert(static_cast<std::size_t>(DecodeError::kDuplicateMessageAuthenticator) + 1 == kDecodeErrorCount);
 
 namespace {
 

@@ -175,6 +175,9 @@ enum class DecodeError : std::uint8_t {
   kDuplicateMessageAuthenticator,  // more than one Message-Authenticator
 };
 
+// The number of DecodeError values, numbered from 0, for arrays of counters.
+inline constexpr std::size_t kDecodeErrorCount = 10;
+
 std::string_view to_string(DecodeError error);
 
 // One attribute of a parsed packet. `value` borrows from the datagram;

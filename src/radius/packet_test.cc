@@ -177,7 +177,7 @@ TEST(DecodePacket, RejectsSecondMessageAuthenticator) {
 }
 
 TEST(DecodePacket, NamesEveryError) {
-  for (int e = 0; e <= static_cast<int>(DecodeError::kDuplicateMessageAuthenticator); ++e) {
+  for (std::size_t e = 0; e < kDecodeErrorCount; ++e) {
     EXPECT_NE(to_string(static_cast<DecodeError>(e)), "unknown") << e;
   }
 }
