@@ -188,9 +188,8 @@ struct Attribute {
   std::size_t offset = 0;
 };
 
-// Walks a run of type-length-value attributes that has already been
-// validated (a Packet's attributes, or a vendor body checked by the caller).
-// Requires: the bytes are well formed; the iterator does not re-check.
+// Walks the attributes of a Packet, which parse() has already validated;
+// the iterator itself does not re-check lengths.
 class AttributeIterator {
  public:
   using iterator_category = std::forward_iterator_tag;
