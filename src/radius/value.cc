@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "radius/dictionary.h"
+#include "radius/dictionary_builder.h"
 
 namespace rw::radius {
 namespace {
@@ -22,11 +23,9 @@ constexpr std::string_view kHexDigits = "0123456789abcdef";
 constexpr std::array<std::string_view, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
-  c = lower(c);
+  c = ascii_lower(c);
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
 }
@@ -44,20 +43,6 @@ void append_be(Wire& out, std::uint64_t value, int width) {
 std::uint64_t read_be(Bytes bytes) {
   std::uint64_t value = 0;
   for (std::uint8_t byte : bytes) value = value << 8 | byte;
-  return value;
-}
-
-// Decimal or 0x-hex, no sign, no spaces; nullopt past 64 bits or on junk.
-std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
-  int base = 10;
-  if (has_hex_prefix(text)) {
-    text.remove_prefix(2);
-    base = 16;
-  }
-  if (text.empty()) return std::nullopt;
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
@@ -288,7 +273,7 @@ std::optional<unsigned> month_from_name(std::string_view word) {
   if (word.size() < 3) return std::nullopt;
   for (unsigned i = 0; i < kMonths.size(); ++i) {
     bool match = true;
-    for (std::size_t c = 0; c < 3; ++c) match = match && lower(word[c]) == lower(kMonths[i][c]);
+    for (std::size_t c = 0; c < 3; ++c) match = match && ascii_lower(word[c]) == ascii_lower(kMonths[i][c]);
     if (match) return i + 1;
   }
   return std::nullopt;
@@ -453,6 +438,19 @@ bool well_formed(DataType type, Bytes value) {
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
+  int base = 10;
+  if (has_hex_prefix(text)) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  if (text.empty()) return std::nullopt;
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 Result<std::vector<std::uint8_t>, std::string> parse_value(const AttributeDef& def, std::string_view text) {
   switch (def.data_type) {
