@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
@@ -28,6 +29,26 @@ Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const Gateway
   return config::apply_overrides(std::move(*loaded), command.overrides);
 }
 
+struct Loaded {
+  config::GatewayConfig config;
+  LoadedFiles files;
+};
+
+// Loads the files `config` names; prints every error and returns nothing if
+// the config or any file is wrong.
+std::optional<Loaded> load_or_print_errors(Result<config::GatewayConfig, config::ConfigErrors> config) {
+  if (!config) {
+    print_errors(config.error());
+    return std::nullopt;
+  }
+  auto files = load_referenced_files(*config);
+  if (!files) {
+    print_errors(files.error());
+    return std::nullopt;
+  }
+  return Loaded{std::move(*config), std::move(*files)};
+}
+
 void log_listeners(const io::UdpServer& server) {
   for (const io::BoundListener& bound : server.listeners()) {
     spdlog::info("listening on {} ({})", io::to_string(bound.local),
@@ -38,24 +59,17 @@ void log_listeners(const io::UdpServer& server) {
 }  // namespace
 
 int run_gateway(const GatewayCommand& command) {
-  auto config = gateway_config(command);
-  if (!config) {
-    print_errors(config.error());
-    return kExitConfigError;
-  }
-  auto files = load_referenced_files(*config);
-  if (!files) {
-    print_errors(files.error());
-    return kExitConfigError;
-  }
-  io::setup_logging(config->logging);
+  std::optional<Loaded> loaded = load_or_print_errors(gateway_config(command));
+  if (!loaded) return kExitConfigError;
+  const config::GatewayConfig& config = loaded->config;
+  io::setup_logging(config.logging);
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
     spdlog::critical("{}", blocked.error().to_string());
     return kExitRuntimeFailure;
   }
-  std::unique_ptr<gateway::DatagramHandlerFactory> factory = make_handler_factory(*config, *files);
-  auto server = io::UdpServer::start(io::udp_server_options(*config), *factory);
+  std::unique_ptr<gateway::DatagramHandlerFactory> factory = make_handler_factory(config, loaded->files);
+  auto server = io::UdpServer::start(io::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
@@ -71,19 +85,12 @@ int run_gateway(const GatewayCommand& command) {
 }
 
 int run_check(const std::string& config_file) {
-  auto config = config::load_gateway_config(config_file);
-  if (!config) {
-    print_errors(config.error());
-    return kExitConfigError;
-  }
-  auto files = load_referenced_files(*config);
-  if (!files) {
-    print_errors(files.error());
-    return kExitConfigError;
-  }
+  std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
+  if (!loaded) return kExitConfigError;
+  const config::GatewayConfig& config = loaded->config;
   std::printf("%s: ok (%zu listen addresses, ports %u/%u, users %s, clients %s)\n", config_file.c_str(),
-              config->listen.size(), config->auth_port, config->acct_port, config->users_file.path.c_str(),
-              config->clients_file.path.c_str());
+              config.listen.size(), config.auth_port, config.acct_port, config.users_file.path.c_str(),
+              config.clients_file.path.c_str());
   return kExitOk;
 }
 
