@@ -93,7 +93,11 @@ void validate_ports(const GatewayConfig& config, const SourceLocation& where, Co
 // Walks the YAML tree once and fills a GatewayConfig, collecting errors.
 class Parser {
  public:
-  explicit Parser(std::string_view file_name) : file_(file_name) { config_.source_file = file_; }
+  explicit Parser(std::string_view file_name) : file_(file_name), config_(default_gateway_config()) {
+    config_.source_file = file_;
+    // The default folder is named by no key; problems with it point at the file.
+    config_.dictionary_dir->where = SourceLocation{.file = file_};
+  }
 
   void parse_root(const YAML::Node& root) {
     if (!root.IsDefined() || root.IsNull()) {
@@ -104,9 +108,6 @@ class Parser {
       errors_.push_back(at(root).error("the configuration must be a mapping of keys to values"));
       return;
     }
-    config_.listen = default_listen();
-    config_.dictionary_dir = ConfiguredPath{.path = std::string(kDefaultDictionaryDir)};
-    config_.dictionary_dir_optional = true;
     std::set<std::string> seen;
     SourceLocation auth_port_where = at(root);
     for (const auto& entry : root) {
@@ -504,7 +505,8 @@ Result<GatewayConfig, ConfigErrors> load_gateway_config(const std::string& path)
 GatewayConfig default_gateway_config() {
   GatewayConfig config;
   config.listen = default_listen();
-  config.dictionary_dir = ConfiguredPath{.path = std::string(kDefaultDictionaryDir)};
+  config.dictionary_dir = ConfiguredPath{.path = std::string(kDefaultDictionaryDir),
+                                         .where = SourceLocation{.file = "default dictionary_dir"}};
   config.dictionary_dir_optional = true;
   return config;
 }

@@ -91,6 +91,7 @@ Result<std::unique_ptr<UdpWorker>, SystemError> UdpWorker::create(
     int wakeup_fd, const UdpServerOptions& options) {
   RW_ASSERT(options.batch_size > 0 && options.datagram_bytes_max > 0);
   RW_ASSERT(options.datagram_bytes_max <= 65535);
+  RW_ASSERT(handler != nullptr);
   std::unique_ptr<UdpWorker> worker(new UdpWorker(index, std::move(sockets), std::move(handler), options));
   worker->epoll_ = FileDescriptor(epoll_create1(EPOLL_CLOEXEC));
   if (!worker->epoll_.valid()) return fail(last_system_error("epoll_create1"));
