@@ -9,15 +9,22 @@ namespace {
 
 void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
   rw::config::GatewayOverrides& flags = gateway.overrides;
-  command.add_option("--config", gateway.config_file, "Gateway YAML config file (docs/configuration.md)");
-  command.add_option("--users", flags.users_file, "FreeRADIUS-format users file");
-  command.add_option("--clients", flags.clients_file, "FreeRADIUS-format clients.conf");
-  command.add_option("--auth-port", flags.auth_port, "Authentication port (default 1812)");
-  command.add_option("--acct-port", flags.acct_port, "Accounting port (default 1813)");
-  command.add_option("--listen", flags.listen, "Address to listen on; repeatable (default 0.0.0.0 and ::)");
-  command.add_option("--dictionary-dir", flags.dictionary_dir, "Folder with a FreeRADIUS `dictionary` file");
-  command.add_option("--workers", flags.workers, "Worker threads; 0 = one per CPU");
-  command.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off");
+  command.add_option("--config", gateway.config_file, "Gateway YAML config file (docs/configuration.md)")
+      ->type_name("FILE");
+  command.add_option("--users", flags.users_file, "FreeRADIUS-format users file")->type_name("FILE");
+  command.add_option("--clients", flags.clients_file, "FreeRADIUS-format clients.conf")->type_name("FILE");
+  command.add_option("--auth-port", flags.auth_port, "Authentication port (default 1812)")->type_name("PORT");
+  command.add_option("--acct-port", flags.acct_port, "Accounting port (default 1813)")->type_name("PORT");
+  command.add_option("--listen", flags.listen, "Address to listen on; repeatable (default 0.0.0.0 and ::)")
+      ->type_name("ADDR")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command.add_option("--dictionary-dir", flags.dictionary_dir, "Folder with a FreeRADIUS `dictionary` file")
+      ->type_name("DIR");
+  command.add_option("--workers", flags.workers, "Worker threads; 0 = one per CPU")->type_name("N");
+  command.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")
+      ->type_name("LEVEL");
 }
 
 }  // namespace
@@ -34,7 +41,9 @@ int main(int argc, char** argv) {
 
   std::string check_config;
   CLI::App* check_command = app.add_subcommand("check", "Validate a gateway config and the files it names");
-  check_command->add_option("--config", check_config, "Gateway YAML config file")->required();
+  check_command->add_option("--config", check_config, "Gateway YAML config file")
+      ->type_name("FILE")
+      ->required();
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
 
