@@ -43,28 +43,23 @@ void wipe(MutableBytes bytes) {
   for (std::size_t i = 0; i < bytes.size(); ++i) p[i] = 0;
 }
 
-// Encrypts `plain` (a multiple of 16 octets) into `cipher`, which may alias.
-// `first` is what the first block's hash absorbs after the secret.
-void encrypt_blocks(const SharedSecret& secret, Bytes first, Bytes plain, MutableBytes cipher) {
-  Md5 md5 = secret.md5_after_secret();
-  md5.update(first);
-  for (std::size_t at = 0; at < plain.size(); at += kBlock) {
-    Md5Digest pad = md5.finish();
-    for (std::size_t i = 0; i < kBlock; ++i) cipher[at + i] = plain[at + i] ^ pad[i];
-    md5 = secret.md5_after_secret();
-    md5.update(cipher.subspan(at, kBlock));
-  }
-}
+enum class Direction : std::uint8_t { kHide, kRecover };
 
-// The inverse of encrypt_blocks(); `plain` may alias `cipher`.
-void decrypt_blocks(const SharedSecret& secret, Bytes first, Bytes cipher, MutableBytes plain) {
+// Runs the MD5 chain over `in` (a non-zero multiple of 16 octets) into
+// `out`, which may alias `in`: out(i) = in(i) xor MD5(S + chain(i-1)),
+// where chain(0) is `first` and the chain is always the ciphertext, which is
+// `out` when hiding and `in` when recovering.
+void run_chain(const SharedSecret& secret, Bytes first, Bytes in, MutableBytes out, Direction direction) {
   Md5 md5 = secret.md5_after_secret();
   md5.update(first);
   std::array<std::uint8_t, kBlock> block;
-  for (std::size_t at = 0; at < cipher.size(); at += kBlock) {
+  for (std::size_t at = 0;;) {
     Md5Digest pad = md5.finish();
-    std::memcpy(block.data(), cipher.data() + at, kBlock);
-    for (std::size_t i = 0; i < kBlock; ++i) plain[at + i] = block[i] ^ pad[i];
+    std::memcpy(block.data(), in.data() + at, kBlock);
+    for (std::size_t i = 0; i < kBlock; ++i) out[at + i] = block[i] ^ pad[i];
+    if (direction == Direction::kHide) std::memcpy(block.data(), out.data() + at, kBlock);
+    at += kBlock;
+    if (at >= in.size()) return;
     md5 = secret.md5_after_secret();
     md5.update(block);
   }
@@ -83,12 +78,12 @@ Result<Bytes, CryptoError> encrypt_salted(Bytes plaintext, std::uint16_t salt, B
   out[1] = static_cast<std::uint8_t>(salt);
   MutableBytes body = out.subspan(kSaltLength, padded);
   body[0] = static_cast<std::uint8_t>(plaintext.size());
-  std::memmove(body.data() + 1, plaintext.data(), plaintext.size());
+  if (!plaintext.empty()) std::memmove(body.data() + 1, plaintext.data(), plaintext.size());
   std::fill(body.begin() + 1 + static_cast<std::ptrdiff_t>(plaintext.size()), body.end(), std::uint8_t{0});
   std::array<std::uint8_t, kAuthenticatorLength + kSaltLength> first;
   std::memcpy(first.data(), request_authenticator.data(), kAuthenticatorLength);
   std::memcpy(first.data() + kAuthenticatorLength, out.data(), kSaltLength);
-  encrypt_blocks(secret, first, body, body);
+  run_chain(secret, first, body, body, Direction::kHide);
   return Bytes(out.first(kSaltLength + padded));
 }
 
@@ -105,7 +100,7 @@ Result<Bytes, CryptoError> decrypt_salted(Bytes value, Bytes request_authenticat
   std::memcpy(first.data() + kAuthenticatorLength, value.data(), kSaltLength);
   std::array<std::uint8_t, kMaxHiddenValueLength> plain;
   MutableBytes body(plain.data(), cipher.size());
-  decrypt_blocks(secret, first, cipher, body);
+  run_chain(secret, first, cipher, body, Direction::kRecover);
   const std::size_t length = body[0];
   Result<Bytes, CryptoError> result = fail(CryptoError::kBadEmbeddedLength);
   if (length > body.size() - 1) {
@@ -113,7 +108,7 @@ Result<Bytes, CryptoError> decrypt_salted(Bytes value, Bytes request_authenticat
   } else if (length > out.size()) {
     result = fail(CryptoError::kOutputTooSmall);
   } else {
-    std::memcpy(out.data(), body.data() + 1, length);
+    if (length > 0) std::memcpy(out.data(), body.data() + 1, length);
     result = Bytes(out.first(length));
   }
   wipe(body);
@@ -129,9 +124,9 @@ Result<Bytes, CryptoError> hide_user_password(Bytes password, Bytes request_auth
   const std::size_t padded = padded_length(password.size());
   if (out.size() < padded) return fail(CryptoError::kOutputTooSmall);
   MutableBytes hidden = out.first(padded);
-  std::memmove(hidden.data(), password.data(), password.size());
+  if (!password.empty()) std::memmove(hidden.data(), password.data(), password.size());
   std::fill(hidden.begin() + static_cast<std::ptrdiff_t>(password.size()), hidden.end(), std::uint8_t{0});
-  encrypt_blocks(secret, request_authenticator, hidden, hidden);
+  run_chain(secret, request_authenticator, hidden, hidden, Direction::kHide);
   return Bytes(hidden);
 }
 
@@ -144,7 +139,7 @@ Result<Bytes, CryptoError> unhide_user_password(Bytes hidden, Bytes request_auth
   }
   if (out.size() < hidden.size()) return fail(CryptoError::kOutputTooSmall);
   MutableBytes plain = out.first(hidden.size());
-  decrypt_blocks(secret, request_authenticator, hidden, plain);
+  run_chain(secret, request_authenticator, hidden, plain, Direction::kRecover);
   std::size_t length = plain.size();
   while (length > 0 && plain[length - 1] == 0) --length;
   return Bytes(plain.first(length));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace rw::radius {
 
@@ -108,6 +109,10 @@ std::string_view to_string(BuildError error) {
   return "unknown";
 }
 
+// The gateway passes Packets by value between pure steps.
+static_assert(std::is_trivially_copyable_v<Packet>);
+static_assert(static_cast<std::size_t>(DecodeError::kDuplicateMessageAuthenticator) + 1 == kDecodeErrorCount);
+
 namespace {
 
 constexpr std::size_t kVendorIdLength = 4;
@@ -189,6 +194,12 @@ std::size_t Packet::count(std::uint8_t type) const {
   std::size_t n = 0;
   for (Attribute attribute : attributes()) n += attribute.type == type ? 1 : 0;
   return n;
+}
+
+std::optional<std::uint32_t> Packet::find_u32(std::uint8_t type) const {
+  auto attribute = find(type);
+  if (!attribute || attribute->value.size() != 4) return std::nullopt;
+  return read_u32(attribute->value.data());
 }
 
 std::optional<Bytes> Packet::find_vendor(std::uint32_t vendor, std::uint8_t vendor_type) const {

@@ -175,6 +175,9 @@ enum class DecodeError : std::uint8_t {
   kDuplicateMessageAuthenticator,  // more than one Message-Authenticator
 };
 
+// The number of DecodeError values, numbered from 0, for arrays of counters.
+inline constexpr std::size_t kDecodeErrorCount = 10;
+
 std::string_view to_string(DecodeError error);
 
 // One attribute of a parsed packet. `value` borrows from the datagram;
@@ -185,9 +188,8 @@ struct Attribute {
   std::size_t offset = 0;
 };
 
-// Walks a run of type-length-value attributes that has already been
-// validated (a Packet's attributes, or a vendor body checked by the caller).
-// Requires: the bytes are well formed; the iterator does not re-check.
+// Walks the attributes of a Packet, which parse() has already validated;
+// the iterator itself does not re-check lengths.
 class AttributeIterator {
  public:
   using iterator_category = std::forward_iterator_tag;
@@ -276,6 +278,9 @@ class Packet {
   // The first attribute of `type`, if any.
   [[nodiscard]] std::optional<Attribute> find(std::uint8_t type) const;
   [[nodiscard]] std::size_t count(std::uint8_t type) const;
+  // The first attribute of `type` read as a 32-bit integer (RFC 2865 §5
+  // "integer"); nothing when absent or not exactly 4 octets long.
+  [[nodiscard]] std::optional<std::uint32_t> find_u32(std::uint8_t type) const;
   // The value of the first vendor sub-attribute (vendor, vendor_type) in
   // the 1,1 format, searching every Vendor-Specific attribute in order.
   [[nodiscard]] std::optional<Bytes> find_vendor(std::uint32_t vendor, std::uint8_t vendor_type) const;
@@ -321,9 +326,10 @@ class PacketBuilder {
   // The buffer is borrowed until finish(); at most 4096 octets of it are used.
   explicit PacketBuilder(MutableBytes buffer);
 
-  // Starts a packet, discarding any previous one. `authenticator` is the
-  // Request Authenticator to place in the header (for responses, the
-  // request's, as sign_response() needs it there), or empty for 16 zeros.
+  // Starts a packet, discarding any previous one. `authenticator` goes in
+  // the header: the random Request Authenticator of an Access-Request or
+  // Status-Server, or empty for 16 zeros where signing fills it in
+  // (responses, Accounting-, Disconnect- and CoA-Request).
   void begin(Code code, std::uint8_t identifier, Bytes authenticator = {});
   // Appends an attribute. Requires nothing: a too-long value is an error.
   // A Message-Authenticator added here is tracked as by

@@ -92,6 +92,9 @@ TEST(DecodePacket, ReadsRfc2865Section71Attributes) {
                    packet->find(attr::kNasIpAddress)->value.end()),
             (Buffer{192, 168, 1, 16}));
   EXPECT_EQ(packet->count(attr::kNasPort), 1u);
+  EXPECT_EQ(packet->find_u32(attr::kNasPort), std::optional<std::uint32_t>(3));
+  EXPECT_FALSE(packet->find_u32(attr::kUserPassword).has_value());  // 16 octets
+  EXPECT_FALSE(packet->find_u32(attr::kState).has_value());         // absent
   EXPECT_FALSE(packet->find(attr::kState).has_value());
   EXPECT_FALSE(packet->message_authenticator_offset().has_value());
   EXPECT_EQ(packet->authenticator()[0], 0x0f);
@@ -174,7 +177,7 @@ TEST(DecodePacket, RejectsSecondMessageAuthenticator) {
 }
 
 TEST(DecodePacket, NamesEveryError) {
-  for (int e = 0; e <= static_cast<int>(DecodeError::kDuplicateMessageAuthenticator); ++e) {
+  for (std::size_t e = 0; e < kDecodeErrorCount; ++e) {
     EXPECT_NE(to_string(static_cast<DecodeError>(e)), "unknown") << e;
   }
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Process-level tests of the radiusward command line: exit statuses (0 ok,
+# 1 runtime failure, 2 config error), `check` output with file:line:col, a
+# gateway that starts, logs its listeners and stops cleanly on SIGTERM, and a
+# second gateway refused on a port already in use.
+#   src/app/cli_test.sh RADIUSWARD_BINARY
+set -uo pipefail
+
+binary=$1
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect_status STATUS COMMAND...: runs COMMAND, output to $work/out and $work/err.
+expect_status() {
+  local want=$1
+  shift
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want; stderr: $(cat "$work/err")"
+}
+
+expect_in() {
+  grep -qF -- "$2" "$1" || fail "expected '$2' in $1: $(cat "$1")"
+}
+
+# Waits (bounded) until FILE contains TEXT.
+wait_for() {
+  for _ in $(seq 1 200); do
+    grep -qF -- "$2" "$1" && return 0
+    sleep 0.05
+  done
+  fail "timed out waiting for '$2' in $1: $(cat "$1")"
+  return 1
+}
+
+printf 'alice Cleartext-Password := "wonderland"\n' >"$work/users"
+printf 'client localhost {\n  ipaddr = 127.0.0.1\n  secret = testing123\n}\n' >"$work/clients.conf"
+
+# version
+expect_status 0 "$binary" version
+expect_in "$work/out" "radiusward "
+
+# usage errors
+expect_status 2 "$binary"
+expect_status 2 "$binary" gateway --no-such-flag
+expect_status 2 "$binary" gateway --workers many
+
+# check: valid
+printf 'listen: [127.0.0.1]\nusers_file: users\nclients_file: clients.conf\ndictionary_dir:\n' >"$work/good.yaml"
+expect_status 0 "$binary" check --config "$work/good.yaml"
+expect_in "$work/out" "ok"
+
+# check: every error, with positions, exit 2
+printf 'auth_port: 70000\ncolour: blue\nusers_file: missing-users\nclients_file: clients.conf\n' >"$work/bad.yaml"
+expect_status 2 "$binary" check --config "$work/bad.yaml"
+expect_in "$work/err" "$work/bad.yaml:1:12: expected an integer between 0 and 65535, got '70000'"
+expect_in "$work/err" "$work/bad.yaml:2:1: unknown key 'colour'"
+
+# check: files named by the config must be readable
+printf 'users_file: missing-users\nclients_file: clients.conf\ndictionary_dir:\n' >"$work/missing.yaml"
+expect_status 2 "$binary" check --config "$work/missing.yaml"
+expect_in "$work/err" "$work/missing.yaml:1:1: cannot read users file '$work/missing-users'"
+
+# gateway: config errors start nothing
+expect_status 2 "$binary" gateway --config "$work/bad.yaml"
+expect_status 2 "$binary" gateway --users "$work/users"
+expect_in "$work/err" "--clients: required without --config"
+
+# gateway: starts on free ports, stops cleanly on SIGTERM with counters
+"$binary" gateway --config "$work/good.yaml" --auth-port 0 --acct-port 0 --workers 2 \
+  >"$work/gw.out" 2>"$work/gw.err" &
+gateway=$!
+pids+=("$gateway")
+if wait_for "$work/gw.err" "(accounting)"; then
+  expect_in "$work/gw.err" "gateway started with 2 workers"
+  kill -HUP "$gateway"
+  wait_for "$work/gw.err" "reload not supported yet"
+  kill -TERM "$gateway"
+  wait "$gateway"
+  status=$?
+  [ "$status" -eq 0 ] || fail "gateway exited $status after SIGTERM, expected 0"
+  expect_in "$work/gw.err" "SIGTERM received: stopping"
+  expect_in "$work/gw.err" "all workers: received 0 sent 0"
+fi
+
+# gateway: a port in use is a runtime failure (1) naming the call and address
+port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$binary" gateway --config "$work/good.yaml" --auth-port "$port" --acct-port 0 >"$work/first.out" 2>"$work/first.err" &
+first=$!
+pids+=("$first")
+if wait_for "$work/first.err" "(accounting)"; then
+  expect_status 1 "$binary" gateway --config "$work/good.yaml" --auth-port "$port" --acct-port 0
+  expect_in "$work/err" "bind 127.0.0.1:$port: Address already in use"
+fi
+kill -INT "$first"
+wait "$first" || fail "first gateway did not stop cleanly on SIGINT"
+
+if [ "$failures" -ne 0 ]; then
+  echo "cli_test: $failures failures" >&2
+  exit 1
+fi
+echo "cli_test: all passed"

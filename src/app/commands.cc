@@ -1,0 +1,102 @@
+// The subcommands: construction and wiring only; every decision lives in
+// config/ and io/.
+#include "app/commands.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "app/exit_codes.h"
+#include "app/referenced_files.h"
+#include "io/logging.h"
+#include "io/signals.h"
+#include "io/socket_address.h"
+#include "io/udp_server.h"
+
+namespace rw::app {
+namespace {
+
+void print_errors(const config::ConfigErrors& errors) {
+  for (const config::ConfigError& error : errors) std::fprintf(stderr, "%s\n", error.to_string().c_str());
+}
+
+Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
+  if (!command.config_file)
+    return config::apply_overrides(config::default_gateway_config(), command.overrides);
+  auto loaded = config::load_gateway_config(*command.config_file);
+  if (!loaded) return loaded;
+  return config::apply_overrides(std::move(*loaded), command.overrides);
+}
+
+struct Loaded {
+  config::GatewayConfig config;
+  LoadedFiles files;
+};
+
+// Loads the files `config` names; prints every error and returns nothing if
+// the config or any file is wrong.
+std::optional<Loaded> load_or_print_errors(Result<config::GatewayConfig, config::ConfigErrors> config) {
+  if (!config) {
+    print_errors(config.error());
+    return std::nullopt;
+  }
+  auto files = load_referenced_files(*config);
+  if (!files) {
+    print_errors(files.error());
+    return std::nullopt;
+  }
+  return Loaded{std::move(*config), std::move(*files)};
+}
+
+void log_listeners(const io::UdpServer& server) {
+  for (const io::BoundListener& bound : server.listeners()) {
+    spdlog::info("listening on {} ({})", io::to_string(bound.local),
+                 bound.listener == gateway::Listener::kAuthentication ? "authentication" : "accounting");
+  }
+}
+
+}  // namespace
+
+int run_gateway(const GatewayCommand& command) {
+  std::optional<Loaded> loaded = load_or_print_errors(gateway_config(command));
+  if (!loaded) return kExitConfigError;
+  const config::GatewayConfig& config = loaded->config;
+  io::setup_logging(config.logging);
+  // Before any thread starts, so that every thread inherits the mask.
+  if (auto blocked = io::block_process_signals(); !blocked) {
+    spdlog::critical("{}", blocked.error().to_string());
+    return kExitRuntimeFailure;
+  }
+  std::unique_ptr<gateway::DatagramHandlerFactory> factory = make_handler_factory(config, loaded->files);
+  auto server = io::UdpServer::start(io::udp_server_options(config), *factory);
+  if (!server) {
+    spdlog::critical("{}", server.error().to_string());
+    return kExitRuntimeFailure;
+  }
+  spdlog::info("radiusward {} gateway started with {} workers", RW_VERSION, (*server)->worker_count());
+  log_listeners(**server);
+  const std::string_view signal = io::wait_for_stop_signal();
+  spdlog::info("{} received: stopping", signal);
+  (*server)->stop();
+  io::log_counters((*server)->counters());
+  spdlog::info("stopped");
+  return kExitOk;
+}
+
+int run_check(const std::string& config_file) {
+  std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
+  if (!loaded) return kExitConfigError;
+  const config::GatewayConfig& config = loaded->config;
+  std::printf("%s: ok (%zu listen addresses, ports %u/%u, users %s, clients %s)\n", config_file.c_str(),
+              config.listen.size(), config.auth_port, config.acct_port, config.users_file.path.c_str(),
+              config.clients_file.path.c_str());
+  return kExitOk;
+}
+
+int run_version() {
+  std::printf("radiusward %s\n", RW_VERSION);
+  return kExitOk;
+}
+
+}  // namespace rw::app

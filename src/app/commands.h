@@ -1,0 +1,28 @@
+// The radiusward subcommands, each a function from parsed flags to an exit
+// status (exit_codes.h). main.cc maps the command line onto these.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/gateway_config.h"
+
+namespace rw::app {
+
+// `radiusward gateway`: a config file, flags, or both (flags win).
+struct GatewayCommand {
+  std::optional<std::string> config_file{};
+  config::GatewayOverrides overrides{};
+};
+
+// Runs the gateway until SIGTERM or SIGINT.
+[[nodiscard]] int run_gateway(const GatewayCommand& command);
+
+// `radiusward check --config FILE`: validates the config and the files it
+// names; prints every error to stderr.
+[[nodiscard]] int run_check(const std::string& config_file);
+
+// `radiusward version`.
+[[nodiscard]] int run_version();
+
+}  // namespace rw::app

@@ -1,0 +1,60 @@
+// radiusward's entry point: maps the command line onto the subcommands of
+// commands.h (DESIGN.md "Roles and processes"). Usage errors exit with 2.
+#include <CLI/CLI.hpp>
+
+#include "app/commands.h"
+#include "app/exit_codes.h"
+
+namespace {
+
+void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
+  rw::config::GatewayOverrides& flags = gateway.overrides;
+  command.add_option("--config", gateway.config_file, "Gateway YAML config file (docs/configuration.md)")
+      ->type_name("FILE");
+  command.add_option("--users", flags.users_file, "FreeRADIUS-format users file")->type_name("FILE");
+  command.add_option("--clients", flags.clients_file, "FreeRADIUS-format clients.conf")->type_name("FILE");
+  command.add_option("--auth-port", flags.auth_port, "Authentication port (default 1812)")->type_name("PORT");
+  command.add_option("--acct-port", flags.acct_port, "Accounting port (default 1813)")->type_name("PORT");
+  command.add_option("--listen", flags.listen, "Address to listen on; repeatable (default 0.0.0.0 and ::)")
+      ->type_name("ADDR")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command.add_option("--dictionary-dir", flags.dictionary_dir, "Folder with a FreeRADIUS `dictionary` file")
+      ->type_name("DIR");
+  command.add_option("--workers", flags.workers, "Worker threads; 0 = one per CPU")->type_name("N");
+  command.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")
+      ->type_name("LEVEL");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"radiusward: a RADIUS server that never loses accounting", "radiusward"};
+  app.set_version_flag("--version", std::string("radiusward ") + RW_VERSION);
+  app.require_subcommand(1);
+
+  rw::app::GatewayCommand gateway;
+  CLI::App* gateway_command =
+      app.add_subcommand("gateway", "Run a gateway: RADIUS listeners and authentication");
+  add_gateway_flags(*gateway_command, gateway);
+
+  std::string check_config;
+  CLI::App* check_command = app.add_subcommand("check", "Validate a gateway config and the files it names");
+  check_command->add_option("--config", check_config, "Gateway YAML config file")
+      ->type_name("FILE")
+      ->required();
+
+  CLI::App* version_command = app.add_subcommand("version", "Print the version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int status = app.exit(error);
+    return status == 0 ? rw::app::kExitOk : rw::app::kExitConfigError;
+  }
+  if (*gateway_command) return rw::app::run_gateway(gateway);
+  if (*check_command) return rw::app::run_check(check_config);
+  if (*version_command) return rw::app::run_version();
+  return rw::app::kExitConfigError;
+}

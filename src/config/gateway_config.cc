@@ -1,0 +1,571 @@
+// Parsing and validation of the gateway's YAML configuration. yaml-cpp throws;
+// every call into it is inside parse_gateway_config's try block, and its
+// exceptions become ConfigErrors with the position yaml-cpp reports.
+#include "config/gateway_config.h"
+
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace rw::config {
+namespace {
+
+// The enumerator of `values` whose to_string() is `text`.
+template <class Enum>
+std::optional<Enum> parse_named(std::string_view text, std::initializer_list<Enum> values) {
+  for (Enum value : values) {
+    if (text == to_string(value)) return value;
+  }
+  return std::nullopt;
+}
+
+std::optional<LogFormat> parse_log_format(std::string_view text) {
+  return parse_named(text, {LogFormat::kText, LogFormat::kJson});
+}
+
+std::optional<MabDefault> parse_mab_default(std::string_view text) {
+  return parse_named(text, {MabDefault::kReject, MabDefault::kAccept});
+}
+
+// Larger config files are refused before yaml-cpp sees them: a real gateway
+// config is a few kilobytes, and the bound keeps the parser's time and memory
+// small on hostile input (the fuzz target).
+constexpr std::size_t kConfigBytesMax = 1024 * 1024;
+
+std::optional<ListenAddress> parse_address(std::string_view text, SourceLocation where) {
+  ListenAddress address{.text = std::string(text), .where = std::move(where)};
+  const std::string terminated(text);
+  if (inet_pton(AF_INET, terminated.c_str(), address.bytes.data()) == 1) return address;
+  if (inet_pton(AF_INET6, terminated.c_str(), address.bytes.data()) == 1) {
+    address.is_v6 = true;
+    return address;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  // YAML 1.2 core schema booleans.
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  return std::nullopt;
+}
+
+// Resolves a path written in the config file against the file's folder.
+std::string resolve_path(std::string_view path, std::string_view config_file) {
+  std::filesystem::path written(path);
+  if (written.is_absolute()) return written.lexically_normal().string();
+  std::filesystem::path folder = std::filesystem::path(config_file).parent_path();
+  if (folder.empty()) return written.lexically_normal().string();
+  return (folder / written).lexically_normal().string();
+}
+
+std::vector<ListenAddress> default_listen() {
+  std::vector<ListenAddress> addresses;
+  for (std::string_view text : {"0.0.0.0", "::"}) addresses.push_back(*parse_address(text, {}));
+  return addresses;
+}
+
+// Checks that apply to the finished config whatever it was built from.
+void validate_ports(const GatewayConfig& config, const SourceLocation& where, ConfigErrors& errors) {
+  if (config.auth_port != 0 && config.auth_port == config.acct_port) {
+    errors.push_back(where.error(fmt::format("auth_port and acct_port are both {}", config.auth_port)));
+  }
+}
+
+// Walks the YAML tree once and fills a GatewayConfig, collecting errors.
+class Parser {
+ public:
+  explicit Parser(std::string_view file_name) : file_(file_name), config_(default_gateway_config()) {
+    config_.source_file = file_;
+    // The default folder is named by no key; problems with it point at the file.
+    config_.dictionary_dir->where = SourceLocation{.file = file_};
+  }
+
+  void parse_root(const YAML::Node& root) {
+    if (!root.IsDefined() || root.IsNull()) {
+      errors_.push_back(at(root).error("the configuration is empty"));
+      return;
+    }
+    if (!root.IsMap()) {
+      errors_.push_back(at(root).error("the configuration must be a mapping of keys to values"));
+      return;
+    }
+    std::set<std::string> seen;
+    SourceLocation auth_port_where = at(root);
+    for (const auto& entry : root) {
+      std::optional<std::string> key = key_name(entry.first, seen);
+      if (!key) continue;
+      if (*key == "auth_port") auth_port_where = at(entry.first);
+      parse_key(*key, entry.first, entry.second);
+    }
+    require(seen, "users_file", root);
+    require(seen, "clients_file", root);
+    validate_ports(config_, auth_port_where, errors_);
+  }
+
+  ConfigErrors& errors() { return errors_; }
+  GatewayConfig& config() { return config_; }
+
+ private:
+  using KeyHandler = void (Parser::*)(const YAML::Node& value, const SourceLocation& where);
+
+  SourceLocation at(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) return SourceLocation{.file = file_, .line = 1, .column = 1};
+    return SourceLocation{.file = file_, .line = mark.line + 1, .column = mark.column + 1};
+  }
+
+  // A null value (`key:` with nothing after it) has no position of its own;
+  // errors about it point at the key.
+  SourceLocation value_at(const YAML::Node& value, const SourceLocation& key_where) const {
+    if (value.Mark().is_null() || value.IsNull()) return key_where;
+    return at(value);
+  }
+
+  std::optional<std::string> key_name(const YAML::Node& key, std::set<std::string>& seen) {
+    if (!key.IsScalar()) {
+      errors_.push_back(at(key).error("keys must be plain words"));
+      return std::nullopt;
+    }
+    const std::string& name = key.Scalar();
+    if (!seen.insert(name).second) {
+      errors_.push_back(at(key).error(fmt::format("duplicate key '{}'", name)));
+      return std::nullopt;
+    }
+    return name;
+  }
+
+  void parse_key(const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    static const std::vector<std::pair<std::string_view, KeyHandler>> kTopLevel = {
+        {"listen", &Parser::on_listen},
+        {"auth_port", &Parser::on_auth_port},
+        {"acct_port", &Parser::on_acct_port},
+        {"workers", &Parser::on_workers},
+        {"users_file", &Parser::on_users_file},
+        {"clients_file", &Parser::on_clients_file},
+        {"dictionary_dir", &Parser::on_dictionary_dir},
+        {"dictionary_files", &Parser::on_dictionary_files},
+        {"logging", &Parser::on_logging},
+        {"duplicate_window_ms", &Parser::on_duplicate_window_ms},
+        {"mab_default", &Parser::on_mab_default},
+        {"admin_socket", &Parser::on_admin_socket},
+        {"require_message_authenticator", &Parser::on_require_message_authenticator},
+    };
+    dispatch(kTopLevel, key, key_node, value, "");
+  }
+
+  void dispatch(const std::vector<std::pair<std::string_view, KeyHandler>>& table, const std::string& key,
+                const YAML::Node& key_node, const YAML::Node& value, std::string_view section) {
+    for (const auto& [name, handler] : table) {
+      if (name == key) {
+        (this->*handler)(value, at(key_node));
+        return;
+      }
+    }
+    errors_.push_back(at(key_node).error(fmt::format("unknown key '{}{}'", section, key)));
+  }
+
+  void require(const std::set<std::string>& seen, const std::string& key, const YAML::Node& root) {
+    if (seen.count(key) == 0)
+      errors_.push_back(at(root).error(fmt::format("missing required key '{}'", key)));
+  }
+
+  // Returns the text of a scalar value, or records an error naming `what`.
+  std::optional<std::string> scalar(const YAML::Node& value, const SourceLocation& where,
+                                    std::string_view what) {
+    if (value.IsScalar()) return value.Scalar();
+    errors_.push_back(value_at(value, where).error(fmt::format("expected {}", what)));
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> integer(const YAML::Node& value, const SourceLocation& where, std::int64_t min,
+                                      std::int64_t max) {
+    const std::string what = fmt::format("an integer between {} and {}", min, max);
+    std::optional<std::string> text = scalar(value, where, what);
+    if (!text) return std::nullopt;
+    std::optional<std::int64_t> number = parse_integer(*text);
+    if (!number || *number < min || *number > max) {
+      errors_.push_back(at(value).error(fmt::format("expected {}, got '{}'", what, *text)));
+      return std::nullopt;
+    }
+    return number;
+  }
+
+  std::optional<ConfiguredPath> path(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "a path");
+    if (!text) return std::nullopt;
+    if (text->empty()) {
+      errors_.push_back(at(value).error("expected a path, got an empty string"));
+      return std::nullopt;
+    }
+    return ConfiguredPath{.path = resolve_path(*text, file_), .where = where};
+  }
+
+  // Calls `each` for every element of a sequence value.
+  void sequence(const YAML::Node& value, const SourceLocation& where, std::string_view what,
+                const std::function<void(const YAML::Node&)>& each) {
+    if (!value.IsSequence()) {
+      errors_.push_back(value_at(value, where).error(fmt::format("expected a list of {}", what)));
+      return;
+    }
+    for (const auto& element : value) each(element);
+  }
+
+  void on_listen(const YAML::Node& value, const SourceLocation& where) {
+    config_.listen.clear();
+    std::set<std::string> seen;
+    sequence(value, where, "IP addresses", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "an IP address");
+      if (!text) return;
+      std::optional<ListenAddress> address = parse_address(*text, at(element));
+      if (!address) {
+        errors_.push_back(at(element).error(fmt::format("'{}' is not an IPv4 or IPv6 address", *text)));
+      } else if (!seen.insert(*text).second) {
+        errors_.push_back(at(element).error(fmt::format("address '{}' is listed twice", *text)));
+      } else {
+        config_.listen.push_back(std::move(*address));
+      }
+    });
+    if (value.IsSequence() && value.size() == 0) {
+      errors_.push_back(at(value).error("listen needs at least one address"));
+    }
+  }
+
+  void on_auth_port(const YAML::Node& value, const SourceLocation& where) {
+    if (auto port = integer(value, where, 0, 65535)) config_.auth_port = static_cast<std::uint16_t>(*port);
+  }
+
+  void on_acct_port(const YAML::Node& value, const SourceLocation& where) {
+    if (auto port = integer(value, where, 0, 65535)) config_.acct_port = static_cast<std::uint16_t>(*port);
+  }
+
+  void on_workers(const YAML::Node& value, const SourceLocation& where) {
+    if (auto workers = integer(value, where, 0, kWorkersMax)) config_.workers = static_cast<int>(*workers);
+  }
+
+  void on_users_file(const YAML::Node& value, const SourceLocation& where) {
+    if (auto file = path(value, where)) config_.users_file = std::move(*file);
+  }
+
+  void on_clients_file(const YAML::Node& value, const SourceLocation& where) {
+    if (auto file = path(value, where)) config_.clients_file = std::move(*file);
+  }
+
+  void on_dictionary_dir(const YAML::Node& value, const SourceLocation& where) {
+    config_.dictionary_dir_optional = false;
+    if (value.IsNull()) {
+      // `dictionary_dir:` with no value, or `~`: the built-in dictionary only.
+      config_.dictionary_dir.reset();
+      return;
+    }
+    config_.dictionary_dir = path(value, where);
+  }
+
+  void on_dictionary_files(const YAML::Node& value, const SourceLocation& where) {
+    sequence(value, where, "paths", [&](const YAML::Node& element) {
+      if (auto file = path(element, at(element))) config_.dictionary_files.push_back(std::move(*file));
+    });
+  }
+
+  void on_logging(const YAML::Node& value, const SourceLocation& where) {
+    static const std::vector<std::pair<std::string_view, KeyHandler>> kLogging = {
+        {"level", &Parser::on_log_level},
+        {"format", &Parser::on_log_format},
+    };
+    if (!value.IsMap()) {
+      errors_.push_back(value_at(value, where).error("expected a mapping with 'level' and 'format'"));
+      return;
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : value) {
+      if (std::optional<std::string> key = key_name(entry.first, seen)) {
+        dispatch(kLogging, *key, entry.first, entry.second, "logging.");
+      }
+    }
+  }
+
+  void on_log_level(const YAML::Node& value, const SourceLocation& where) {
+    constexpr std::string_view kWhat = "one of trace, debug, info, warn, error, off";
+    std::optional<std::string> text = scalar(value, where, kWhat);
+    if (!text) return;
+    if (auto level = parse_log_level(*text)) {
+      config_.logging.level = *level;
+    } else {
+      errors_.push_back(at(value).error(fmt::format("expected {}, got '{}'", kWhat, *text)));
+    }
+  }
+
+  void on_log_format(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "text or json");
+    if (!text) return;
+    if (auto format = parse_log_format(*text)) {
+      config_.logging.format = *format;
+    } else {
+      errors_.push_back(at(value).error(fmt::format("expected text or json, got '{}'", *text)));
+    }
+  }
+
+  void on_duplicate_window_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto ms = integer(value, where, kDuplicateWindowMsMin, kDuplicateWindowMsMax)) {
+      config_.duplicate_window = Duration::milliseconds(*ms);
+    }
+  }
+
+  void on_mab_default(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "reject or accept");
+    if (!text) return;
+    if (auto action = parse_mab_default(*text)) {
+      config_.mab_default = *action;
+    } else {
+      errors_.push_back(at(value).error(fmt::format("expected reject or accept, got '{}'", *text)));
+    }
+  }
+
+  void on_admin_socket(const YAML::Node& value, const SourceLocation& where) {
+    if (value.IsNull()) return;
+    config_.admin_socket = path(value, where);
+  }
+
+  void on_require_message_authenticator(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "true or false");
+    if (!text) return;
+    if (auto flag = parse_bool(*text)) {
+      config_.require_message_authenticator = *flag;
+    } else {
+      errors_.push_back(at(value).error(fmt::format("expected true or false, got '{}'", *text)));
+    }
+  }
+
+  std::string file_;
+  GatewayConfig config_;
+  ConfigErrors errors_;
+};
+
+ConfigError flag_error(std::string_view flag, std::string message) {
+  return ConfigError{.file = std::string(flag), .message = std::move(message)};
+}
+
+void apply_port(const std::optional<int>& value, std::string_view flag, std::uint16_t& port,
+                ConfigErrors& errors) {
+  if (!value) return;
+  if (*value < 0 || *value > 65535) {
+    errors.push_back(flag_error(flag, fmt::format("expected a port between 0 and 65535, got {}", *value)));
+    return;
+  }
+  port = static_cast<std::uint16_t>(*value);
+}
+
+void apply_path(const std::optional<std::string>& value, std::string_view flag, ConfiguredPath& path,
+                ConfigErrors& errors) {
+  if (!value) return;
+  if (value->empty()) {
+    errors.push_back(flag_error(flag, "expected a path, got an empty string"));
+    return;
+  }
+  path = ConfiguredPath{.path = *value, .where = SourceLocation{.file = std::string(flag)}};
+}
+
+void apply_listen(const std::vector<std::string>& listen, GatewayConfig& config, ConfigErrors& errors) {
+  if (listen.empty()) return;
+  config.listen.clear();
+  for (const std::string& text : listen) {
+    std::optional<ListenAddress> address = parse_address(text, SourceLocation{.file = "--listen"});
+    if (!address) {
+      errors.push_back(flag_error("--listen", fmt::format("'{}' is not an IPv4 or IPv6 address", text)));
+    } else {
+      config.listen.push_back(std::move(*address));
+    }
+  }
+}
+
+// Checks that `path` names a readable regular file.
+std::optional<std::string> unreadable_file_reason(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return "is a folder, not a file";
+  std::ifstream stream(path);
+  if (!stream) return std::strerror(errno);
+  return std::nullopt;
+}
+
+void check_file(const ConfiguredPath& file, std::string_view what, ConfigErrors& errors) {
+  if (auto reason = unreadable_file_reason(file.path)) {
+    errors.push_back(file.where.error(fmt::format("cannot read {} '{}': {}", what, file.path, *reason)));
+  }
+}
+
+}  // namespace
+
+std::string ConfigError::to_string() const {
+  if (line <= 0) return fmt::format("{}: {}", file, message);
+  return fmt::format("{}:{}:{}: {}", file, line, column, message);
+}
+
+ConfigError SourceLocation::error(std::string message) const {
+  return ConfigError{.file = file, .line = line, .column = column, .message = std::move(message)};
+}
+
+std::string_view to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kOff:
+      return "off";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LogFormat format) {
+  switch (format) {
+    case LogFormat::kText:
+      return "text";
+    case LogFormat::kJson:
+      return "json";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(MabDefault action) {
+  switch (action) {
+    case MabDefault::kReject:
+      return "reject";
+    case MabDefault::kAccept:
+      return "accept";
+  }
+  return "unknown";
+}
+
+std::optional<LogLevel> parse_log_level(std::string_view text) {
+  return parse_named(text, {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn,
+                            LogLevel::kError, LogLevel::kOff});
+}
+
+Result<GatewayConfig, ConfigErrors> parse_gateway_config(std::string_view text, std::string_view file_name) {
+  Parser parser(file_name);
+  if (text.size() > kConfigBytesMax) {
+    return fail(ConfigErrors{
+        ConfigError{.file = std::string(file_name),
+                    .message = fmt::format("the file is larger than {} bytes", kConfigBytesMax)}});
+  }
+  try {
+    parser.parse_root(YAML::Load(std::string(text)));
+  } catch (const YAML::Exception& error) {
+    // yaml-cpp's marks are 0-based; ours are 1-based.
+    const YAML::Mark& mark = error.mark;
+    parser.errors().push_back(ConfigError{.file = std::string(file_name),
+                                          .line = mark.is_null() ? 0 : mark.line + 1,
+                                          .column = mark.is_null() ? 0 : mark.column + 1,
+                                          .message = error.msg});
+  } catch (const std::exception& error) {
+    parser.errors().push_back(ConfigError{.file = std::string(file_name), .message = error.what()});
+  }
+  if (!parser.errors().empty()) return fail(std::move(parser.errors()));
+  return std::move(parser.config());
+}
+
+Result<GatewayConfig, ConfigErrors> load_gateway_config(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) {
+    return fail(ConfigErrors{
+        ConfigError{.file = path, .message = fmt::format("cannot read: {}", std::strerror(errno))}});
+  }
+  std::ostringstream text;
+  text << stream.rdbuf();
+  if (stream.bad()) {
+    return fail(ConfigErrors{ConfigError{.file = path, .message = "read error"}});
+  }
+  return parse_gateway_config(text.str(), path);
+}
+
+GatewayConfig default_gateway_config() {
+  GatewayConfig config;
+  config.listen = default_listen();
+  config.dictionary_dir = ConfiguredPath{.path = std::string(kDefaultDictionaryDir),
+                                         .where = SourceLocation{.file = "default dictionary_dir"}};
+  config.dictionary_dir_optional = true;
+  return config;
+}
+
+Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const GatewayOverrides& overrides) {
+  ConfigErrors errors;
+  apply_path(overrides.users_file, "--users", base.users_file, errors);
+  apply_path(overrides.clients_file, "--clients", base.clients_file, errors);
+  if (overrides.dictionary_dir) {
+    ConfiguredPath dir;
+    apply_path(overrides.dictionary_dir, "--dictionary-dir", dir, errors);
+    base.dictionary_dir = std::move(dir);
+    base.dictionary_dir_optional = false;
+  }
+  apply_port(overrides.auth_port, "--auth-port", base.auth_port, errors);
+  apply_port(overrides.acct_port, "--acct-port", base.acct_port, errors);
+  if (overrides.workers) {
+    if (*overrides.workers < 0 || *overrides.workers > kWorkersMax) {
+      errors.push_back(flag_error(
+          "--workers", fmt::format("expected between 0 and {}, got {}", kWorkersMax, *overrides.workers)));
+    } else {
+      base.workers = *overrides.workers;
+    }
+  }
+  apply_listen(overrides.listen, base, errors);
+  if (overrides.log_level) {
+    if (auto level = parse_log_level(*overrides.log_level)) {
+      base.logging.level = *level;
+    } else {
+      errors.push_back(flag_error("--log-level", fmt::format("expected one of trace, debug, info, warn, "
+                                                             "error, off, got '{}'",
+                                                             *overrides.log_level)));
+    }
+  }
+  if (base.users_file.path.empty()) errors.push_back(flag_error("--users", "required without --config"));
+  if (base.clients_file.path.empty()) errors.push_back(flag_error("--clients", "required without --config"));
+  validate_ports(base, SourceLocation{.file = "--auth-port"}, errors);
+  if (!errors.empty()) return fail(std::move(errors));
+  return base;
+}
+
+ConfigErrors check_referenced_files(const GatewayConfig& config) {
+  ConfigErrors errors;
+  check_file(config.users_file, "users file", errors);
+  check_file(config.clients_file, "clients file", errors);
+  if (config.dictionary_dir) {
+    const ConfiguredPath& dir = *config.dictionary_dir;
+    std::error_code error;
+    const bool exists = std::filesystem::is_directory(dir.path, error);
+    if (!exists && !config.dictionary_dir_optional) {
+      errors.push_back(dir.where.error(fmt::format("dictionary folder '{}' does not exist", dir.path)));
+    } else if (exists) {
+      check_file(ConfiguredPath{.path = (std::filesystem::path(dir.path) / "dictionary").string(),
+                                .where = dir.where},
+                 "dictionary", errors);
+    }
+  }
+  for (const ConfiguredPath& file : config.dictionary_files) check_file(file, "dictionary file", errors);
+  return errors;
+}
+
+}  // namespace rw::config

@@ -1,0 +1,186 @@
+// The gateway's YAML configuration: text in, a validated immutable
+// GatewayConfig out, or every error found, each as `file:line:col: message`
+// (DESIGN.md invariant 5). The schema lives in code; unknown keys are errors.
+// Every key is documented in docs/configuration.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "base/time.h"
+
+namespace rw::config {
+
+// One configuration error. `line` and `column` are 1-based; 0 means the
+// position is unknown (errors about command-line flags, unreadable files).
+struct ConfigError {
+  std::string file{};
+  int line = 0;
+  int column = 0;
+  std::string message{};
+
+  // "file:line:col: message", or "file: message" without a position.
+  [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const ConfigError&, const ConfigError&) = default;
+};
+
+using ConfigErrors = std::vector<ConfigError>;
+
+// Where a value was written: the file and the 1-based position of its key,
+// so that later checks (a users file that does not parse, a file that cannot
+// be read) can point at the line that named it. Line 0 means "not from a
+// file" (a default, or a command-line flag).
+struct SourceLocation {
+  std::string file{};
+  int line = 0;
+  int column = 0;
+
+  // Builds an error at this location.
+  [[nodiscard]] ConfigError error(std::string message) const;
+
+  friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
+};
+
+// A path named by the configuration, already resolved: relative paths in a
+// config file are taken relative to that file's folder; paths from flags are
+// kept as given (relative to the working directory).
+struct ConfiguredPath {
+  std::string path{};
+  SourceLocation where{};
+
+  friend bool operator==(const ConfiguredPath&, const ConfiguredPath&) = default;
+};
+
+// An IP address to listen on, parsed from its text form.
+struct ListenAddress {
+  std::string text{};                    // As written: "0.0.0.0", "::1".
+  std::array<std::uint8_t, 16> bytes{};  // Network order; IPv4 uses the first 4.
+  bool is_v6 = false;
+  SourceLocation where{};
+
+  friend bool operator==(const ListenAddress&, const ListenAddress&) = default;
+};
+
+enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+enum class LogFormat : std::uint8_t { kText, kJson };
+
+// What MAB (MAC Authentication Bypass) does with a MAC address that no users
+// entry matches.
+enum class MabDefault : std::uint8_t { kReject, kAccept };
+
+[[nodiscard]] std::string_view to_string(LogLevel level);
+[[nodiscard]] std::string_view to_string(LogFormat format);
+[[nodiscard]] std::string_view to_string(MabDefault action);
+[[nodiscard]] std::optional<LogLevel> parse_log_level(std::string_view text);
+
+// The folder FreeRADIUS's dictionaries live in on Debian (freeradius-common).
+inline constexpr std::string_view kDefaultDictionaryDir = "/usr/share/freeradius";
+
+// RFC 5080 §2.2.2: duplicate-detection cache entries SHOULD be kept no less
+// than 5 and no more than 30 seconds.
+inline constexpr std::int64_t kDuplicateWindowMsMin = 5'000;
+inline constexpr std::int64_t kDuplicateWindowMsMax = 30'000;
+inline constexpr std::int64_t kDuplicateWindowMsDefault = 10'000;
+
+// The largest `workers` value accepted.
+inline constexpr int kWorkersMax = 1024;
+
+// A validated gateway configuration. Built once at start and never changed;
+// share it as `const GatewayConfig&`. Defaults are those of
+// docs/configuration.md.
+struct GatewayConfig {
+  // The config file this came from; empty when built from flags only.
+  std::string source_file;
+
+  // Addresses to listen on; each gets an authentication and an accounting
+  // socket per worker. Default: 0.0.0.0 and ::.
+  std::vector<ListenAddress> listen;
+  // RFC 2865 §3 and RFC 2866 §3 ports. 0 asks the kernel for a free port.
+  std::uint16_t auth_port = 1812;
+  std::uint16_t acct_port = 1813;
+  // Worker threads; 0 means one per available CPU.
+  int workers = 0;
+
+  // FreeRADIUS-format users and clients files. Both are required.
+  ConfiguredPath users_file;
+  ConfiguredPath clients_file;
+
+  // The folder whose `dictionary` file is loaded on top of the built-in
+  // dictionary. Absent: built-in only. When `dictionary_dir_optional` is set
+  // (the default, /usr/share/freeradius, was not overridden) a missing folder
+  // means "built-in only" rather than an error.
+  std::optional<ConfiguredPath> dictionary_dir;
+  bool dictionary_dir_optional = false;
+  // More dictionary files, loaded in order after dictionary_dir.
+  std::vector<ConfiguredPath> dictionary_files;
+
+  struct Logging {
+    LogLevel level = LogLevel::kInfo;
+    LogFormat format = LogFormat::kText;
+    friend bool operator==(const Logging&, const Logging&) = default;
+  } logging;
+
+  // How long a reply stays in the duplicate-detection cache (RFC 5080
+  // §2.2.2), within [kDuplicateWindowMsMin, kDuplicateWindowMsMax].
+  Duration duplicate_window = Duration::milliseconds(kDuplicateWindowMsDefault);
+
+  MabDefault mab_default = MabDefault::kReject;
+
+  // The admin API's Unix socket; absent: no admin API. Not used yet.
+  std::optional<ConfiguredPath> admin_socket;
+
+  // The default of each client's require_message_authenticator (RFC 3579
+  // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
+  // Access-Requests without a valid Message-Authenticator are dropped.
+  bool require_message_authenticator = false;
+
+  friend bool operator==(const GatewayConfig&, const GatewayConfig&) = default;
+};
+
+// Parses and validates YAML text. `file_name` is used in error messages and
+// to resolve relative paths (against its folder). Collects every error, not
+// only the first. Reads no files: checking that the named files exist is
+// check_referenced_files().
+[[nodiscard]] Result<GatewayConfig, ConfigErrors> parse_gateway_config(std::string_view text,
+                                                                       std::string_view file_name);
+
+// Reads `path` and parses it. An unreadable file is one error without a
+// position.
+[[nodiscard]] Result<GatewayConfig, ConfigErrors> load_gateway_config(const std::string& path);
+
+// Command-line values that replace those of the config file (or the defaults
+// when there is no config file). Unset members change nothing; a non-empty
+// `listen` replaces the whole list.
+struct GatewayOverrides {
+  std::optional<std::string> users_file{};
+  std::optional<std::string> clients_file{};
+  std::optional<std::string> dictionary_dir{};
+  std::optional<int> auth_port{};
+  std::optional<int> acct_port{};
+  std::optional<int> workers{};
+  std::vector<std::string> listen{};
+  std::optional<std::string> log_level{};
+};
+
+// The configuration with every default and no users or clients file: the
+// base that flags are applied to when no config file is given.
+[[nodiscard]] GatewayConfig default_gateway_config();
+
+// Applies `overrides` to `base` and validates the result (the same rules as
+// the YAML keys, users and clients files required). Errors name the flag,
+// e.g. "--auth-port: must be between 0 and 65535".
+[[nodiscard]] Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base,
+                                                                  const GatewayOverrides& overrides);
+
+// Checks that every file the configuration names exists and is readable and
+// that the dictionary folder holds a readable `dictionary` file; errors point
+// at the key (or flag) that named the file. Does not parse those files.
+[[nodiscard]] ConfigErrors check_referenced_files(const GatewayConfig& config);
+
+}  // namespace rw::config

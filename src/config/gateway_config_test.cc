@@ -1,0 +1,344 @@
+// Tests of the gateway YAML configuration: every key, defaults, positions of
+// errors, collection of all errors, flag overrides and file checks.
+#include "config/gateway_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace rw::config {
+namespace {
+
+constexpr std::string_view kMinimal =
+    "users_file: users\n"
+    "clients_file: clients.conf\n";
+
+std::vector<std::string> error_strings(const ConfigErrors& errors) {
+  std::vector<std::string> out;
+  for (const ConfigError& error : errors) out.push_back(error.to_string());
+  return out;
+}
+
+std::vector<std::string> parse_errors(std::string_view text) {
+  auto result = parse_gateway_config(text, "etc/gw.yaml");
+  EXPECT_FALSE(result.has_value());
+  if (result) return {};
+  return error_strings(result.error());
+}
+
+TEST(ParseGatewayConfig, AppliesDefaultsToMinimalConfig) {
+  auto result = parse_gateway_config(kMinimal, "/etc/radiusward/gateway.yaml");
+  ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
+  const GatewayConfig& config = *result;
+  ASSERT_EQ(config.listen.size(), 2u);
+  EXPECT_EQ(config.listen[0].text, "0.0.0.0");
+  EXPECT_FALSE(config.listen[0].is_v6);
+  EXPECT_EQ(config.listen[1].text, "::");
+  EXPECT_TRUE(config.listen[1].is_v6);
+  EXPECT_EQ(config.auth_port, 1812);
+  EXPECT_EQ(config.acct_port, 1813);
+  EXPECT_EQ(config.workers, 0);
+  ASSERT_TRUE(config.dictionary_dir.has_value());
+  EXPECT_EQ(config.dictionary_dir->path, "/usr/share/freeradius");
+  EXPECT_TRUE(config.dictionary_dir_optional);
+  EXPECT_TRUE(config.dictionary_files.empty());
+  EXPECT_EQ(config.logging.level, LogLevel::kInfo);
+  EXPECT_EQ(config.logging.format, LogFormat::kText);
+  EXPECT_EQ(config.duplicate_window, Duration::seconds(10));
+  EXPECT_EQ(config.mab_default, MabDefault::kReject);
+  EXPECT_FALSE(config.admin_socket.has_value());
+  EXPECT_FALSE(config.require_message_authenticator);
+  EXPECT_EQ(config.source_file, "/etc/radiusward/gateway.yaml");
+}
+
+TEST(ParseGatewayConfig, ReadsEveryKey) {
+  constexpr std::string_view kText =
+      "listen: [127.0.0.1, '::1']\n"
+      "auth_port: 11812\n"
+      "acct_port: 11813\n"
+      "workers: 4\n"
+      "users_file: /srv/users\n"
+      "clients_file: clients.conf\n"
+      "dictionary_dir: dict\n"
+      "dictionary_files:\n"
+      "  - extra/dictionary.local\n"
+      "  - /opt/dictionary.vendor\n"
+      "logging:\n"
+      "  level: debug\n"
+      "  format: json\n"
+      "duplicate_window_ms: 30000\n"
+      "mab_default: accept\n"
+      "admin_socket: /run/radiusward/admin.sock\n"
+      "require_message_authenticator: true\n";
+  auto result = parse_gateway_config(kText, "/etc/rw/gateway.yaml");
+  ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
+  const GatewayConfig& config = *result;
+  ASSERT_EQ(config.listen.size(), 2u);
+  EXPECT_EQ(config.listen[0].bytes[0], 127);
+  EXPECT_EQ(config.listen[0].bytes[3], 1);
+  EXPECT_EQ(config.listen[0].where.line, 1);
+  EXPECT_TRUE(config.listen[1].is_v6);
+  EXPECT_EQ(config.listen[1].bytes[15], 1);
+  EXPECT_EQ(config.auth_port, 11812);
+  EXPECT_EQ(config.acct_port, 11813);
+  EXPECT_EQ(config.workers, 4);
+  EXPECT_EQ(config.users_file.path, "/srv/users");
+  EXPECT_EQ(config.users_file.where, (SourceLocation{"/etc/rw/gateway.yaml", 5, 1}));
+  EXPECT_EQ(config.clients_file.path, "/etc/rw/clients.conf");
+  ASSERT_TRUE(config.dictionary_dir.has_value());
+  EXPECT_EQ(config.dictionary_dir->path, "/etc/rw/dict");
+  EXPECT_FALSE(config.dictionary_dir_optional);
+  ASSERT_EQ(config.dictionary_files.size(), 2u);
+  EXPECT_EQ(config.dictionary_files[0].path, "/etc/rw/extra/dictionary.local");
+  EXPECT_EQ(config.dictionary_files[0].where.line, 9);
+  EXPECT_EQ(config.dictionary_files[0].where.column, 5);
+  EXPECT_EQ(config.dictionary_files[1].path, "/opt/dictionary.vendor");
+  EXPECT_EQ(config.logging.level, LogLevel::kDebug);
+  EXPECT_EQ(config.logging.format, LogFormat::kJson);
+  EXPECT_EQ(config.duplicate_window, Duration::seconds(30));
+  EXPECT_EQ(config.mab_default, MabDefault::kAccept);
+  ASSERT_TRUE(config.admin_socket.has_value());
+  EXPECT_EQ(config.admin_socket->path, "/run/radiusward/admin.sock");
+  EXPECT_TRUE(config.require_message_authenticator);
+}
+
+TEST(ParseGatewayConfig, ResolvesRelativePathsAgainstTheConfigFolder) {
+  auto result = parse_gateway_config("users_file: ../demo/users\nclients_file: c.conf\n", "etc/demo/gw.yaml");
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->users_file.path, "etc/demo/users");
+  EXPECT_EQ(result->clients_file.path, "etc/demo/c.conf");
+}
+
+TEST(ParseGatewayConfig, KeepsRelativePathsWhenTheConfigHasNoFolder) {
+  auto result = parse_gateway_config(kMinimal, "gw.yaml");
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->users_file.path, "users");
+}
+
+TEST(ParseGatewayConfig, NullDictionaryDirMeansBuiltInOnly) {
+  auto result = parse_gateway_config(std::string(kMinimal) + "dictionary_dir:\n", "gw.yaml");
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->dictionary_dir.has_value());
+  EXPECT_FALSE(result->dictionary_dir_optional);
+}
+
+TEST(ParseGatewayConfig, RejectsUnknownKeyAtItsPosition) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "colour: blue\n"),
+            std::vector<std::string>{"etc/gw.yaml:3:1: unknown key 'colour'"});
+}
+
+TEST(ParseGatewayConfig, RejectsUnknownNestedKey) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "logging:\n  level: info\n  colour: blue\n"),
+            std::vector<std::string>{"etc/gw.yaml:5:3: unknown key 'logging.colour'"});
+}
+
+TEST(ParseGatewayConfig, CollectsEveryError) {
+  constexpr std::string_view kText =
+      "auth_port: 70000\n"
+      "acct_port: twelve\n"
+      "workers: -1\n"
+      "listen: [10.0.0.256, '::1', '::1']\n"
+      "logging: {level: loud, format: xml}\n"
+      "mab_default: maybe\n"
+      "require_message_authenticator: yes\n"
+      "duplicate_window_ms: 1000\n"
+      "users_file: [a, b]\n";
+  EXPECT_EQ(parse_errors(kText),
+            (std::vector<std::string>{
+                "etc/gw.yaml:1:12: expected an integer between 0 and 65535, got '70000'",
+                "etc/gw.yaml:2:12: expected an integer between 0 and 65535, got 'twelve'",
+                "etc/gw.yaml:3:10: expected an integer between 0 and 1024, got '-1'",
+                "etc/gw.yaml:4:10: '10.0.0.256' is not an IPv4 or IPv6 address",
+                "etc/gw.yaml:4:29: address '::1' is listed twice",
+                "etc/gw.yaml:5:18: expected one of trace, debug, info, warn, error, off, got 'loud'",
+                "etc/gw.yaml:5:32: expected text or json, got 'xml'",
+                "etc/gw.yaml:6:14: expected reject or accept, got 'maybe'",
+                "etc/gw.yaml:7:32: expected true or false, got 'yes'",
+                "etc/gw.yaml:8:22: expected an integer between 5000 and 30000, got '1000'",
+                "etc/gw.yaml:9:13: expected a path",
+                "etc/gw.yaml:1:1: missing required key 'clients_file'",
+            }));
+}
+
+TEST(ParseGatewayConfig, ReportsMissingRequiredKeys) {
+  EXPECT_EQ(parse_errors("workers: 2\n"), (std::vector<std::string>{
+                                              "etc/gw.yaml:1:1: missing required key 'users_file'",
+                                              "etc/gw.yaml:1:1: missing required key 'clients_file'",
+                                          }));
+}
+
+TEST(ParseGatewayConfig, RejectsDuplicateKey) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "workers: 1\nworkers: 2\n"),
+            std::vector<std::string>{"etc/gw.yaml:4:1: duplicate key 'workers'"});
+}
+
+TEST(ParseGatewayConfig, RejectsSamePortForAuthenticationAndAccounting) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "auth_port: 1812\nacct_port: 1812\n"),
+            std::vector<std::string>{"etc/gw.yaml:3:1: auth_port and acct_port are both 1812"});
+}
+
+TEST(ParseGatewayConfig, AcceptsPortZeroForBoth) {
+  auto result = parse_gateway_config(std::string(kMinimal) + "auth_port: 0\nacct_port: 0\n", "gw.yaml");
+  EXPECT_TRUE(result.has_value());
+}
+
+TEST(ParseGatewayConfig, RejectsEmptyListenList) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "listen: []\n"),
+            std::vector<std::string>{"etc/gw.yaml:3:9: listen needs at least one address"});
+}
+
+TEST(ParseGatewayConfig, PointsAtTheKeyWhenTheValueIsMissing) {
+  EXPECT_EQ(parse_errors("users_file:\nclients_file: c\n"),
+            std::vector<std::string>{"etc/gw.yaml:1:1: expected a path"});
+}
+
+TEST(ParseGatewayConfig, ReportsYamlSyntaxErrorsOneBased) {
+  std::vector<std::string> errors = parse_errors("users_file: a\nclients_file: [b\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("etc/gw.yaml:3:1: ", 0), 0u) << errors[0];
+}
+
+TEST(ParseGatewayConfig, RejectsEmptyAndNonMappingDocuments) {
+  EXPECT_EQ(parse_errors(""), std::vector<std::string>{"etc/gw.yaml:1:1: the configuration is empty"});
+  EXPECT_EQ(
+      parse_errors("- a\n- b\n"),
+      std::vector<std::string>{"etc/gw.yaml:1:1: the configuration must be a mapping of keys to values"});
+}
+
+TEST(ParseGatewayConfig, SurvivesDeepNesting) {
+  std::string text = "users_file: " + std::string(100000, '[');
+  EXPECT_FALSE(parse_gateway_config(text, "gw.yaml").has_value());
+}
+
+TEST(LoadGatewayConfig, ReportsUnreadableFileWithoutPosition) {
+  auto result = load_gateway_config("/nonexistent/gw.yaml");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(error_strings(result.error()),
+            std::vector<std::string>{"/nonexistent/gw.yaml: cannot read: No such file or directory"});
+}
+
+TEST(LoadGatewayConfig, LoadsTheDemoConfig) {
+  const std::string path = std::string(RW_SOURCE_ROOT) + "/etc/demo/gateway.yaml";
+  auto result = load_gateway_config(path);
+  ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
+  EXPECT_EQ(result->auth_port, 1812);
+  EXPECT_EQ(result->users_file.path, std::string(RW_SOURCE_ROOT) + "/etc/demo/users");
+  EXPECT_EQ(result->clients_file.path, std::string(RW_SOURCE_ROOT) + "/etc/demo/clients.conf");
+}
+
+TEST(ApplyOverrides, FlagsReplaceConfigValues) {
+  auto base = parse_gateway_config(kMinimal, "/etc/gw.yaml");
+  ASSERT_TRUE(base.has_value());
+  GatewayOverrides overrides{.users_file = "my-users",
+                             .auth_port = 2812,
+                             .workers = 3,
+                             .listen = {"127.0.0.1"},
+                             .log_level = "debug"};
+  auto result = apply_overrides(*base, overrides);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->users_file.path, "my-users");
+  EXPECT_EQ(result->users_file.where.file, "--users");
+  EXPECT_EQ(result->clients_file.path, "/etc/clients.conf");
+  EXPECT_EQ(result->auth_port, 2812);
+  EXPECT_EQ(result->acct_port, 1813);
+  EXPECT_EQ(result->workers, 3);
+  ASSERT_EQ(result->listen.size(), 1u);
+  EXPECT_EQ(result->listen[0].text, "127.0.0.1");
+  EXPECT_EQ(result->logging.level, LogLevel::kDebug);
+}
+
+TEST(ApplyOverrides, FlagsAloneNeedUsersAndClients) {
+  auto result = apply_overrides(default_gateway_config(), GatewayOverrides{});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(error_strings(result.error()), (std::vector<std::string>{
+                                               "--users: required without --config",
+                                               "--clients: required without --config",
+                                           }));
+}
+
+TEST(ApplyOverrides, RejectsInvalidFlagValues) {
+  GatewayOverrides overrides{.users_file = "u",
+                             .clients_file = "c",
+                             .dictionary_dir = "",
+                             .auth_port = 70000,
+                             .acct_port = -1,
+                             .workers = 5000,
+                             .listen = {"localhost"},
+                             .log_level = "loud"};
+  auto result = apply_overrides(default_gateway_config(), overrides);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(error_strings(result.error()),
+            (std::vector<std::string>{
+                "--dictionary-dir: expected a path, got an empty string",
+                "--auth-port: expected a port between 0 and 65535, got 70000",
+                "--acct-port: expected a port between 0 and 65535, got -1",
+                "--workers: expected between 0 and 1024, got 5000",
+                "--listen: 'localhost' is not an IPv4 or IPv6 address",
+                "--log-level: expected one of trace, debug, info, warn, error, off, got 'loud'",
+            }));
+}
+
+class CheckReferencedFiles : public testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = std::filesystem::path(testing::TempDir()) / "gateway_config_test";
+    std::filesystem::remove_all(folder_);
+    std::filesystem::create_directories(folder_ / "dict");
+    std::ofstream(folder_ / "users") << "alice Cleartext-Password := \"x\"\n";
+    std::ofstream(folder_ / "clients.conf") << "client localhost {}\n";
+    std::ofstream(folder_ / "dict" / "dictionary") << "\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(folder_); }
+
+  Result<GatewayConfig, ConfigErrors> parse(std::string_view text) {
+    return parse_gateway_config(text, (folder_ / "gw.yaml").string());
+  }
+
+  std::filesystem::path folder_;
+};
+
+TEST_F(CheckReferencedFiles, AcceptsReadableFiles) {
+  auto config = parse("users_file: users\nclients_file: clients.conf\ndictionary_dir: dict\n");
+  ASSERT_TRUE(config.has_value());
+  EXPECT_TRUE(check_referenced_files(*config).empty());
+}
+
+TEST_F(CheckReferencedFiles, PointsAtTheKeyNamingAMissingFile) {
+  auto config = parse(
+      "users_file: users\n"
+      "clients_file: nope.conf\n"
+      "dictionary_dir: missing-dict\n"
+      "dictionary_files: [dict]\n");
+  ASSERT_TRUE(config.has_value());
+  const std::string gw = (folder_ / "gw.yaml").string();
+  const std::string base = folder_.string();
+  EXPECT_EQ(error_strings(check_referenced_files(*config)),
+            (std::vector<std::string>{
+                gw + ":2:1: cannot read clients file '" + base + "/nope.conf': No such file or directory",
+                gw + ":3:1: dictionary folder '" + base + "/missing-dict' does not exist",
+                gw + ":4:20: cannot read dictionary file '" + base + "/dict': is a folder, not a file",
+            }));
+}
+
+TEST_F(CheckReferencedFiles, IgnoresAMissingDefaultDictionaryFolder) {
+  auto config = parse("users_file: users\nclients_file: clients.conf\n");
+  ASSERT_TRUE(config.has_value());
+  GatewayConfig changed = *config;
+  changed.dictionary_dir->path = (folder_ / "no-such-folder").string();
+  EXPECT_TRUE(check_referenced_files(changed).empty());
+}
+
+TEST_F(CheckReferencedFiles, NamesTheFlagForFilesGivenOnTheCommandLine) {
+  auto config = apply_overrides(default_gateway_config(),
+                                GatewayOverrides{.users_file = (folder_ / "absent").string(),
+                                                 .clients_file = (folder_ / "clients.conf").string(),
+                                                 .dictionary_dir = (folder_ / "dict").string()});
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(error_strings(check_referenced_files(*config)),
+            std::vector<std::string>{"--users: cannot read users file '" + (folder_ / "absent").string() +
+                                     "': No such file or directory"});
+}
+
+}  // namespace
+}  // namespace rw::config

@@ -1,0 +1,102 @@
+// One UDP worker thread's loop: epoll over its own sockets and the shared
+// stop eventfd, recvmmsg batches into buffers allocated once, the handler,
+// sendmmsg of the replies from the socket the requests came in on, and
+// on_tick at least every tick_interval. Used by UdpServer only.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gateway/datagram.h"
+#include "io/file_descriptor.h"
+#include "io/system_error.h"
+#include "io/udp_server.h"
+
+namespace rw::io {
+
+// A bound socket owned by one worker.
+struct WorkerSocket {
+  FileDescriptor fd;
+  gateway::Listener listener = gateway::Listener::kAuthentication;
+  bool is_v6 = false;
+  // Bound to 0.0.0.0 or ::: replies carry the request's destination address
+  // as their source (IP_PKTINFO / IPV6_PKTINFO), so a multi-homed host
+  // answers from the address the NAS sent to.
+  bool wildcard = false;
+};
+
+class UdpWorker {
+ public:
+  // Registers the sockets and `wakeup_fd` with a new epoll instance.
+  [[nodiscard]] static Result<std::unique_ptr<UdpWorker>, SystemError> create(
+      int index, std::vector<WorkerSocket> sockets, std::unique_ptr<gateway::DatagramHandler> handler,
+      int wakeup_fd, const UdpServerOptions& options);
+
+  UdpWorker(const UdpWorker&) = delete;
+  UdpWorker& operator=(const UdpWorker&) = delete;
+
+  // The thread body: serves until `wakeup_fd` becomes readable. Failures of
+  // epoll are fatal (die()).
+  void run();
+
+  // Safe to call from any thread.
+  [[nodiscard]] WorkerCounters counters() const;
+
+ private:
+  UdpWorker(int index, std::vector<WorkerSocket> sockets, std::unique_ptr<gateway::DatagramHandler> handler,
+            const UdpServerOptions& options);
+
+  // Reads and answers up to a few batches from one socket; returns when the
+  // socket has nothing more to read or the batch budget is spent (epoll is
+  // level-triggered, so leftovers wake the loop again).
+  void serve(WorkerSocket& socket);
+  // Handles one received batch and queues the replies; returns their number.
+  std::size_t handle_batch(const WorkerSocket& socket, std::size_t count);
+  void prepare_receive();
+  void send_replies(const WorkerSocket& socket, std::size_t count);
+  void tick_if_due();
+
+  // Adds `amount` to a counter that only this worker writes.
+  static void add(std::atomic<std::uint64_t>& counter, std::uint64_t amount) {
+    counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+  }
+
+  // Room for one IPv4 or IPv6 packet-info control message.
+  static constexpr std::size_t kControlBytes = CMSG_SPACE(sizeof(in6_pktinfo));
+  struct alignas(cmsghdr) ControlBuffer {
+    std::uint8_t bytes[kControlBytes];
+  };
+
+  const int index_;
+  std::vector<WorkerSocket> sockets_;
+  std::unique_ptr<gateway::DatagramHandler> handler_;
+  FileDescriptor epoll_;
+  const std::size_t batch_size_;
+  const std::size_t datagram_bytes_max_;
+  const Duration tick_interval_;
+  Instant next_tick_{};
+
+  // Per-slot buffers, sized once in the constructor.
+  std::vector<std::uint8_t> receive_data_;
+  std::vector<std::uint8_t> reply_data_;
+  std::vector<sockaddr_storage> peers_;
+  std::vector<ControlBuffer> receive_control_;
+  std::vector<ControlBuffer> send_control_;
+  std::vector<iovec> receive_iov_;
+  std::vector<iovec> send_iov_;
+  std::vector<mmsghdr> receive_messages_;
+  std::vector<mmsghdr> send_messages_;
+
+  std::atomic<std::uint64_t> received_{0};
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<std::uint64_t> oversized_dropped_{0};
+  std::atomic<std::uint64_t> send_errors_{0};
+  std::atomic<std::uint64_t> receive_errors_{0};
+};
+
+}  // namespace rw::io
