@@ -9,6 +9,8 @@
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
+#include "io/csprng.h"
+#include "io/decision_log.h"
 #include "io/logging.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
@@ -68,7 +70,10 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", blocked.error().to_string());
     return kExitRuntimeFailure;
   }
-  std::unique_ptr<gateway::DatagramHandlerFactory> factory = make_handler_factory(config, loaded->files);
+  io::ThreadLocalCsprng random;
+  io::DecisionLog decision_log;
+  std::unique_ptr<gateway::RequestHandlerFactory> factory =
+      make_handler_factory(loaded->files, random, &decision_log);
   auto server = io::UdpServer::start(io::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
@@ -88,9 +93,10 @@ int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
-  std::printf("%s: ok (%zu listen addresses, ports %u/%u, users %s, clients %s)\n", config_file.c_str(),
-              config.listen.size(), config.auth_port, config.acct_port, config.users_file.path.c_str(),
-              config.clients_file.path.c_str());
+  const gateway::GatewayState& state = *loaded->files.state;
+  std::printf("%s: ok (%zu listen addresses, ports %u/%u, %zu clients, %zu users entries, %zu attributes)\n",
+              config_file.c_str(), config.listen.size(), config.auth_port, config.acct_port,
+              state.client_count(), state.users().entries().size(), state.dictionary().attribute_count());
   return kExitOk;
 }
 

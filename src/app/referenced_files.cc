@@ -1,22 +1,82 @@
-// WIRING POINT (for the lead): see referenced_files.h.
+// Wiring: calls the loaders of each file format and turns their errors into
+// ConfigErrors; no logic of its own.
 #include "app/referenced_files.h"
 
-#include <spdlog/spdlog.h>
+#include <filesystem>
+#include <string>
+#include <vector>
 
-#include "app/dropping_handler.h"
+#include "config/clients_file.h"
+#include "config/users_file.h"
+#include "radius/dictionary.h"
 
 namespace rw::app {
+namespace {
+
+config::ConfigError config_error(std::string file, int line, int column, std::string message) {
+  return config::ConfigError{std::move(file), line, column, std::move(message)};
+}
+
+Result<std::shared_ptr<const radius::Dictionary>, config::ConfigError> load_dictionary(
+    const config::GatewayConfig& config) {
+  std::vector<std::string> paths;
+  if (config.dictionary_dir) {
+    const std::string main_file = config.dictionary_dir->path + "/dictionary";
+    if (std::filesystem::exists(main_file) || !config.dictionary_dir_optional) paths.push_back(main_file);
+  }
+  for (const config::ConfiguredPath& file : config.dictionary_files) paths.push_back(file.path);
+  if (paths.empty()) return radius::Dictionary::builtin();
+  auto loaded = radius::Dictionary::load(paths);
+  if (!loaded) {
+    const radius::DictionaryError& e = loaded.error();
+    return fail(config_error(e.file, e.line, e.column, e.message));
+  }
+  return *loaded;
+}
+
+}  // namespace
 
 Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::GatewayConfig& config) {
   config::ConfigErrors errors = config::check_referenced_files(config);
   if (!errors.empty()) return fail(std::move(errors));
-  return LoadedFiles{};
+
+  auto dictionary = load_dictionary(config);
+  if (!dictionary) errors.push_back(dictionary.error());
+  auto clients = config::load_clients_file(config.clients_file.path);
+  if (!clients) {
+    const config::SourceError& e = clients.error();
+    errors.push_back(config_error(e.file, e.line, e.column, e.message));
+  }
+  std::optional<config::UsersFile> users;
+  if (dictionary) {
+    auto loaded = config::UsersFile::load(config.users_file.path, *dictionary);
+    if (loaded) {
+      users = std::move(*loaded);
+    } else {
+      const config::SourceError& e = loaded.error();
+      errors.push_back(config_error(e.file, e.line, e.column, e.message));
+    }
+  }
+  if (!errors.empty()) return fail(std::move(errors));
+
+  gateway::GatewayOptions options;
+  options.access.mab_default = config.mab_default == config::MabDefault::kAccept
+                                   ? gateway::MabDefault::kAccept
+                                   : gateway::MabDefault::kReject;
+  options.duplicates.window = config.duplicate_window;
+  auto state =
+      gateway::GatewayState::build({*dictionary, std::move(clients->clients), std::move(*users), options});
+  if (!state) {
+    const config::SourceLocation& where = config.clients_file.where;
+    return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});
+  }
+  return LoadedFiles{std::move(*state)};
 }
 
-std::unique_ptr<gateway::DatagramHandlerFactory> make_handler_factory(const config::GatewayConfig&,
-                                                                      const LoadedFiles&) {
-  spdlog::warn("request handling is not wired in yet: every datagram is dropped");
-  return std::make_unique<DroppingHandlerFactory>();
+std::unique_ptr<gateway::RequestHandlerFactory> make_handler_factory(const LoadedFiles& files,
+                                                                     RandomSource& random,
+                                                                     gateway::DecisionObserver* observer) {
+  return std::make_unique<gateway::RequestHandlerFactory>(files.state, random, observer);
 }
 
 }  // namespace rw::app

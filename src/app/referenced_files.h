@@ -1,33 +1,32 @@
-// WIRING POINT (for the lead): loading the files a gateway config names.
-// `radiusward check` and `radiusward gateway` both call
-// load_referenced_files(), so a users, clients or dictionary file that does
-// not parse is refused by both with `file:line:col: message`.
+// Loading what a gateway config names — dictionaries, clients, users — into
+// the immutable GatewayState, and the handler factory built on it. Shared by
+// `radiusward gateway` and `radiusward check`, so that check refuses exactly
+// what the gateway would refuse.
 #pragma once
 
 #include <memory>
 
+#include "base/random.h"
 #include "base/result.h"
 #include "config/gateway_config.h"
 #include "gateway/datagram.h"
+#include "gateway/gateway_state.h"
+#include "gateway/request_handler.h"
 
 namespace rw::app {
 
-// Everything loaded from the files the config names. Empty for now: the lead
-// adds the dictionary, the users and the client table here once their
-// loaders are merged.
-struct LoadedFiles {};
+struct LoadedFiles {
+  std::shared_ptr<const gateway::GatewayState> state;
+};
 
-// Loads the dictionary, users and clients files named by `config`. For now
-// it only checks that they exist and are readable
-// (config::check_referenced_files); the lead extends it to call the real
-// loaders and collect all their errors.
+// Loads every file `config` names and builds the gateway state. Collects
+// the errors of every file (each as file:line:col: message) rather than
+// stopping at the first.
 [[nodiscard]] Result<LoadedFiles, config::ConfigErrors> load_referenced_files(
     const config::GatewayConfig& config);
 
-// The handler factory the gateway's workers use. For now a
-// DroppingHandlerFactory; the lead replaces it with the real one built from
-// `config` and `files`.
-[[nodiscard]] std::unique_ptr<gateway::DatagramHandlerFactory> make_handler_factory(
-    const config::GatewayConfig& config, const LoadedFiles& files);
+// The workers' handler factory. `random` and `observer` must outlive it.
+[[nodiscard]] std::unique_ptr<gateway::RequestHandlerFactory> make_handler_factory(
+    const LoadedFiles& files, RandomSource& random, gateway::DecisionObserver* observer);
 
 }  // namespace rw::app

@@ -34,4 +34,11 @@ class Csprng final : public RandomSource {
 // The calling thread's Csprng.
 [[nodiscard]] Csprng& thread_csprng();
 
+// A RandomSource that any thread may use: each call goes to the calling
+// thread's Csprng. For objects built on one thread and used on workers.
+class ThreadLocalCsprng final : public RandomSource {
+ public:
+  void fill(MutableBytes out) override { thread_csprng().fill(out); }
+};
+
 }  // namespace rw::io

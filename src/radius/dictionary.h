@@ -136,6 +136,9 @@ class Dictionary {
   // Redefining an attribute with the same number, data type and wire flags is
   // accepted; a conflicting definition is an error (docs/dictionary.md).
   static Result<std::shared_ptr<const Dictionary>, DictionaryError> load(const std::string& path);
+  // The built-in attributes plus several files, read in order, each on top of
+  // the ones before (the gateway's dictionary_dir, then dictionary_files).
+  static Result<std::shared_ptr<const Dictionary>, DictionaryError> load(std::span<const std::string> paths);
 
   // Parses dictionary text on top of the built-in attributes (for tests and
   // fuzzing); `$INCLUDE` is refused, `$INCLUDE-` ignored. Reads no file.

@@ -581,11 +581,18 @@ Result<void, DictionaryError> Reader::on_alias(FileState& state, std::span<const
 }  // namespace
 
 Result<std::shared_ptr<const Dictionary>, DictionaryError> Dictionary::load(const std::string& path) {
+  return load(std::span<const std::string>(&path, 1));
+}
+
+Result<std::shared_ptr<const Dictionary>, DictionaryError> Dictionary::load(
+    std::span<const std::string> paths) {
   Builder builder;
   add_builtin_definitions(builder);
   Reader reader(builder, true);
-  if (auto status = reader.read_file(path, 0, DictionaryError{path, 0, 0, ""}); !status) {
-    return fail(std::move(status.error()));
+  for (const std::string& path : paths) {
+    if (auto status = reader.read_file(path, 0, DictionaryError{path, 0, 0, ""}); !status) {
+      return fail(std::move(status.error()));
+    }
   }
   return builder.finish();
 }

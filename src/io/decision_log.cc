@@ -1,0 +1,22 @@
+// DecisionLog: formats a gateway::Decision for spdlog.
+#include "io/decision_log.h"
+
+#include <spdlog/spdlog.h>
+
+#include "io/socket_address.h"
+
+namespace rw::io {
+
+void DecisionLog::on_decision(const gateway::Decision& decision) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  if (decision.accepted) {
+    spdlog::info("Access-Accept for \"{}\" via {} from client {} ({})", decision.user_name,
+                 gateway::to_string(decision.method), decision.client, to_string(decision.from));
+  } else {
+    spdlog::info("Access-Reject for \"{}\" via {} from client {} ({}): {}", decision.user_name,
+                 gateway::to_string(decision.method), decision.client, to_string(decision.from),
+                 decision.reason);
+  }
+}
+
+}  // namespace rw::io
