@@ -237,6 +237,8 @@ TEST(UsersFile, ReportsEveryErrorWithItsPosition) {
             "users:1:22: bad regular expression: back-references are not supported");
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"((a{200}){200}){200}\"\n"),
             "users:1:22: bad regular expression: the expression is too large once expanded");
+  EXPECT_EQ(error_of("DEFAULT User-Name =~ \"x" + std::string(40, '+') + "\"\n"),
+            "users:1:22: bad regular expression: the expression is too large once expanded");
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"a{1000}\"\n"),
             "users:1:22: bad regular expression: repetition counts above 255 are not supported");
   EXPECT_EQ(
@@ -280,6 +282,10 @@ TEST(UsersRegex, MatchesWithoutATerminatingNul) {
   EXPECT_TRUE((*regex)->matches(as_bytes(std::string_view(buffer).substr(0, 5))));
   EXPECT_FALSE((*regex)->matches(as_bytes(std::string_view(buffer))));
   EXPECT_FALSE((*regex)->matches({}));
+  std::string with_nul("ab\0cd", 5);
+  auto tail = UsersRegex::compile("cd$");
+  ASSERT_TRUE(tail);
+  EXPECT_TRUE((*tail)->matches(as_bytes(with_nul)));
   auto empty = UsersRegex::compile("^$");
   ASSERT_TRUE(empty);
   EXPECT_TRUE((*empty)->matches({}));
