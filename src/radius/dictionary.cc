@@ -15,24 +15,25 @@
 #include "radius/dictionary_builder.h"
 
 namespace rw::radius {
-namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   }
   return true;
 }
+
+namespace {
 
 // Orders names as FreeRADIUS compares them: ASCII case folded.
 int compare_ignoring_case(std::string_view a, std::string_view b) {
   const std::size_t common = std::min(a.size(), b.size());
   for (std::size_t i = 0; i < common; ++i) {
-    const char x = lower(a[i]);
-    const char y = lower(b[i]);
+    const char x = ascii_lower(a[i]);
+    const char y = ascii_lower(b[i]);
     if (x != y) return x < y ? -1 : 1;
   }
   if (a.size() == b.size()) return 0;
@@ -45,7 +46,7 @@ struct NameHash {
   std::size_t operator()(std::string_view name) const {
     std::uint64_t hash = 14695981039346656037ull;
     for (char c : name) {
-      hash ^= static_cast<unsigned char>(lower(c));
+      hash ^= static_cast<unsigned char>(ascii_lower(c));
       hash *= 1099511628211ull;
     }
     return static_cast<std::size_t>(hash);
@@ -195,6 +196,8 @@ struct Dictionary::Tables {
   std::unordered_map<NumberKey, AttributeDef*, NumberKeyHash> by_number;
   NameMap<VendorDef> vendor_by_name;
   std::unordered_map<std::uint32_t, VendorDef*> vendor_by_number;
+  // While building: VALUEs by the number they name (see attach_value).
+  std::unordered_map<NumberKey, std::vector<AttributeDef::Value>, NumberKeyHash> values_by_number;
 };
 
 Dictionary::Dictionary(std::unique_ptr<Tables> tables) : tables_(std::move(tables)) {}
@@ -265,18 +268,29 @@ const VendorDef* Dictionary::Builder::find_vendor(std::string_view name) const {
   return it == tables_->vendor_by_name.end() ? nullptr : it->second;
 }
 
+const VendorDef* Dictionary::Builder::find_vendor(std::uint32_t number) const {
+  auto it = tables_->vendor_by_number.find(number);
+  return it == tables_->vendor_by_number.end() ? nullptr : it->second;
+}
+
 Result<const AttributeDef*, std::string> Dictionary::Builder::add_attribute(AttributeDef def) {
   if (def.vendor == 0 && def.parent == nullptr && def.type > 255) def.internal = true;
   if (auto it = tables_->by_name.find(def.name); it != tables_->by_name.end()) {
-    const AttributeDef& earlier = *it->second;
-    if (same_definition(earlier, def)) return &earlier;
-    return fail(fmt::format("attribute '{}' is already defined as {}, not {}", def.name, describe(earlier),
-                            describe(def)));
+    AttributeDef* earlier = it->second;
+    if (!same_definition(*earlier, def)) {
+      return fail(fmt::format("attribute '{}' is already defined as {}, not {}", def.name, describe(*earlier),
+                              describe(def)));
+    }
+    // Defining a name again takes its number back from any alias defined
+    // in between, as in FreeRADIUS (dictionary.compat before rfc2865).
+    tables_->by_number.insert_or_assign(key_of(*earlier), earlier);
+    return earlier;
   }
   AttributeDef& stored = tables_->attributes.emplace_back(std::move(def));
   tables_->by_name.emplace(stored.name, &stored);
-  // The first definition of a number keeps it: later names are aliases.
-  tables_->by_number.emplace(key_of(stored), &stored);
+  // The latest definition of a number is the one found by number; earlier
+  // names stay aliases, found by name (FreeRADIUS does the same).
+  tables_->by_number.insert_or_assign(key_of(stored), &stored);
   return &stored;
 }
 
@@ -327,31 +341,27 @@ Result<void, std::string> Dictionary::Builder::add_value(std::string_view attrib
   return attach_value(*it->second, name, number);
 }
 
-// VALUEs belong to the number, as in FreeRADIUS: a VALUE named through an
-// alias lands on the first definition of that number and is shared by all.
-Result<void, std::string> Dictionary::Builder::attach_value(AttributeDef& named, std::string_view name,
+// VALUEs belong to the number, as in FreeRADIUS: a VALUE named through one
+// alias is shared by every integer attribute with that number.
+Result<void, std::string> Dictionary::Builder::attach_value(const AttributeDef& named, std::string_view name,
                                                             std::uint32_t number) {
-  AttributeDef* def = &named;
-  auto primary = tables_->by_number.find(key_of(named));
-  if (primary != tables_->by_number.end() && primary->second->data_type == named.data_type) {
-    def = primary->second;
-  }
-  const auto limit = value_limit(def->data_type);
-  if (!limit) {
-    return fail(fmt::format("VALUE for attribute '{}' of type {}: only integer types have named values",
-                            named.name, to_string(def->data_type)));
-  }
+  const auto limit = value_limit(named.data_type);
+  // FreeRADIUS accepts VALUEs on a few octets attributes
+  // (CableLabs-Event-Message); they name nothing a value could be parsed
+  // from, so they are ignored.
+  if (!limit) return {};
   if (number > *limit) {
     return fail(fmt::format("VALUE {} is too large for attribute '{}' of type {}", number, named.name,
-                            to_string(def->data_type)));
+                            to_string(named.data_type)));
   }
-  for (const AttributeDef::Value& value : def->values) {
+  std::vector<AttributeDef::Value>& values = tables_->values_by_number[key_of(named)];
+  for (const AttributeDef::Value& value : values) {
     if (!equal_ignoring_case(value.name, name)) continue;
     if (value.number == number) return {};  // FreeRADIUS files repeat some VALUEs.
     return fail(
         fmt::format("VALUE '{}' of attribute '{}' is already defined as {}", name, named.name, value.number));
   }
-  def->values.push_back(AttributeDef::Value{std::string(name), number});
+  values.push_back(AttributeDef::Value{std::string(name), number});
   return {};
 }
 
@@ -369,14 +379,16 @@ Result<std::shared_ptr<const Dictionary>, DictionaryError> Dictionary::Builder::
   }
   pending_values_.clear();
   for (AttributeDef& def : tables_->attributes) {
+    const auto limit = value_limit(def.data_type);
+    auto shared = tables_->values_by_number.find(key_of(def));
+    if (!limit || shared == tables_->values_by_number.end()) continue;
+    for (const AttributeDef::Value& value : shared->second) {
+      if (value.number <= *limit) def.values.push_back(value);
+    }
     // Stable: the first name defined for a number stays first, so it is the
     // one format_value prints.
     std::stable_sort(def.values.begin(), def.values.end(),
                      [](const auto& a, const auto& b) { return a.number < b.number; });
-  }
-  for (AttributeDef& def : tables_->attributes) {
-    const AttributeDef* primary = tables_->by_number.at(key_of(def));
-    if (primary != &def && primary->data_type == def.data_type) def.values = primary->values;
     def.values_by_name.resize(def.values.size());
     for (std::uint32_t i = 0; i < def.values.size(); ++i) def.values_by_name[i] = i;
     std::stable_sort(def.values_by_name.begin(), def.values_by_name.end(),
@@ -384,6 +396,7 @@ Result<std::shared_ptr<const Dictionary>, DictionaryError> Dictionary::Builder::
                        return compare_ignoring_case(def.values[a].name, def.values[b].name) < 0;
                      });
   }
+  tables_->values_by_number.clear();
   return std::shared_ptr<const Dictionary>(new Dictionary(std::move(tables_)));
 }
 

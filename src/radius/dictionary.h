@@ -145,7 +145,8 @@ class Dictionary {
   // Case-insensitive; aliases (several names for one number) are all found.
   [[nodiscard]] const AttributeDef* find(std::string_view name) const;
   // A top-level attribute: standard (vendor 0) or a Vendor-Specific one.
-  // Where several names share a number, the first defined is returned.
+  // Where several names share a number, the latest defined is returned, as in
+  // FreeRADIUS (redefining a name takes the number back).
   [[nodiscard]] const AttributeDef* find(std::uint32_t vendor, std::uint32_t type) const;
   // A child of a tlv or extended attribute (same vendor as the parent).
   [[nodiscard]] const AttributeDef* find_child(const AttributeDef& parent, std::uint32_t type) const;

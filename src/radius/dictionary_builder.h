@@ -4,7 +4,9 @@
 // FreeRADIUS file reader (dictionary_file.cc); internal to src/radius.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,9 +33,9 @@ class Dictionary::Builder {
   // Adds an attribute. A second definition of a name with the same parent,
   // vendor, number, data type, tag and encryption is accepted and returns the
   // first; any other redefinition of a name is an error. A new name for an
-  // existing number is an alias: found by name, while lookups by number keep
-  // returning the first definition. Vendor-0 top-level numbers above 255 and
-  // `virtual` ones become internal.
+  // existing number is an alias: both are found by name, and the latest
+  // defined is found by number (FreeRADIUS semantics). Vendor-0 top-level
+  // numbers above 255 become internal.
   [[nodiscard]] Result<const AttributeDef*, std::string> add_attribute(AttributeDef def);
 
   // Adds a VALUE name. When `attribute` is not defined yet, the VALUE waits
@@ -53,6 +55,7 @@ class Dictionary::Builder {
   [[nodiscard]] const AttributeDef* find_number(const AttributeDef* parent, std::uint32_t vendor,
                                                 std::uint32_t type) const;
   [[nodiscard]] const VendorDef* find_vendor(std::string_view name) const;
+  [[nodiscard]] const VendorDef* find_vendor(std::uint32_t number) const;
 
   // Resolves waiting VALUEs and freezes the tables. The Builder is empty
   // afterwards.
@@ -67,7 +70,7 @@ class Dictionary::Builder {
     int line;
     int column;
   };
-  [[nodiscard]] Result<void, std::string> attach_value(AttributeDef& def, std::string_view name,
+  [[nodiscard]] Result<void, std::string> attach_value(const AttributeDef& named, std::string_view name,
                                                        std::uint32_t number);
 
   std::unique_ptr<Tables> tables_;
@@ -76,5 +79,12 @@ class Dictionary::Builder {
 
 // Adds the built-in definitions (dictionary_builtin.cc).
 void add_builtin_definitions(Dictionary::Builder& builder);
+
+// Text helpers shared by the dictionary and value code. Names compare as in
+// FreeRADIUS: ASCII case folded, everything else byte for byte.
+char ascii_lower(char c);
+bool equal_ignoring_case(std::string_view a, std::string_view b);
+// Decimal or 0x-hex, no sign, no spaces; nullopt on junk or past 64 bits.
+std::optional<std::uint64_t> parse_unsigned(std::string_view text);
 
 }  // namespace rw::radius

@@ -406,8 +406,8 @@ constexpr Attr kMicrosoftAttributes[] = {
     {"MS-CHAP-LM-Enc-PW", 5, T::kOctets},
     {"MS-CHAP-NT-Enc-PW", 6, T::kOctets},
     {"MS-MPPE-Encryption-Policy", 7, T::kInteger},
+    {"MS-MPPE-Encryption-Type", 8, T::kInteger},  // Older name; the next one is printed.
     {"MS-MPPE-Encryption-Types", 8, T::kInteger},
-    {"MS-MPPE-Encryption-Type", 8, T::kInteger},  // Older FreeRADIUS name.
     {"MS-RAS-Vendor", 9, T::kInteger},
     {"MS-CHAP-Domain", 10, T::kString},
     {"MS-CHAP-Challenge", 11, T::kOctets},

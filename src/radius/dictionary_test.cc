@@ -98,11 +98,12 @@ TEST(BuiltinDictionary, ServerSideAttributesAreInternal) {
   EXPECT_TRUE(builtin().find("Packet-Type")->internal);
 }
 
-TEST(BuiltinDictionary, AliasesShareANumberAndTheFirstNameWins) {
-  const AttributeDef* sha1 = builtin().find("SHA1-Password");
-  ASSERT_NE(sha1, nullptr);
-  EXPECT_EQ(sha1->type, 1093u);
-  EXPECT_EQ(builtin().find(0, 1093)->name, "SHA-Password");
+TEST(BuiltinDictionary, AliasesShareANumberAndTheLatestNameWins) {
+  const AttributeDef* sha = builtin().find("SHA-Password");
+  ASSERT_NE(sha, nullptr);
+  EXPECT_EQ(sha->type, 1093u);
+  EXPECT_EQ(builtin().find(0, 1093)->name, "SHA1-Password");
+  EXPECT_EQ(builtin().find(311, 8)->name, "MS-MPPE-Encryption-Types");
   EXPECT_EQ(builtin().find("MS-MPPE-Encryption-Type")->value_by_name("RC4-128bit-Allowed"), 2u);
 }
 

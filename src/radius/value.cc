@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "radius/dictionary.h"
+#include "radius/dictionary_builder.h"
 
 namespace rw::radius {
 namespace {
@@ -22,11 +23,9 @@ constexpr std::string_view kHexDigits = "0123456789abcdef";
 constexpr std::array<std::string_view, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
-  c = lower(c);
+  c = ascii_lower(c);
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
 }
@@ -44,20 +43,6 @@ void append_be(Wire& out, std::uint64_t value, int width) {
 std::uint64_t read_be(Bytes bytes) {
   std::uint64_t value = 0;
   for (std::uint8_t byte : bytes) value = value << 8 | byte;
-  return value;
-}
-
-// Decimal or 0x-hex, no sign, no spaces; nullopt past 64 bits or on junk.
-std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
-  int base = 10;
-  if (has_hex_prefix(text)) {
-    text.remove_prefix(2);
-    base = 16;
-  }
-  if (text.empty()) return std::nullopt;
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
@@ -94,15 +79,24 @@ Parsed parse_octets(const AttributeDef& def, std::string_view text) {
   return out;
 }
 
+// A number first (FreeRADIUS reads "56" as 56 even where a VALUE is named
+// "56"), then a VALUE name, which may start with a digit ("3Com-Wireless").
+std::optional<std::uint64_t> number_or_name(const AttributeDef& def, std::string_view text) {
+  if (auto number = parse_unsigned(text)) return number;
+  if (auto named = def.value_by_name(text)) return *named;
+  return std::nullopt;
+}
+
+std::string not_a_number(const AttributeDef& def, std::string_view text) {
+  if (def.values.empty()) return fmt::format("'{}' is not a number", text);
+  return fmt::format("'{}' is not a number nor a VALUE name of {}", text, def.name);
+}
+
 Parsed parse_unsigned_value(const AttributeDef& def, std::string_view text, int width) {
   const std::uint64_t max =
       width == 8 ? std::numeric_limits<std::uint64_t>::max() : (1ull << (width * 8)) - 1;
-  std::optional<std::uint64_t> number = parse_unsigned(text);
-  if (!number && !text.empty() && !(text[0] >= '0' && text[0] <= '9')) {
-    if (auto named = def.value_by_name(text)) number = *named;
-    if (!number) return fail(fmt::format("'{}' is not a number nor a VALUE name of {}", text, def.name));
-  }
-  if (!number) return fail(fmt::format("'{}' is not a number", text));
+  const auto number = number_or_name(def, text);
+  if (!number) return fail(not_a_number(def, text));
   if (*number > max) return fail(fmt::format("{} is out of range for a {}-byte integer", text, width));
   Wire out;
   append_be(out, *number, width);
@@ -110,24 +104,24 @@ Parsed parse_unsigned_value(const AttributeDef& def, std::string_view text, int 
 }
 
 Parsed parse_signed(const AttributeDef& def, std::string_view text) {
-  if (!text.empty() && text[0] == '-') {
-    std::int64_t value = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size()) {
-      return fail(fmt::format("'{}' is not a number", text));
-    }
-    if (value < std::numeric_limits<std::int32_t>::min()) {
-      return fail(fmt::format("{} is out of range for a signed 32-bit integer", text));
-    }
-    Wire out;
-    append_be(out, static_cast<std::uint32_t>(static_cast<std::int32_t>(value)), 4);
-    return out;
+  std::int64_t value = 0;
+  if (auto number = parse_unsigned(text)) {
+    value =
+        *number > 0xFFFFFFFF ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(*number);
+  } else if (auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+             error == std::errc() && end == text.data() + text.size()) {
+    // A negative decimal number.
+  } else if (auto named = def.value_by_name(text)) {
+    value = static_cast<std::int32_t>(*named);  // VALUE numbers are the 32-bit pattern.
+  } else {
+    return fail(not_a_number(def, text));
   }
-  auto parsed = parse_unsigned_value(def, text, 4);
-  if (parsed && (*parsed)[0] >= 0x80) {
+  if (value < std::numeric_limits<std::int32_t>::min() || value > std::numeric_limits<std::int32_t>::max()) {
     return fail(fmt::format("{} is out of range for a signed 32-bit integer", text));
   }
-  return parsed;
+  Wire out;
+  append_be(out, static_cast<std::uint32_t>(static_cast<std::int32_t>(value)), 4);
+  return out;
 }
 
 // inet_pton wants a NUL-terminated string; addresses are short, so a stack
@@ -288,7 +282,7 @@ std::optional<unsigned> month_from_name(std::string_view word) {
   if (word.size() < 3) return std::nullopt;
   for (unsigned i = 0; i < kMonths.size(); ++i) {
     bool match = true;
-    for (std::size_t c = 0; c < 3; ++c) match = match && lower(word[c]) == lower(kMonths[i][c]);
+    for (std::size_t c = 0; c < 3; ++c) match = match && ascii_lower(word[c]) == ascii_lower(kMonths[i][c]);
     if (match) return i + 1;
   }
   return std::nullopt;
@@ -387,10 +381,18 @@ std::string format_address(int family, Bytes bytes) {
   return buffer.data();
 }
 
+// A VALUE name that reads as a number ("56" in dictionary.usr) would parse
+// back as that number, so the number is printed instead.
+bool reads_as_number(std::string_view name) {
+  if (!name.empty() && name[0] == '-') name.remove_prefix(1);
+  return parse_unsigned(name).has_value();
+}
+
 std::string format_integer(const AttributeDef& def, Bytes value) {
   const std::uint64_t number = read_be(value);
   if (number <= 0xFFFFFFFF) {
-    if (auto name = def.name_of_value(static_cast<std::uint32_t>(number))) return std::string(*name);
+    auto name = def.name_of_value(static_cast<std::uint32_t>(number));
+    if (name && !reads_as_number(*name)) return std::string(*name);
   }
   if (def.data_type == DataType::kSigned) return fmt::format("{}", static_cast<std::int32_t>(number));
   return fmt::format("{}", number);
@@ -453,6 +455,19 @@ bool well_formed(DataType type, Bytes value) {
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
+  int base = 10;
+  if (has_hex_prefix(text)) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  if (text.empty()) return std::nullopt;
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 Result<std::vector<std::uint8_t>, std::string> parse_value(const AttributeDef& def, std::string_view text) {
   switch (def.data_type) {

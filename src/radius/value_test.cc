@@ -104,6 +104,16 @@ TEST(ValueInteger, AcceptsDecimalHexAndValueNames) {
   EXPECT_EQ(format_value(def, Wire{1, 2}), "0x0102");
 }
 
+TEST(ValueInteger, NumbersWinOverValueNamesThatLookLikeNumbers) {
+  AttributeDef def = make(DataType::kInteger);
+  def.values = {{"56", 1}, {"3Com-Wireless", 24}};
+  // As in FreeRADIUS, "56" is the number 56; so 1 is printed as a number.
+  EXPECT_EQ(parse_ok(def, "56"), (Wire{0, 0, 0, 56}));
+  EXPECT_EQ(format_value(def, Wire{0, 0, 0, 1}), "1");
+  // A name may still start with a digit.
+  expect_round_trip(def, "3Com-Wireless", {0, 0, 0, 24});
+}
+
 TEST(ValueByteAndShort, AreRangeChecked) {
   const AttributeDef byte = make(DataType::kByte);
   expect_round_trip(byte, "255", {255});
@@ -122,6 +132,11 @@ TEST(ValueSigned, AcceptsNegativeNumbers) {
   parse_error(def, "2147483648");
   parse_error(def, "-2147483649");
   parse_error(def, "-");
+  AttributeDef named = make(DataType::kSigned);
+  named.values = {{"Minus-One", 0xFFFFFFFF}, {"Plus-Two", 2}};
+  expect_round_trip(named, "Minus-One", {255, 255, 255, 255});
+  expect_round_trip(named, "Plus-Two", {0, 0, 0, 2});
+  parse_error(named, "Minus-Two");
 }
 
 TEST(ValueInteger64, HoldsSixtyFourBits) {
