@@ -134,6 +134,28 @@ TEST(UsersFile, ParsesARealisticFile) {
   EXPECT_EQ(users.entries()[8].reply.size(), 1u);
 }
 
+TEST(UsersFile, ResolvesVendorAttributesFromALoadedDictionary) {
+  auto cisco = radius::Dictionary::parse(
+      "VENDOR Cisco 9\nBEGIN-VENDOR Cisco\nATTRIBUTE Cisco-AVPair 1 string\nEND-VENDOR Cisco\n",
+      "dictionary.cisco");
+  ASSERT_TRUE(cisco) << cisco.error().to_string();
+  auto parsed =
+      UsersFile::parse("DEFAULT Huntgroup-Name !* ANY\n", "users", *cisco);  // Placement errors still apply.
+  ASSERT_FALSE(parsed);
+  parsed = UsersFile::parse(
+      "netadmin Cleartext-Password := \"x\"\n\tCisco-AVPair = \"shell:priv-lvl=15\",\n"
+      "\tcisco-avpair += 'ip:inacl#1=permit ip any any'\n",
+      "users", *cisco);
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  const UserEntry& entry = parsed->entries()[0];
+  ASSERT_EQ(entry.reply.size(), 2u);
+  EXPECT_EQ(entry.reply[0].def->vendor, 9u);
+  EXPECT_EQ(entry.reply[0].def->name, "Cisco-AVPair");
+  EXPECT_EQ(entry.reply[0].value, text_bytes("shell:priv-lvl=15"));
+  EXPECT_EQ(entry.reply[1].value, text_bytes("ip:inacl#1=permit ip any any"));
+  EXPECT_EQ(error_of("netadmin\n\tCisco-AVPair = \"x\"\n"), "users:2:2: unknown attribute 'Cisco-AVPair'");
+}
+
 TEST(UsersFile, IndexesEntriesByExactName) {
   UsersFile users = parse_ok(
       "alice Cleartext-Password := \"a\"\nDEFAULT\n\tIdle-Timeout = 1\n"
