@@ -139,9 +139,12 @@ TEST(ClientsFile, ClearsHostBitsWithAWarning) {
 }
 
 TEST(ClientsFile, AcceptsOneLineSections) {
-  ClientsFile file = parse_ok("client a { ipaddr = 10.0.0.1\n secret = s }\n");
-  ASSERT_EQ(file.clients.size(), 1u);
+  ClientsFile file =
+      parse_ok("client a { ipaddr = 10.0.0.1\n secret = s }\nclient 192.0.2.7 { secret = s3cret }\n");
+  ASSERT_EQ(file.clients.size(), 2u);
   EXPECT_EQ(file.clients[0].secret, "s");
+  EXPECT_EQ(file.clients[1].secret, "s3cret");
+  EXPECT_EQ(file.clients[1].address[3], 7);
 }
 
 TEST(ClientsFile, ReportsEveryErrorWithItsPosition) {

@@ -112,6 +112,12 @@ void Lexer::skip_blanks_and_comments() {
 }
 
 std::size_t Lexer::operator_length_at(std::size_t at) const {
+  // Every operator starts with one of these; most word characters do not.
+  char first = text_[at];
+  if (first != '=' && first != ':' && first != '+' && first != '-' && first != '!' && first != '<' &&
+      first != '>') {
+    return 0;
+  }
   std::string_view rest = text_.substr(at);
   for (std::string_view op : kOperators) {
     if (rest.starts_with(op)) return op.size();

@@ -110,6 +110,17 @@ TEST(Lexer, ValueModeKeepsOperatorCharacters) {
   EXPECT_EQ(lexer.next()->kind, TokenKind::kEndOfLine);
 }
 
+TEST(Lexer, ValueModeKeepsVariableBracesButStopsAtAClosingBrace) {
+  Lexer lexer("$INCLUDE ${confdir}/x\nsecret = s}", "t");
+  ASSERT_EQ(lexer.next()->text, "$INCLUDE");
+  EXPECT_EQ(lexer.next_value()->text, "${confdir}/x");
+  ASSERT_EQ(lexer.next()->kind, TokenKind::kEndOfLine);
+  ASSERT_EQ(lexer.next()->text, "secret");
+  ASSERT_EQ(lexer.next()->text, "=");
+  EXPECT_EQ(lexer.next_value()->text, "s");
+  EXPECT_EQ(lexer.next()->kind, TokenKind::kCloseBrace);
+}
+
 TEST(Lexer, HandlesCrLfLineEnds) {
   auto tokens = tokens_of("a = b\r\nc = d\r\n");
   ASSERT_EQ(tokens.size(), 8u);

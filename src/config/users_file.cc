@@ -4,7 +4,9 @@
 #include <regex.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -67,24 +69,50 @@ std::optional<UsersOperator> operator_from_text(std::string_view text) {
 }
 
 // A rough bound on the size of the automaton glibc builds for a pattern:
-// each atom counts 1, and a counted repetition {m,n} multiplies the atom (or
-// group) before it by n. Nested counts such as ((a{100}){100}){100} are
-// what makes regcomp take seconds and gigabytes, so they are refused.
-// Back-references make matching exponential and are refused too.
+// each atom counts 1, and glibc copies the atom under a quantifier (a+ is
+// aa*, a{m,n} is m copies then n-m optional ones), so a quantifier
+// multiplies the weight of what it applies to. Stacked or nested
+// quantifiers such as a+++++ or ((a{100}){100}){100} are what make regcomp
+// take seconds and gigabytes, so heavy patterns are refused. Back-references
+// make matching exponential and are refused too.
 constexpr std::size_t kRegexWeightMax = 4096;
 constexpr unsigned kRegexRepeatMax = 255;
 
+// The multiplier of the counted repetition `{...}` starting at pattern[i];
+// moves i to its closing brace.
+Result<std::size_t, std::string> repeat_factor(std::string_view pattern, std::size_t& i) {
+  unsigned low = 0;
+  unsigned high = 0;
+  bool comma = false;
+  std::size_t j = i + 1;
+  for (; j < pattern.size() && pattern[j] != '}'; ++j) {
+    char d = pattern[j];
+    if (d == ',') {
+      comma = true;
+    } else if (d >= '0' && d <= '9') {
+      unsigned& bound = comma ? high : low;
+      bound = bound * 10 + static_cast<unsigned>(d - '0');
+      if (bound > kRegexRepeatMax) {
+        return fail(fmt::format("repetition counts above {} are not supported", kRegexRepeatMax));
+      }
+    }
+  }
+  i = j;
+  return std::max<std::size_t>({low, comma ? std::max(high, low + 1) : low, 1});
+}
+
 Result<void, std::string> check_regex_cost(std::string_view pattern) {
   std::vector<std::size_t> groups{0};  // Weight of each open group.
-  std::size_t last_atom = 0;           // Weight of the atom before a quantifier.
+  std::size_t last = 0;                // Weight of what a quantifier would apply to.
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
+    std::size_t factor = 0;  // Non-zero: c is a quantifier.
     if (c == '\\') {
       if (i + 1 < pattern.size() && pattern[i + 1] >= '1' && pattern[i + 1] <= '9') {
         return fail(std::string("back-references are not supported"));
       }
       ++i;
-      last_atom = 1;
+      last = 1;
       groups.back() += 1;
     } else if (c == '[') {
       // A bracket expression is one atom; ']' first in it is literal.
@@ -93,41 +121,37 @@ Result<void, std::string> check_regex_cost(std::string_view pattern) {
       if (j < pattern.size() && pattern[j] == ']') ++j;
       while (j < pattern.size() && pattern[j] != ']') ++j;
       i = j;
-      last_atom = 1;
+      last = 1;
       groups.back() += 1;
     } else if (c == '(') {
       groups.push_back(0);
       if (groups.size() > 64) return fail(std::string("groups nested deeper than 64"));
     } else if (c == ')' && groups.size() > 1) {
-      last_atom = std::max<std::size_t>(groups.back(), 1);
+      last = std::max<std::size_t>(groups.back(), 1);
       groups.pop_back();
-      groups.back() += last_atom;
+      groups.back() += last;
     } else if (c == '{') {
-      unsigned low = 0;
-      unsigned high = 0;
-      bool comma = false;
-      std::size_t j = i + 1;
-      for (; j < pattern.size() && pattern[j] != '}'; ++j) {
-        char d = pattern[j];
-        if (d == ',') {
-          comma = true;
-        } else if (d >= '0' && d <= '9') {
-          unsigned& bound = comma ? high : low;
-          bound = bound * 10 + static_cast<unsigned>(d - '0');
-          if (bound > kRegexRepeatMax) {
-            return fail(fmt::format("repetition counts above {} are not supported", kRegexRepeatMax));
-          }
-        }
-      }
-      i = j;
-      std::size_t times = std::max(low, comma ? std::max(high, low + 1) : low);
-      groups.back() += last_atom * (times > 0 ? times - 1 : 0);
-    } else if (c != '*' && c != '+' && c != '?' && c != '|' && c != '^' && c != '$') {
-      last_atom = 1;
+      auto counted = repeat_factor(pattern, i);
+      if (!counted) return fail(counted.error());
+      factor = *counted;
+    } else if (c == '+') {
+      factor = 2;
+    } else if (c == '*' || c == '?') {
+      factor = 1;
+    } else if (c == '|' || c == '^' || c == '$') {
+      last = 0;
+    } else {
+      last = 1;
       groups.back() += 1;
     }
+    if (factor != 0) {
+      groups.back() += last * (factor - 1);
+      last *= factor;
+    }
     for (std::size_t weight : groups) {
-      if (weight > kRegexWeightMax) return fail(std::string("the expression is too large once expanded"));
+      if (weight > kRegexWeightMax || last > kRegexWeightMax) {
+        return fail(std::string("the expression is too large once expanded"));
+      }
     }
   }
   return {};
@@ -160,12 +184,23 @@ Result<std::shared_ptr<const UsersRegex>, std::string> UsersRegex::compile(std::
 }
 
 bool UsersRegex::matches(Bytes subject) const {
-  // REG_STARTEND (glibc, BSD) bounds the subject, so it needs no NUL and
-  // no copy.
+  // regexec wants a NUL-terminated string (sanitizers check for one even
+  // under REG_STARTEND), so the subject is copied; attribute values fit the
+  // stack buffer (RFC 2865 §5: at most 253 bytes).
+  std::array<char, 1024> buffer;
+  std::string spill;
+  char* text = buffer.data();
+  if (subject.size() >= buffer.size()) {
+    spill.resize(subject.size() + 1);
+    text = spill.data();
+  }
+  if (!subject.empty()) std::memcpy(text, subject.data(), subject.size());
+  text[subject.size()] = '\0';
+  // REG_STARTEND (glibc, BSD) bounds the subject by length, so a NUL byte
+  // inside the value does not end it.
   regmatch_t range{};
   range.rm_so = 0;
   range.rm_eo = static_cast<regoff_t>(subject.size());
-  const char* text = subject.empty() ? "" : reinterpret_cast<const char*>(subject.data());
   return regexec(&compiled_->regex, text, 1, &range, REG_STARTEND) == 0;
 }
 

@@ -54,7 +54,7 @@ class UsersRegex {
       std::string_view pattern);
 
   // Whether the pattern matches anywhere in `subject` (bytes, not required
-  // to be NUL-terminated; a NUL byte never matches). Allocates nothing.
+  // to be NUL-terminated). Allocates nothing for subjects under 1024 bytes.
   [[nodiscard]] bool matches(Bytes subject) const;
 
   ~UsersRegex();

@@ -134,6 +134,28 @@ TEST(UsersFile, ParsesARealisticFile) {
   EXPECT_EQ(users.entries()[8].reply.size(), 1u);
 }
 
+TEST(UsersFile, ResolvesVendorAttributesFromALoadedDictionary) {
+  auto cisco = radius::Dictionary::parse(
+      "VENDOR Cisco 9\nBEGIN-VENDOR Cisco\nATTRIBUTE Cisco-AVPair 1 string\nEND-VENDOR Cisco\n",
+      "dictionary.cisco");
+  ASSERT_TRUE(cisco) << cisco.error().to_string();
+  auto parsed =
+      UsersFile::parse("DEFAULT Huntgroup-Name !* ANY\n", "users", *cisco);  // Placement errors still apply.
+  ASSERT_FALSE(parsed);
+  parsed = UsersFile::parse(
+      "netadmin Cleartext-Password := \"x\"\n\tCisco-AVPair = \"shell:priv-lvl=15\",\n"
+      "\tcisco-avpair += 'ip:inacl#1=permit ip any any'\n",
+      "users", *cisco);
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  const UserEntry& entry = parsed->entries()[0];
+  ASSERT_EQ(entry.reply.size(), 2u);
+  EXPECT_EQ(entry.reply[0].def->vendor, 9u);
+  EXPECT_EQ(entry.reply[0].def->name, "Cisco-AVPair");
+  EXPECT_EQ(entry.reply[0].value, text_bytes("shell:priv-lvl=15"));
+  EXPECT_EQ(entry.reply[1].value, text_bytes("ip:inacl#1=permit ip any any"));
+  EXPECT_EQ(error_of("netadmin\n\tCisco-AVPair = \"x\"\n"), "users:2:2: unknown attribute 'Cisco-AVPair'");
+}
+
 TEST(UsersFile, IndexesEntriesByExactName) {
   UsersFile users = parse_ok(
       "alice Cleartext-Password := \"a\"\nDEFAULT\n\tIdle-Timeout = 1\n"
@@ -237,6 +259,8 @@ TEST(UsersFile, ReportsEveryErrorWithItsPosition) {
             "users:1:22: bad regular expression: back-references are not supported");
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"((a{200}){200}){200}\"\n"),
             "users:1:22: bad regular expression: the expression is too large once expanded");
+  EXPECT_EQ(error_of("DEFAULT User-Name =~ \"x" + std::string(40, '+') + "\"\n"),
+            "users:1:22: bad regular expression: the expression is too large once expanded");
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"a{1000}\"\n"),
             "users:1:22: bad regular expression: repetition counts above 255 are not supported");
   EXPECT_EQ(
@@ -280,6 +304,10 @@ TEST(UsersRegex, MatchesWithoutATerminatingNul) {
   EXPECT_TRUE((*regex)->matches(as_bytes(std::string_view(buffer).substr(0, 5))));
   EXPECT_FALSE((*regex)->matches(as_bytes(std::string_view(buffer))));
   EXPECT_FALSE((*regex)->matches({}));
+  std::string with_nul("ab\0cd", 5);
+  auto tail = UsersRegex::compile("cd$");
+  ASSERT_TRUE(tail);
+  EXPECT_TRUE((*tail)->matches(as_bytes(with_nul)));
   auto empty = UsersRegex::compile("^$");
   ASSERT_TRUE(empty);
   EXPECT_TRUE((*empty)->matches({}));
