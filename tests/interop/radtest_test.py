@@ -54,7 +54,8 @@ def radtest(gateway, user, password, method="pap", secret="testing123", host="12
     if ":" in host:
         args.append("-6")
     server = "%s:%d" % (host if ":" not in host else "[%s]" % host, gateway.auth_port)
-    args += [user, password, server, "0", secret]
+    # The NAS address is given (not `hostname`, which may not resolve).
+    args += [user, password, server, "0", secret, "0", host]
     return run_tool(args)
 
 
@@ -126,10 +127,13 @@ class RadtestInterop(unittest.TestCase):
             self.assertIn("Tunnel-Private-Group-Id:1 = \"200\"", done.stdout)
 
     def test_status_server_on_both_ports(self):
-        for port in (self.gateway.auth_port, self.gateway.acct_port):
-            code, output = run_tool(["radclient", "-x", "127.0.0.1:%d" % port, "status", "testing123"])
-            self.assertEqual(code, 0, output)
-            self.assertIn("Received Access-Accept", output)
+        for port, answer in ((self.gateway.auth_port, "Access-Accept"), (self.gateway.acct_port, "Accounting-Response")):
+            done = subprocess.run(["radclient", "-x", "127.0.0.1:%d" % port, "status", "testing123"],
+                                  input="Message-Authenticator = 0x00\n", text=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=30)
+            output = done.stdout
+            self.assertEqual(done.returncode, 0, output)
+            self.assertIn("Received " + answer, output)
 
     def test_responses_carry_message_authenticator_first(self):
         request = build_request(ACCESS_REQUEST, 9, [(USER_NAME, b"alice")])
