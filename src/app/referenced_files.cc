@@ -42,14 +42,18 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
 
   auto dictionary = load_dictionary(config);
   if (!dictionary) errors.push_back(dictionary.error());
-  auto clients = config::load_clients_file(config.clients_file.path);
+  config::ClientsLimits clients_limits;
+  clients_limits.require_message_authenticator_default =
+      config.require_message_authenticator ? config::ClientCheck::kYes : config::ClientCheck::kNo;
+  auto clients = config::load_clients_file(config.clients_file.path, clients_limits);
   if (!clients) {
     const config::SourceError& e = clients.error();
     errors.push_back(config_error(e.file, e.line, e.column, e.message));
   }
   std::optional<config::UsersFile> users;
   if (dictionary) {
-    auto loaded = config::UsersFile::load(config.users_file.path, *dictionary);
+    auto loaded =
+        config::UsersFile::load(config.users_file.path, *dictionary, gateway::gateway_users_limits());
     if (loaded) {
       users = std::move(*loaded);
     } else {

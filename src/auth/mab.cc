@@ -65,4 +65,11 @@ bool is_mab_request(std::string_view user_name, std::string_view calling_station
   return password_mac && *password_mac == *name_mac;
 }
 
+std::string mab_entry_alias(std::string_view name) {
+  const std::optional<MacAddress> mac = parse_mac(name);
+  if (!mac) return {};
+  const MacText text = canonical_mac(*mac);
+  return std::string(view(text));
+}
+
 }  // namespace rw::auth

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace rw::auth {
@@ -38,6 +39,10 @@ using MacText = std::array<char, 17>;
 // else is an ordinary login by a user whose name happens to look like a MAC,
 // and goes through normal authentication instead. Pass nullopt for
 // user_password when the request has no User-Password (CHAP or EAP MAB).
+// The canonical MAC form of a users-entry name that is a MAC address in any
+// notation, or "" when it is not one (config::UsersLimits::alias_of).
+[[nodiscard]] std::string mab_entry_alias(std::string_view name);
+
 [[nodiscard]] bool is_mab_request(std::string_view user_name, std::string_view calling_station_id,
                                   std::optional<std::string_view> user_password = std::nullopt);
 

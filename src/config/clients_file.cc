@@ -214,6 +214,7 @@ Result<void, SourceError> ClientsParser::parse_text(std::string_view text, std::
 
 Result<void, SourceError> ClientsParser::parse_client(Lexer& lexer, const Token& keyword) {
   PendingClient client;
+  client.def.require_message_authenticator = limits_.require_message_authenticator_default;
   client.where = lexer.position(keyword);
   auto name = lexer.next_value();
   if (!name) return fail(name.error());

@@ -64,6 +64,9 @@ struct ClientDef {
 struct ClientsLimits {
   std::size_t clients_max = 65536;
   IncludeLimits include;
+  // What require_message_authenticator is for a client that does not set
+  // it: the gateway config's `require_message_authenticator` (yes by default).
+  ClientCheck require_message_authenticator_default = ClientCheck::kYes;
 };
 
 // The result of reading a clients file: the clients in file order, and

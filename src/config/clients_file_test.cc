@@ -275,3 +275,24 @@ TEST(ClientsFile, LoadsTheDemoFile) {
 
 }  // namespace
 }  // namespace rw::config
+
+namespace rw::config {
+namespace {
+
+TEST(ParseClients, RequireMessageAuthenticatorDefaultComesFromTheLimits) {
+  ClientsLimits limits;
+  limits.require_message_authenticator_default = ClientCheck::kNo;
+  auto parsed = parse_clients(
+      "client a { ipaddr = 10.0.0.1\n secret = s }\n"
+      "client b { ipaddr = 10.0.0.2\n secret = s\n require_message_authenticator = yes }\n",
+      "clients.conf", limits);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().to_string();
+  EXPECT_EQ(parsed->clients[0].require_message_authenticator, ClientCheck::kNo);
+  EXPECT_EQ(parsed->clients[1].require_message_authenticator, ClientCheck::kYes);
+  auto defaulted = parse_clients("client a { ipaddr = 10.0.0.1\n secret = s }\n", "clients.conf");
+  ASSERT_TRUE(defaulted.has_value());
+  EXPECT_EQ(defaulted->clients[0].require_message_authenticator, ClientCheck::kYes);
+}
+
+}  // namespace
+}  // namespace rw::config

@@ -138,7 +138,7 @@ struct GatewayConfig {
   // The default of each client's require_message_authenticator (RFC 3579
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
   // Access-Requests without a valid Message-Authenticator are dropped.
-  bool require_message_authenticator = false;
+  bool require_message_authenticator = true;
 
   friend bool operator==(const GatewayConfig&, const GatewayConfig&) = default;
 };

@@ -48,7 +48,7 @@ TEST(ParseGatewayConfig, AppliesDefaultsToMinimalConfig) {
   EXPECT_EQ(config.duplicate_window, Duration::seconds(10));
   EXPECT_EQ(config.mab_default, MabDefault::kReject);
   EXPECT_FALSE(config.admin_socket.has_value());
-  EXPECT_FALSE(config.require_message_authenticator);
+  EXPECT_TRUE(config.require_message_authenticator);
   EXPECT_EQ(config.source_file, "/etc/radiusward/gateway.yaml");
 }
 

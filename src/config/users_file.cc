@@ -557,6 +557,10 @@ UsersFile UsersParser::finish() {
       out_.defaults_.push_back(i);
     } else {
       out_.by_name_[entry.name].push_back(i);
+      if (limits_.alias_of == nullptr) continue;
+      if (std::string alias = limits_.alias_of(entry.name); !alias.empty() && alias != entry.name) {
+        out_.by_name_[alias].push_back(i);
+      }
     }
   }
   return std::move(out_);

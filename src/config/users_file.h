@@ -101,6 +101,10 @@ struct UsersLimits {
   std::size_t items_per_entry_max = 128;  // Check items, and reply items, each.
   std::size_t regex_bytes_max = 1024;     // One pattern.
   IncludeLimits include;
+  // Another name to index an entry under, or "" for none: the gateway passes
+  // the canonical MAC address form, so that MAB entries written in any
+  // notation are found. Null: names are indexed only as written.
+  std::string (*alias_of)(std::string_view name) = nullptr;
 };
 
 // A parsed users file with an index by user name. Immutable once built;

@@ -3,9 +3,16 @@
 
 #include <utility>
 
+#include "auth/mab.h"
 #include "base/assert.h"
 
 namespace rw::gateway {
+
+config::UsersLimits gateway_users_limits() {
+  config::UsersLimits limits;
+  limits.alias_of = &auth::mab_entry_alias;
+  return limits;
+}
 
 Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inputs inputs) {
   RW_ASSERT(inputs.dictionary != nullptr);

@@ -47,6 +47,11 @@ struct KnownAttributes {
   std::uint32_t auth_type_reject = 4;
 };
 
+// The limits and indexing a gateway loads its users file with: MAB entries
+// are also indexed under the canonical MAC form, whatever notation the
+// operator wrote them in.
+[[nodiscard]] config::UsersLimits gateway_users_limits();
+
 class GatewayState {
  public:
   struct Inputs {

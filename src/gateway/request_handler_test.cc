@@ -35,7 +35,7 @@ bob     NT-Password := 0x44EBBA8D5312B8D611474411F56989AE
 dave    Auth-Type := Reject
         Reply-Message = "Denied",
         Session-Timeout = 10
-00:11:22:33:44:55
+00-11-22-33-44-55
         Session-Timeout = 60
 )";
 
@@ -64,7 +64,7 @@ class RequestHandlerTest : public ::testing::Test {
  protected:
   RequestHandlerTest() : random_(1), secret_(*radius::SharedSecret::create(as_bytes("testing123"))) {
     auto dictionary = radius::Dictionary::builtin();
-    auto users = config::UsersFile::parse(kUsers, "users", dictionary);
+    auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
     EXPECT_TRUE(users.has_value()) << (users ? "" : users.error().to_string());
     auto clients = config::parse_clients(kClients, "clients.conf");
     EXPECT_TRUE(clients.has_value());
@@ -231,7 +231,7 @@ TEST_F(RequestHandlerTest, MsChap2AcceptCarriesSuccessAndDecryptableKeys) {
 }
 
 TEST_F(RequestHandlerTest, MabInAnyNotationMatchesTheCanonicalEntry) {
-  for (std::string_view mac : {"00-11-22-33-44-55", "0011.2233.4455", "001122334455"}) {
+  for (std::string_view mac : {"00:11:22:33:44:55", "0011.2233.4455", "001122334455", "00-11-22-33-44-55"}) {
     auto& b = begin(Code::kAccessRequest, 5);
     b.add(attr::kUserName, as_bytes(mac));
     b.add(attr::kCallingStationId, as_bytes(mac));
