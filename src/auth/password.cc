@@ -125,14 +125,22 @@ Result<Credential, CredentialError> crypt_credential(std::string_view value) {
   return Credential::crypt(value);
 }
 
-// Compares in time independent of both contents and lengths: hashing first
-// turns two secrets of any length into two equal-size digests.
+// Compares in time independent of the contents and of both lengths: every
+// call walks the same kSecretCompareSpan octets, so neither a near miss nor
+// the stored password's length shows in the timing. A stored secret longer
+// than the span never matches: no PAP password can be that long (RFC 2865
+// §5.2 allows 128 octets). Cheaper than hashing both sides, which costs two
+// SHA-256 computations on every PAP request.
+constexpr std::size_t kSecretCompareSpan = 256;
+
 bool secrets_equal(std::string_view a, std::string_view b) {
-  std::array<std::uint8_t, SHA256_DIGEST_SIZE> digest_a{};
-  std::array<std::uint8_t, SHA256_DIGEST_SIZE> digest_b{};
-  digest_of(DigestAlgorithm::kSha256, as_bytes(a), {}, digest_a);
-  digest_of(DigestAlgorithm::kSha256, as_bytes(b), {}, digest_b);
-  return constant_time_equal(digest_a, digest_b);
+  std::uint8_t diff = static_cast<std::uint8_t>((a.size() != b.size()) | (a.size() > kSecretCompareSpan));
+  for (std::size_t i = 0; i < kSecretCompareSpan; ++i) {
+    const auto x = static_cast<std::uint8_t>(i < a.size() ? a[i] : 0);
+    const auto y = static_cast<std::uint8_t>(i < b.size() ? b[i] : 0);
+    diff = static_cast<std::uint8_t>(diff | (x ^ y));
+  }
+  return diff == 0;
 }
 
 Result<void, AuthError> verify_crypt(std::string_view setting, std::string_view password) {

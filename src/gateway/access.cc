@@ -153,8 +153,9 @@ void check_method(const radius::Packet& request, const radius::SharedSecret& sec
 // Whether the request is MAC Authentication Bypass; its User-Password must
 // be unhidden to tell (auth/mab.h states the rule).
 bool is_mab(const radius::Packet& request, const radius::SharedSecret& secret, std::string_view user_name) {
+  // Cheap tests first: most requests are not MAB and need no unhiding here.
   const auto calling = request.find(attr::kCallingStationId);
-  if (!calling) return false;
+  if (!calling || !auth::parse_mac(user_name)) return false;
   std::optional<std::string_view> password;
   std::array<std::uint8_t, radius::kMaxUserPasswordLength> buffer{};
   if (const auto hidden = request.find(attr::kUserPassword)) {
