@@ -54,9 +54,13 @@ GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary,
 }
 
 const radius::SharedSecret& GatewayState::secret_of(const config::ClientDef& client) const {
+  return secrets_[index_of(client)];
+}
+
+std::size_t GatewayState::index_of(const config::ClientDef& client) const {
   const auto index = static_cast<std::size_t>(&client - clients_.clients().data());
   RW_ASSERT(index < secrets_.size());
-  return secrets_[index];
+  return index;
 }
 
 }  // namespace rw::gateway

@@ -71,6 +71,8 @@ class GatewayState {
   }
   // The precomputed secret of a client returned by find_client.
   [[nodiscard]] const radius::SharedSecret& secret_of(const config::ClientDef& client) const;
+  // The position of a client returned by find_client, in [0, client_count()).
+  [[nodiscard]] std::size_t index_of(const config::ClientDef& client) const;
 
   [[nodiscard]] const config::UsersFile& users() const { return users_; }
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }

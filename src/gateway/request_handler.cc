@@ -85,13 +85,18 @@ struct RequestHandler::Request {
 
 RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, RandomSource& random,
                                GatewayCounters& counters, DecisionObserver* observer)
-    : state_(std::move(state)), random_(random), counters_(counters), observer_(observer), duplicates_([&] {
+    : state_(std::move(state)),
+      random_(random),
+      counters_(counters),
+      observer_(observer),
+      duplicates_([&] {
         DuplicateCache::Options options = state_->options().duplicates;
         std::uint64_t seed = 0;
         random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&seed), sizeof seed));
         options.hash_seed = seed;
         return options;
-      }()) {}
+      }()),
+      learned_message_authenticator_(state_->client_count(), false) {}
 
 void RequestHandler::on_tick(Instant now) { duplicates_.expire(now); }
 
@@ -169,8 +174,14 @@ bool RequestHandler::verify_request(const Request& request) {
     counters_.drop(DropReason::kBadRequestAuthenticator);
     return false;
   }
+  const std::size_t client = state_->index_of(request.client);
+  const bool has_eap = packet.find(attr::kEapMessage).has_value();
   switch (radius::check_request_message_authenticator(packet, request.secret)) {
     case radius::MessageAuthenticatorStatus::kValid:
+      // FreeRADIUS's `auto`: a client that sent one without EAP must from now on.
+      if (!has_eap && request.client.require_message_authenticator == config::ClientCheck::kAuto) {
+        learned_message_authenticator_[client] = true;
+      }
       return true;
     case radius::MessageAuthenticatorStatus::kInvalid:
       counters_.drop(DropReason::kBadMessageAuthenticator);
@@ -179,8 +190,15 @@ bool RequestHandler::verify_request(const Request& request) {
       break;
   }
   // Status-Server (RFC 5997 §3) and EAP (RFC 3579 §3.2) always need it.
-  const bool required = packet.code() == Code::kStatusServer || packet.find(attr::kEapMessage).has_value() ||
-                        request.client.require_message_authenticator == config::ClientCheck::kYes;
+  const config::ClientCheck policy = request.client.require_message_authenticator;
+  bool required = packet.code() == Code::kStatusServer || has_eap || policy == config::ClientCheck::kYes ||
+                  (policy == config::ClientCheck::kAuto && learned_message_authenticator_[client]);
+  // BlastRADIUS: a forged Access-Reject/Accept rides on Proxy-State; a request
+  // carrying it without Message-Authenticator is refused unless the client opts out.
+  if (!required && packet.code() == Code::kAccessRequest && packet.find(attr::kProxyState).has_value() &&
+      request.client.limit_proxy_state != config::ClientCheck::kNo) {
+    required = true;
+  }
   if (!required) return true;
   counters_.drop(DropReason::kMissingMessageAuthenticator);
   return false;

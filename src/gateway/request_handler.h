@@ -8,6 +8,7 @@
 #include <array>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "base/random.h"
 #include "gateway/access.h"
@@ -50,8 +51,12 @@ class RequestHandler final : public DatagramHandler {
                                         MutableBytes reply) override;
   void on_tick(Instant now) override;
 
-  // Replaces the shared state (a reload); the duplicate cache is kept.
-  void set_state(std::shared_ptr<const GatewayState> state) { state_ = std::move(state); }
+  // Replaces the shared state (a reload); the duplicate cache is kept, what
+  // `auto` clients taught this worker is forgotten.
+  void set_state(std::shared_ptr<const GatewayState> state) {
+    state_ = std::move(state);
+    learned_message_authenticator_.assign(state_->client_count(), false);
+  }
 
   [[nodiscard]] const DuplicateCache& duplicates() const { return duplicates_; }
 
@@ -69,7 +74,11 @@ class RequestHandler final : public DatagramHandler {
   GatewayCounters& counters_;
   DecisionObserver* observer_;
   DuplicateCache duplicates_;
-  AccessOutcome outcome_;  // Reused per request: large, and the packet path allocates nothing.
+  AccessOutcome outcome_;
+  // For clients with require_message_authenticator = auto: whether this
+  // worker has seen one send a valid Message-Authenticator (then it must).
+  std::vector<bool>
+      learned_message_authenticator_;  // Reused per request: large, and the packet path allocates nothing.
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with

@@ -49,6 +49,11 @@ client legacy {
   secret = legacy
   require_message_authenticator = no
 }
+client learner {
+  ipaddr = 127.0.0.10
+  secret = legacy
+  require_message_authenticator = auto
+}
 )";
 
 const Instant kNow{5'000'000'000};
@@ -288,6 +293,30 @@ TEST_F(RequestHandlerTest, ClientThatDoesNotRequireMessageAuthenticatorIsServedW
   add_password("wonderland");
   const auto reply = send(finish_request(), Listener::kAuthentication, endpoint(9, 1812));
   EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
+}
+
+TEST_F(RequestHandlerTest, ProxyStateWithoutMessageAuthenticatorIsDroppedEvenWhenNotRequired) {
+  secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
+  begin(Code::kAccessRequest, 16, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  builder_->add(attr::kProxyState, as_bytes("forged"));
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, endpoint(9, 1812)).empty());
+  EXPECT_EQ(drops(DropReason::kMissingMessageAuthenticator), 1u);
+}
+
+TEST_F(RequestHandlerTest, AutoClientMustKeepSendingMessageAuthenticatorOnceSeen) {
+  secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
+  const Endpoint learner = endpoint(10, 1812);
+  begin(Code::kAccessRequest, 17, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_EQ(verified(send(finish_request(), Listener::kAuthentication, learner)).code(), Code::kAccessAccept);
+  begin(Code::kAccessRequest, 18).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_EQ(verified(send(finish_request(), Listener::kAuthentication, learner)).code(), Code::kAccessAccept);
+  begin(Code::kAccessRequest, 19, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, learner).empty());
+  EXPECT_EQ(drops(DropReason::kMissingMessageAuthenticator), 1u);
 }
 
 TEST_F(RequestHandlerTest, WrongSecretIsDroppedAsBadMessageAuthenticator) {
