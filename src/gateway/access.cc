@@ -58,37 +58,19 @@ std::uint32_t u32_of(Bytes value) {
   return reader.read_u32(out) ? out : 0;
 }
 
-// The known good password from the users policy's control items, in
-// FreeRADIUS's order of preference.
-std::optional<auth::Credential> known_good(const auth::UsersDecision& decision,
-                                           const KnownAttributes& known) {
-  if (known.cleartext_password != nullptr) {
-    if (const auto* item = decision.find_control(*known.cleartext_password)) {
-      return auth::Credential::cleartext(as_chars(item->bytes()));
+// The known good password from the users policy's control items, parsed at
+// load (GatewayState): Cleartext-Password first, since CHAP and MS-CHAP need
+// it or its NT hash, then the first other password item in control order.
+const auth::Credential* known_good(const GatewayState& state, const auth::UsersDecision& decision) {
+  if (const radius::AttributeDef* cleartext = state.known().cleartext_password) {
+    if (const config::UsersItem* item = decision.find_control(*cleartext)) {
+      if (const auth::Credential* credential = state.credential_of(*item)) return credential;
     }
   }
-  if (known.nt_password != nullptr) {
-    if (const auto* item = decision.find_control(*known.nt_password)) {
-      const Bytes value = item->bytes();
-      if (value.size() == auth::kNtHashSize) {
-        auth::NtHash hash;
-        std::copy(value.begin(), value.end(), hash.begin());
-        return auth::Credential::nt_hash(hash);
-      }
-      if (auto hash = auth::parse_nt_hash(as_chars(value))) return auth::Credential::nt_hash(*hash);
-    }
+  for (const config::UsersItem* item : decision.control()) {
+    if (const auth::Credential* credential = state.credential_of(*item)) return credential;
   }
-  if (known.crypt_password != nullptr) {
-    if (const auto* item = decision.find_control(*known.crypt_password)) {
-      return auth::Credential::crypt(as_chars(item->bytes()));
-    }
-  }
-  if (known.password_with_header != nullptr) {
-    if (const auto* item = decision.find_control(*known.password_with_header)) {
-      if (auto credential = auth::parse_password_with_header(as_chars(item->bytes()))) return *credential;
-    }
-  }
-  return std::nullopt;
+  return nullptr;
 }
 
 void reject(AccessOutcome& outcome, std::string_view reason) {
@@ -243,8 +225,8 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
     outcome.accepted = true;
     return;
   }
-  const std::optional<auth::Credential> credential = known_good(outcome.users, known);
-  if (!credential) return reject(outcome, "no known good password");
+  const auth::Credential* credential = known_good(state, outcome.users);
+  if (credential == nullptr) return reject(outcome, "no known good password");
   check_method(request, secret, random, *credential, outcome);
 }
 

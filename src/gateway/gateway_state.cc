@@ -1,6 +1,7 @@
 // GatewayState: indexing and validation of the gateway's immutable inputs.
 #include "gateway/gateway_state.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "auth/mab.h"
@@ -28,9 +29,40 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
     }
     secrets.push_back(*secret);
   }
-  return std::shared_ptr<const GatewayState>(new GatewayState(std::move(inputs.dictionary), std::move(*table),
-                                                              std::move(secrets), std::move(inputs.users),
-                                                              inputs.options));
+  std::shared_ptr<GatewayState> state(new GatewayState(std::move(inputs.dictionary), std::move(*table),
+                                                       std::move(secrets), std::move(inputs.users),
+                                                       inputs.options));
+  if (auto parsed = state->parse_credentials(); !parsed) return fail(parsed.error());
+  return std::shared_ptr<const GatewayState>(std::move(state));
+}
+
+// Parses every password the users file stores, so that a malformed one is a
+// load error with its position instead of a reject at 3 a.m.
+Result<void, std::string> GatewayState::parse_credentials() {
+  const KnownAttributes& k = known_;
+  for (const config::UserEntry& entry : users_.entries()) {
+    for (const config::UsersItem& item : entry.check) {
+      const radius::AttributeDef* def = item.def;
+      if (!def->internal || config::is_comparison(item.op)) continue;
+      const Bytes value = item.bytes();
+      Result<auth::Credential, auth::CredentialError> credential =
+          def == k.nt_password && value.size() == auth::kNtHashSize
+              ? auth::Credential::nt_hash([&] {
+                  auth::NtHash hash{};
+                  std::copy(value.begin(), value.end(), hash.begin());
+                  return hash;
+                }())
+              : auth::parse_credential(def->name, as_chars(value));
+      if (!credential && credential.error() == auth::CredentialError::kUnknownAttribute) continue;
+      if (!credential) {
+        return fail(users_.file_of(entry) + ":" + std::to_string(item.line) + ":" +
+                    std::to_string(item.column) + ": " + def->name + ": " +
+                    std::string(auth::to_string(credential.error())));
+      }
+      credentials_.emplace(&item, std::move(*credential));
+    }
+  }
+  return {};
 }
 
 GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "auth/password.h"
 #include "base/result.h"
 #include "config/client_table.h"
 #include "config/users_file.h"
@@ -75,6 +77,13 @@ class GatewayState {
   [[nodiscard]] std::size_t index_of(const config::ClientDef& client) const;
 
   [[nodiscard]] const config::UsersFile& users() const { return users_; }
+  // The known good password of a users-file control item (Cleartext-Password,
+  // NT-Password, Crypt-Password, Password-With-Header), parsed once at load
+  // so that the packet path allocates nothing; nullptr for other items.
+  [[nodiscard]] const auth::Credential* credential_of(const config::UsersItem& item) const {
+    const auto it = credentials_.find(&item);
+    return it == credentials_.end() ? nullptr : &it->second;
+  }
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
@@ -83,6 +92,7 @@ class GatewayState {
  private:
   GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
                std::vector<radius::SharedSecret> secrets, config::UsersFile users, GatewayOptions options);
+  [[nodiscard]] Result<void, std::string> parse_credentials();
 
   std::shared_ptr<const radius::Dictionary> dictionary_;
   config::ClientTable clients_;
@@ -90,6 +100,7 @@ class GatewayState {
   config::UsersFile users_;
   GatewayOptions options_;
   KnownAttributes known_;
+  std::unordered_map<const config::UsersItem*, auth::Credential> credentials_;
 };
 
 }  // namespace rw::gateway
