@@ -6,6 +6,9 @@ PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 RADIUSWARD := $(BUILD_DIR)/radiusward
 RUN_DIR ?= $(CURDIR)/build/run
+# Paths relative to the checkout in ccache's hashes, so that another clone on
+# the same machine (CI's) reuses the compiled objects.
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps configure build asan test test-release test-asan run bench format clean
 
