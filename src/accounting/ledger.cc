@@ -133,7 +133,7 @@ void Ledger::apply_cursor(std::uint64_t exported_through, ApplyResult& result) {
 }
 
 void Ledger::trim_window() {
-  const std::int64_t oldest_kept = newest_received_unix_ms_ - limits_.exported_keys_age_ms;
+  const std::int64_t oldest_kept = minus_ms(newest_received_unix_ms_, limits_.exported_keys_age_ms);
   while (!window_.empty() &&
          (window_.size() > limits_.exported_keys_max || window_.front().received_unix_ms < oldest_kept)) {
     known_.erase(window_.front().key);
@@ -173,8 +173,9 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     session.started_unix_ms = record.event_unix_ms;
     if (record.status_type == status::kInterimUpdate) {
       // As FreeRADIUS's interim query does for a missing row: start = now - session time.
-      session.started_unix_ms -=
-          std::int64_t{find_u32(record, radius::attr::kAcctSessionTime).value_or(0)} * 1000;
+      session.started_unix_ms =
+          minus_ms(session.started_unix_ms,
+                   std::int64_t{find_u32(record, radius::attr::kAcctSessionTime).value_or(0)} * 1000);
     }
     found = sessions_.emplace(record.session, std::move(session)).first;
   }

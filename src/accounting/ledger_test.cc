@@ -292,6 +292,12 @@ TEST(Snapshot, RefusesCorruption) {
   EXPECT_EQ(Ledger::restore(Bytes(bytes).first(10)).error(), SnapshotError::kTruncated);
 }
 
+TEST(SnapshotError, EveryReasonHasAName) {
+  for (std::size_t i = 0; i < kSnapshotErrorCount; ++i) {
+    EXPECT_NE(to_string(static_cast<SnapshotError>(i)), "unknown") << i;
+  }
+}
+
 // A seeded random history: batches with repeats (retransmissions), Accounting-
 // On/Off, export cursors (some stale, some ahead), barriers and garbage.
 class History {

@@ -140,8 +140,10 @@ Result<KeyRecipe, std::string> KeyRecipe::parse(std::string_view spec, std::stri
       const radius::AttributeDef* def = resolve(name, *dictionary);
       if (def == nullptr)
         return fail("unknown attribute '" + std::string(name) + "' in the session key recipe");
-      if (def->parent != nullptr || def->internal || (def->vendor == 0 && def->type > 255) ||
-          def->type > 255) {
+      const radius::VendorDef* vendor = def->vendor == 0 ? nullptr : dictionary->find_vendor(def->vendor);
+      // Packet::find_vendor reads the 1,1 sub-attribute format only.
+      const bool one_one = vendor == nullptr || (vendor->type_width == 1 && vendor->length_width == 1);
+      if (def->parent != nullptr || def->internal || def->type > 255 || !one_one) {
         return fail("attribute '" + std::string(name) + "' cannot be part of the session key recipe");
       }
       alternatives.push_back(def);
@@ -241,7 +243,7 @@ Result<Record, RecordError> make_record(const radius::Packet& request, std::stri
     record.event_unix_ms = static_cast<std::int64_t>(*timestamp) * 1000;
   } else {
     const std::int64_t delay_s = request.find_u32(radius::attr::kAcctDelayTime).value_or(0);
-    record.event_unix_ms = received_unix_ms - delay_s * 1000;
+    record.event_unix_ms = minus_ms(received_unix_ms, delay_s * 1000);
   }
   record.key = compute_record_key(record.attributes, record.client);
   record.session = recipe.session_key(request);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +56,12 @@ struct RecordKey : Digest16 {};
 // A session: FreeRADIUS's Acct-Unique-Session-Id as 16 bytes; hex() is the
 // text FreeRADIUS stores in radacct.acctuniqueid.
 struct SessionKey : Digest16 {};
+
+// a - b on Unix milliseconds, wrapping instead of overflowing: the fields
+// come from untrusted entries, and apply must stay defined on every input.
+[[nodiscard]] inline std::int64_t minus_ms(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
 
 // Hashers for lookups in unordered containers (never iterated for output).
 struct KeyHash {

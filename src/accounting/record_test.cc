@@ -30,6 +30,32 @@ TEST(MakeRecord, RefusesRequestWithoutSessionId) {
   EXPECT_EQ(record.error(), RecordError::kNoSessionId);
 }
 
+TEST(MakeRecord, RefusesOverlongClientShortname) {
+  auto record = make_record(AccountingRequest(RequestSpec{}).packet(), std::string(kClientNameMax + 1, 'n'),
+                            0, testing::default_recipe());
+  ASSERT_FALSE(record.has_value());
+  EXPECT_EQ(record.error(), RecordError::kClientNameTooLong);
+}
+
+TEST(MakeRecord, RefusesOtherCodes) {
+  std::array<std::uint8_t, radius::kMaxPacketLength> buffer{};
+  radius::PacketBuilder builder(buffer);
+  builder.begin(radius::Code::kAccessRequest, 1, std::array<std::uint8_t, 16>{});
+  builder.add_u32(radius::attr::kAcctStatusType, status::kStart);
+  builder.add(radius::attr::kAcctSessionId, as_bytes("abc"));
+  auto packet = radius::Packet::parse(*builder.finish());
+  ASSERT_TRUE(packet.has_value());
+  auto record = make_record(*packet, "nas1", 0, testing::default_recipe());
+  ASSERT_FALSE(record.has_value());
+  EXPECT_EQ(record.error(), RecordError::kNotAccountingRequest);
+}
+
+TEST(RecordError, EveryReasonHasAName) {
+  for (std::size_t i = 0; i < kRecordErrorCount; ++i) {
+    EXPECT_NE(to_string(static_cast<RecordError>(i)), "unknown") << i;
+  }
+}
+
 TEST(MakeRecord, DropsMessageAuthenticatorAndProxyState) {
   RequestSpec spec;
   spec.message_authenticator = true;
