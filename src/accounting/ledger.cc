@@ -156,8 +156,8 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     default:
       return;
   }
-  auto found = sessions_.find(record.session);
-  if (found == sessions_.end()) {
+  auto found = sessions_.lower_bound(record.session);
+  if (found == sessions_.end() || found->first != record.session) {
     if (sessions_.size() >= limits_.sessions_max) {
       ++counters_.sessions_untracked;
       return;
@@ -177,7 +177,7 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
           minus_ms(session.started_unix_ms,
                    std::int64_t{find_u32(record, radius::attr::kAcctSessionTime).value_or(0)} * 1000);
     }
-    found = sessions_.emplace(record.session, std::move(session)).first;
+    found = sessions_.emplace_hint(found, record.session, std::move(session));
   }
   Session& session = found->second;
   session.last_status_type = record.status_type;

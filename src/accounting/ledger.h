@@ -29,9 +29,11 @@ namespace rw::accounting {
 // at submission through accepting(): apply() never refuses a committed entry.
 struct LedgerLimits {
   // Unexported records: at either bound accepting() turns false and the
-  // member stops taking new submissions (it never drops a record).
-  std::size_t held_records_max = 1'000'000;
-  std::size_t held_bytes_max = std::size_t{512} << 20;
+  // member stops taking new submissions (it never drops a record). They
+  // also bound the snapshot, which libraft builds on its loop thread
+  // (LIBRAFT.md trap 8): about 280 bytes and 1.2 us per held record here.
+  std::size_t held_records_max = 500'000;
+  std::size_t held_bytes_max = std::size_t{256} << 20;
   // Live sessions: a Start or Interim-Update of a new session past the
   // bound is stored as a record but not tracked (counted).
   std::size_t sessions_max = 1'000'000;
