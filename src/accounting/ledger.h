@@ -1,0 +1,183 @@
+// The replicated accounting state (the Raft state machine): records held
+// until exported, the de-duplication window, the live session table and the
+// export cursor. Pure and deterministic (STYLE.md §6): apply() depends only
+// on the ledger and the entry; snapshots are canonical bytes. Semantics in
+// docs/accounting.md, layouts in docs/wire_formats.md, bounds in
+// docs/limits.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "accounting/entry.h"
+#include "accounting/record.h"
+#include "base/bytes.h"
+#include "base/result.h"
+
+namespace rw::accounting {
+
+// Bounds of the ledger. The three that shape replicated state
+// (sessions_max, exported_keys_max, exported_keys_age_ms) must be equal on
+// every member, or their snapshots differ. The held_* bounds are enforced
+// at submission through accepting(): apply() never refuses a committed entry.
+struct LedgerLimits {
+  // Unexported records: at either bound accepting() turns false and the
+  // member stops taking new submissions (it never drops a record). They
+  // also bound the snapshot, which libraft builds on its loop thread
+  // (LIBRAFT.md trap 8): about 280 bytes and 1.2 us per held record here.
+  std::size_t held_records_max = 500'000;
+  std::size_t held_bytes_max = std::size_t{256} << 20;
+  // Live sessions: a Start or Interim-Update of a new session past the
+  // bound is stored as a record but not tracked (counted).
+  std::size_t sessions_max = 1'000'000;
+  // The de-duplication window beyond held records: keys of exported records
+  // are remembered while fewer than exported_keys_max are kept and while
+  // younger than exported_keys_age_ms (gateway receive times, never a clock).
+  std::size_t exported_keys_max = 500'000;
+  std::int64_t exported_keys_age_ms = 15 * 60 * 1000;
+};
+
+// A record the ledger holds: unexported, with the log index of its entry.
+struct HeldRecord {
+  std::uint64_t index = 0;
+  Record record;
+
+  friend bool operator==(const HeldRecord&, const HeldRecord&) = default;
+};
+
+// One open session of the live session table.
+struct Session {
+  SessionKey key;
+  std::string client;                     // NAS shortname
+  std::vector<std::uint8_t> nas_address;  // NAS-IP-Address (4) or NAS-IPv6-Address (16) or empty
+  std::string nas_identifier;             // NAS-Identifier, or empty
+  std::string user_name;                  // User-Name, or empty
+  std::string acct_session_id;            // Acct-Session-Id
+  std::uint32_t last_status_type = 0;     // Start or Interim-Update
+  std::uint64_t opened_index = 0;         // log index of the record that opened it
+  std::uint64_t updated_index = 0;        // log index of its latest record
+  std::int64_t started_unix_ms = 0;       // event time of Start (Interim: event minus Acct-Session-Time)
+  std::int64_t updated_unix_ms = 0;       // event time of its latest record
+  std::uint32_t session_time_s = 0;       // Acct-Session-Time of its latest record
+  std::uint64_t input_octets = 0;         // Acct-Input-Octets + 2^32 * Acct-Input-Gigawords (RFC 2869 §5.1)
+  std::uint64_t output_octets = 0;        // Acct-Output-Octets + 2^32 * Acct-Output-Gigawords
+
+  friend bool operator==(const Session&, const Session&) = default;
+};
+
+// Replicated counters: equal on members that applied the same entries.
+struct LedgerCounters {
+  std::uint64_t records_applied = 0;         // new records stored
+  std::uint64_t records_duplicate = 0;       // records whose key was known: no-ops
+  std::uint64_t records_exported = 0;        // records dropped by export cursors
+  std::uint64_t entries_skipped = 0;         // undecodable entries (LIBRAFT.md trap 7)
+  std::uint64_t sessions_untracked = 0;      // new sessions past sessions_max
+  std::uint64_t sessions_closed_by_nas = 0;  // closed by Accounting-On/Off
+
+  friend bool operator==(const LedgerCounters&, const LedgerCounters&) = default;
+};
+
+// What apply() did with one entry. The member acknowledges both new and
+// duplicate keys: either way the event is committed.
+struct ApplyResult {
+  // The entry's type, or nothing when it was skipped.
+  std::optional<EntryType> type;
+  // Why the entry was skipped (undecodable, or a cursor not behind it).
+  std::optional<EntryError> skipped;
+  std::vector<RecordKey> new_keys;        // stored by this entry, in entry order
+  std::vector<RecordKey> duplicate_keys;  // already known: nothing changed
+  std::size_t records_exported = 0;       // dropped by an export cursor
+};
+
+// Why snapshot bytes were refused by restore().
+enum class SnapshotError : std::uint8_t {
+  kTruncated,           // ends inside a field
+  kBadMagic,            // not "RWLS"
+  kUnsupportedVersion,  // version byte is not 1
+  kBadChecksum,         // SHA-256 trailer does not match
+  kReservedNotZero,     // reserved header bytes set
+  kBadRecord,           // a held record does not decode
+  kRecordOrder,         // held record indices not ascending, or outside (exported, applied]
+  kDuplicateKey,        // one key held twice, or held and in the window
+  kBadSession,          // a session does not decode
+  kSessionOrder,        // sessions not strictly ascending by key
+  kTrailingBytes,       // bytes between the last section and the trailer
+};
+inline constexpr std::size_t kSnapshotErrorCount = 11;
+std::string_view to_string(SnapshotError error);
+
+// The state machine. Not thread-safe: the consensus layer owns it on its
+// loop thread; readers (admin API) take copies there.
+class Ledger {
+ public:
+  explicit Ledger(LedgerLimits limits = {});
+
+  // Applies the entry committed at `index`, in log order. Never fails: an
+  // undecodable entry is counted and skipped identically on every member.
+  // Requires: index > last_applied_index().
+  ApplyResult apply(std::uint64_t index, Bytes entry);
+
+  // Canonical bytes of the whole state (docs/wire_formats.md "Snapshot"):
+  // equal ledgers give equal bytes.
+  [[nodiscard]] std::vector<std::uint8_t> snapshot() const;
+  // Rebuilds a ledger from snapshot bytes, checking everything.
+  [[nodiscard]] static Result<Ledger, SnapshotError> restore(Bytes snapshot, LedgerLimits limits = {});
+
+  // --- Admission (the member's submission side) ---
+  // False when held records or bytes reached their bound: stop taking new
+  // submissions until the exporter catches up.
+  [[nodiscard]] bool accepting() const;
+  [[nodiscard]] std::size_t headroom_records() const;
+  [[nodiscard]] std::size_t headroom_bytes() const;
+  // Whether a key is in the de-duplication window (held or recently exported).
+  [[nodiscard]] bool knows(const RecordKey& key) const { return known_.contains(key); }
+
+  // --- Accessors for the admin API and the exporter ---
+  [[nodiscard]] std::uint64_t last_applied_index() const { return last_applied_; }
+  [[nodiscard]] std::uint64_t exported_through() const { return exported_through_; }
+  // Unexported records in log order.
+  [[nodiscard]] const std::deque<HeldRecord>& records() const { return held_; }
+  [[nodiscard]] std::size_t held_bytes() const { return held_bytes_; }
+  // Open sessions ordered by key.
+  [[nodiscard]] const std::map<SessionKey, Session>& sessions() const { return sessions_; }
+  [[nodiscard]] std::size_t window_keys() const { return window_.size(); }
+  [[nodiscard]] const LedgerCounters& counters() const { return counters_; }
+  [[nodiscard]] const LedgerLimits& limits() const { return limits_; }
+
+  // Equal state: same snapshot bytes (limits are configuration, not state).
+  friend bool operator==(const Ledger& a, const Ledger& b);
+
+ private:
+  struct WindowKey {
+    RecordKey key;
+    std::int64_t received_unix_ms = 0;
+  };
+
+  void apply_records(std::uint64_t index, std::vector<Record>& records, ApplyResult& result);
+  void apply_cursor(std::uint64_t exported_through, ApplyResult& result);
+  void update_sessions(std::uint64_t index, const Record& record);
+  void close_nas_sessions(const Record& record);
+  void trim_window();
+
+  LedgerLimits limits_;
+  std::uint64_t last_applied_ = 0;
+  std::uint64_t exported_through_ = 0;
+  std::int64_t newest_received_unix_ms_ = 0;
+  std::deque<HeldRecord> held_;
+  std::size_t held_bytes_ = 0;
+  // Exported keys still remembered, oldest first (log order).
+  std::deque<WindowKey> window_;
+  // Every key held or in window_: membership only, never iterated.
+  std::unordered_set<RecordKey, KeyHash> known_;
+  std::map<SessionKey, Session> sessions_;
+  LedgerCounters counters_;
+};
+
+}  // namespace rw::accounting

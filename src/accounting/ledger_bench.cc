@@ -1,0 +1,134 @@
+// Benchmarks of the accounting state machine (docs/accounting.md
+// "Performance"): make_record on the gateway, validate and apply of a
+// 64-record entry on the raft loop, and snapshot/restore with a backlog of
+// 100,000 unexported records (LIBRAFT.md trap 8: the snapshot is built on
+// the loop thread, so its time is a pause of the loop).
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "accounting/accounting_request_for_test.h"
+#include "accounting/ledger.h"
+
+namespace rw::accounting {
+namespace {
+
+using testing::RequestSpec;
+
+// A typical Interim-Update of a Wi-Fi session: about 120 octets of attributes.
+RequestSpec interim_of(std::uint64_t n) {
+  RequestSpec spec;
+  spec.identifier = static_cast<std::uint8_t>(n);
+  spec.status_type = status::kInterimUpdate;
+  spec.user_name = "user" + std::to_string(n % 50'000) + "@example.net";
+  spec.session_id = "5F3A" + std::to_string(n % 50'000) + "-0000" + std::to_string(n / 50'000);
+  spec.nas_identifier = "ap-" + std::to_string(n % 200);
+  spec.session_time_s = static_cast<std::uint32_t>(n);
+  spec.input_octets = static_cast<std::uint32_t>(n * 1500);
+  spec.delay_s = 0;
+  return spec;
+}
+
+std::vector<Record> records(std::uint64_t first, std::size_t count) {
+  std::vector<Record> out;
+  out.reserve(count);
+  for (std::uint64_t n = first; n < first + count; ++n) {
+    out.push_back(testing::record_of(interim_of(n), 1'700'000'000'000 + static_cast<std::int64_t>(n)));
+  }
+  return out;
+}
+
+void BM_MakeRecord(benchmark::State& state) {
+  const testing::AccountingRequest request(interim_of(1));
+  const radius::Packet packet = request.packet();
+  for (auto _ : state) {
+    auto record = make_record(packet, "nas1", 1'700'000'000'000, testing::default_recipe());
+    benchmark::DoNotOptimize(record);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MakeRecord);
+
+void BM_ValidateEntry64(benchmark::State& state) {
+  const std::vector<std::uint8_t> entry = encode_records_entry(records(0, 64));
+  for (auto _ : state) benchmark::DoNotOptimize(validate_entry(entry));
+  state.SetItemsProcessed(state.iterations() * 64);
+  state.counters["entry_bytes"] = static_cast<double>(entry.size());
+}
+BENCHMARK(BM_ValidateEntry64);
+
+// Apply of distinct 64-record entries into a ledger that keeps growing, as
+// on a member whose exporter lags; the ledger restarts every 1,000 entries.
+void BM_ApplyEntry64(benchmark::State& state) {
+  constexpr std::size_t kEntries = 1000;
+  std::vector<std::vector<std::uint8_t>> entries;
+  entries.reserve(kEntries);
+  for (std::size_t i = 0; i < kEntries; ++i) entries.push_back(encode_records_entry(records(i * 64, 64)));
+  Ledger ledger;
+  std::uint64_t index = 0;
+  for (auto _ : state) {
+    if (index == kEntries) {
+      state.PauseTiming();
+      ledger = Ledger();
+      index = 0;
+      state.ResumeTiming();
+    }
+    benchmark::DoNotOptimize(ledger.apply(index + 1, entries[index]));
+    ++index;
+  }
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+BENCHMARK(BM_ApplyEntry64);
+
+// Apply of a 64-record entry that is all duplicates (a re-submission).
+void BM_ApplyDuplicateEntry64(benchmark::State& state) {
+  const std::vector<std::uint8_t> entry = encode_records_entry(records(0, 64));
+  Ledger ledger;
+  std::uint64_t index = 1;
+  (void)ledger.apply(index, entry);
+  for (auto _ : state) benchmark::DoNotOptimize(ledger.apply(++index, entry));
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+BENCHMARK(BM_ApplyDuplicateEntry64);
+
+// A ledger holding `backlog` unexported records (and the sessions they open).
+const Ledger& backlog_ledger(std::size_t backlog) {
+  static Ledger ledger = [backlog] {
+    Ledger built;
+    std::uint64_t index = 0;
+    for (std::size_t first = 0; first < backlog; first += 64) {
+      (void)built.apply(++index, encode_records_entry(records(first, 64)));
+    }
+    return built;
+  }();
+  return ledger;
+}
+
+void BM_Snapshot100k(benchmark::State& state) {
+  const Ledger& ledger = backlog_ledger(100'032);
+  std::size_t size = 0;
+  for (auto _ : state) {
+    const std::vector<std::uint8_t> bytes = ledger.snapshot();
+    size = bytes.size();
+    benchmark::DoNotOptimize(bytes.data());
+  }
+  state.counters["snapshot_bytes"] = static_cast<double>(size);
+  state.counters["records"] = static_cast<double>(ledger.records().size());
+  state.counters["sessions"] = static_cast<double>(ledger.sessions().size());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+}
+BENCHMARK(BM_Snapshot100k)->Unit(benchmark::kMillisecond);
+
+void BM_Restore100k(benchmark::State& state) {
+  const std::vector<std::uint8_t> bytes = backlog_ledger(100'032).snapshot();
+  for (auto _ : state) {
+    auto restored = Ledger::restore(bytes);
+    benchmark::DoNotOptimize(restored);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes.size()));
+}
+BENCHMARK(BM_Restore100k)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace rw::accounting

@@ -1,0 +1,372 @@
+// Tests of the accounting state machine: duplicates are no-ops (DESIGN.md
+// invariant 2), sessions, the export cursor (invariant 3), bounds, and
+// canonical snapshots (STYLE.md §6).
+#include "accounting/ledger.h"
+
+#include <gtest/gtest.h>
+
+#include "accounting/accounting_request_for_test.h"
+#include "base/random.h"
+
+namespace rw::accounting {
+namespace {
+
+using testing::AccountingRequest;
+using testing::entry_of;
+using testing::record_of;
+using testing::RequestSpec;
+
+RequestSpec start_of(const std::string& session, const std::string& nas_identifier = "") {
+  RequestSpec spec;
+  spec.status_type = status::kStart;
+  spec.session_id = session;
+  spec.nas_identifier = nas_identifier;
+  return spec;
+}
+
+RequestSpec with_status(RequestSpec spec, std::uint32_t status_type, std::uint32_t session_time_s = 0) {
+  spec.status_type = status_type;
+  spec.session_time_s = session_time_s;
+  return spec;
+}
+
+TEST(Ledger, AppliesNewRecords) {
+  Ledger ledger;
+  const Record record = record_of(start_of("s1"));
+  const ApplyResult result = ledger.apply(1, entry_of({record}));
+  EXPECT_EQ(result.type, EntryType::kRecords);
+  EXPECT_EQ(result.new_keys, std::vector<RecordKey>{record.key});
+  EXPECT_TRUE(result.duplicate_keys.empty());
+  ASSERT_EQ(ledger.records().size(), 1u);
+  EXPECT_EQ(ledger.records().front().index, 1u);
+  EXPECT_EQ(ledger.records().front().record, record);
+  EXPECT_EQ(ledger.last_applied_index(), 1u);
+  EXPECT_EQ(ledger.held_bytes(), encoded_size(record));
+}
+
+// The three cases of DESIGN.md invariant 2, built as real signed packets.
+TEST(Ledger, DuplicatesOfInvariantTwoAreNoOps) {
+  RequestSpec original = start_of("s1");
+  original.identifier = 20;
+  original.delay_s = 0;
+  original.message_authenticator = true;
+  RequestSpec resend = original;  // NAS re-send: new Identifier, larger delay.
+  resend.identifier = 21;
+  resend.delay_s = 10;
+
+  Ledger ledger;
+  const Record first = record_of(original, 1'000);
+  ASSERT_EQ(ledger.apply(1, entry_of({first})).new_keys.size(), 1u);
+  const std::vector<std::uint8_t> before = ledger.snapshot();
+
+  // A NAS retransmission (same Identifier), received later by a gateway.
+  const ApplyResult retransmission = ledger.apply(2, entry_of({record_of(original, 4'000)}));
+  // A NAS re-send with a new Identifier and a larger Acct-Delay-Time.
+  const ApplyResult resent = ledger.apply(3, entry_of({record_of(resend, 11'000)}));
+  // A gateway re-submission of the same record after a leader change.
+  const ApplyResult resubmitted = ledger.apply(4, entry_of({first}));
+
+  for (const ApplyResult* result : {&retransmission, &resent, &resubmitted}) {
+    EXPECT_TRUE(result->new_keys.empty());
+    EXPECT_EQ(result->duplicate_keys, std::vector<RecordKey>{first.key});
+  }
+  ASSERT_EQ(ledger.records().size(), 1u);
+  EXPECT_EQ(ledger.records().front().record, first);
+  EXPECT_EQ(ledger.counters().records_duplicate, 3u);
+  // Only the applied index and the duplicate counter moved.
+  Ledger expected = *Ledger::restore(before);
+  EXPECT_EQ(expected.last_applied_index(), 1u);
+  EXPECT_EQ(ledger.sessions(), expected.sessions());
+}
+
+TEST(Ledger, DuplicateWithinOneEntryIsANoOp) {
+  Ledger ledger;
+  const Record record = record_of(start_of("s1"));
+  const ApplyResult result = ledger.apply(1, entry_of({record, record}));
+  EXPECT_EQ(result.new_keys.size(), 1u);
+  EXPECT_EQ(result.duplicate_keys.size(), 1u);
+  EXPECT_EQ(ledger.records().size(), 1u);
+}
+
+TEST(Ledger, StartOpensInterimUpdatesStopCloses) {
+  Ledger ledger;
+  const RequestSpec start = start_of("s1");
+  ledger.apply(1, entry_of({record_of(start, 10'000)}));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  const Session& opened = ledger.sessions().begin()->second;
+  EXPECT_EQ(opened.acct_session_id, "s1");
+  EXPECT_EQ(opened.user_name, "bob");
+  EXPECT_EQ(opened.client, "nas1");
+  EXPECT_EQ(opened.started_unix_ms, 10'000);
+  EXPECT_EQ(opened.nas_address, (std::vector<std::uint8_t>{10, 0, 0, 1}));
+  EXPECT_EQ(opened.key, testing::default_recipe().session_key(AccountingRequest(start).packet()));
+
+  RequestSpec interim = with_status(start, status::kInterimUpdate, 60);
+  interim.input_octets = 1234;
+  ledger.apply(2, entry_of({record_of(interim, 70'000)}));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  const Session& updated = ledger.sessions().begin()->second;
+  EXPECT_EQ(updated.last_status_type, status::kInterimUpdate);
+  EXPECT_EQ(updated.session_time_s, 60u);
+  EXPECT_EQ(updated.input_octets, 1234u);
+  EXPECT_EQ(updated.updated_index, 2u);
+  EXPECT_EQ(updated.started_unix_ms, 10'000);
+
+  ledger.apply(3, entry_of({record_of(with_status(start, status::kStop, 90), 100'000)}));
+  EXPECT_TRUE(ledger.sessions().empty());
+  EXPECT_EQ(ledger.records().size(), 3u);
+}
+
+TEST(Ledger, InterimWithoutStartOpensTheSession) {
+  Ledger ledger;
+  ledger.apply(1, entry_of({record_of(with_status(start_of("s1"), status::kInterimUpdate, 30), 100'000)}));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.sessions().begin()->second.started_unix_ms, 70'000);
+}
+
+TEST(Ledger, AccountingOnClosesEverySessionOfThatNasOnly) {
+  Ledger ledger;
+  std::uint64_t index = 0;
+  ledger.apply(++index, entry_of({record_of(start_of("a", "nas-a")), record_of(start_of("b", "nas-a")),
+                                  record_of(start_of("c", "nas-b"))}));
+  // Same NAS identity under another client shortname.
+  ledger.apply(++index, entry_of({record_of(start_of("d", "nas-a"), 0, "nas2")}));
+  ASSERT_EQ(ledger.sessions().size(), 4u);
+
+  RequestSpec on = start_of("on-1", "nas-a");
+  on.status_type = status::kAccountingOn;
+  on.user_name.clear();
+  on.nas_port.reset();
+  ledger.apply(++index, entry_of({record_of(on)}));
+  ASSERT_EQ(ledger.sessions().size(), 2u);
+  for (const auto& [key, session] : ledger.sessions()) {
+    EXPECT_TRUE(session.acct_session_id == "c" || session.acct_session_id == "d") << session.acct_session_id;
+  }
+  EXPECT_EQ(ledger.counters().sessions_closed_by_nas, 2u);
+
+  RequestSpec off = start_of("off-1");
+  off.status_type = status::kAccountingOff;
+  ledger.apply(++index, entry_of({record_of(off, 0, "nas2")}));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.sessions().begin()->second.acct_session_id, "c");
+}
+
+TEST(Ledger, ExportCursorDropsOnlyExportedRecords) {
+  Ledger ledger;
+  const Record a = record_of(start_of("a"));
+  const Record b = record_of(start_of("b"));
+  const Record c = record_of(start_of("c"));
+  ledger.apply(1, entry_of({a, b}));
+  ledger.apply(2, entry_of({c}));
+  const ApplyResult result = ledger.apply(3, encode_export_cursor_entry(1));
+  EXPECT_EQ(result.type, EntryType::kExportCursor);
+  EXPECT_EQ(result.records_exported, 2u);
+  ASSERT_EQ(ledger.records().size(), 1u);
+  EXPECT_EQ(ledger.records().front().record, c);
+  EXPECT_EQ(ledger.exported_through(), 1u);
+  EXPECT_EQ(ledger.held_bytes(), encoded_size(c));
+  // Exported keys stay in the window: a late re-send is still a duplicate.
+  EXPECT_TRUE(ledger.knows(a.key));
+  EXPECT_EQ(ledger.apply(4, entry_of({a})).duplicate_keys.size(), 1u);
+  // A stale (lower) cursor changes nothing.
+  EXPECT_EQ(ledger.apply(5, encode_export_cursor_entry(0)).records_exported, 0u);
+  EXPECT_EQ(ledger.records().size(), 1u);
+}
+
+TEST(Ledger, SkipsCursorNotBehindItsEntry) {
+  Ledger ledger;
+  ledger.apply(1, entry_of({record_of(start_of("a"))}));
+  const ApplyResult result = ledger.apply(2, encode_export_cursor_entry(2));
+  EXPECT_EQ(result.skipped, EntryError::kCursorNotBehind);
+  EXPECT_EQ(ledger.records().size(), 1u);
+  EXPECT_EQ(ledger.counters().entries_skipped, 1u);
+}
+
+TEST(Ledger, SkipsUndecodableEntryAndCountsIt) {
+  Ledger ledger;
+  const std::vector<std::uint8_t> garbage = {'R', 'A', 9, 9};
+  const ApplyResult result = ledger.apply(1, garbage);
+  EXPECT_EQ(result.skipped, EntryError::kUnsupportedVersion);
+  EXPECT_FALSE(result.type.has_value());
+  EXPECT_EQ(ledger.counters().entries_skipped, 1u);
+  EXPECT_EQ(ledger.last_applied_index(), 1u);
+  EXPECT_EQ(ledger.apply(2, encode_barrier_entry(3)).type, EntryType::kBarrier);
+}
+
+TEST(Ledger, StopsAcceptingAtHeldRecordBoundWithoutDropping) {
+  Ledger ledger({.held_records_max = 2});
+  EXPECT_TRUE(ledger.accepting());
+  EXPECT_EQ(ledger.headroom_records(), 2u);
+  ledger.apply(1, entry_of({record_of(start_of("a")), record_of(start_of("b"))}));
+  EXPECT_FALSE(ledger.accepting());
+  EXPECT_EQ(ledger.headroom_records(), 0u);
+  // A committed entry past the bound is still applied: apply never refuses.
+  ledger.apply(2, entry_of({record_of(start_of("c"))}));
+  EXPECT_EQ(ledger.records().size(), 3u);
+  ledger.apply(3, encode_export_cursor_entry(2));
+  EXPECT_TRUE(ledger.accepting());
+}
+
+TEST(Ledger, StopsAcceptingAtHeldByteBound) {
+  const Record record = record_of(start_of("a"));
+  Ledger ledger({.held_bytes_max = encoded_size(record) + 1});
+  ledger.apply(1, entry_of({record}));
+  EXPECT_TRUE(ledger.accepting());
+  EXPECT_EQ(ledger.headroom_bytes(), 1u);
+  ledger.apply(2, entry_of({record_of(start_of("b"))}));
+  EXPECT_FALSE(ledger.accepting());
+}
+
+TEST(Ledger, SessionsPastTheBoundAreCountedNotTracked) {
+  Ledger ledger({.sessions_max = 1});
+  ledger.apply(1, entry_of({record_of(start_of("a")), record_of(start_of("b"))}));
+  EXPECT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.records().size(), 2u);
+  EXPECT_EQ(ledger.counters().sessions_untracked, 1u);
+}
+
+TEST(Ledger, WindowForgetsExportedKeysPastCountBound) {
+  Ledger ledger({.exported_keys_max = 1});
+  const Record a = record_of(start_of("a"));
+  const Record b = record_of(start_of("b"));
+  ledger.apply(1, entry_of({a}));
+  ledger.apply(2, entry_of({b}));
+  ledger.apply(3, encode_export_cursor_entry(2));
+  EXPECT_EQ(ledger.window_keys(), 1u);
+  EXPECT_FALSE(ledger.knows(a.key));
+  EXPECT_TRUE(ledger.knows(b.key));
+}
+
+TEST(Ledger, WindowForgetsExportedKeysPastAgeBound) {
+  Ledger ledger({.exported_keys_age_ms = 60'000});
+  const Record a = record_of(start_of("a"), 1'000'000);
+  ledger.apply(1, entry_of({a}));
+  ledger.apply(2, encode_export_cursor_entry(1));
+  EXPECT_TRUE(ledger.knows(a.key));
+  // Time advances only with the records' receive times.
+  ledger.apply(3, entry_of({record_of(start_of("b"), 1'060'000)}));
+  EXPECT_TRUE(ledger.knows(a.key));
+  ledger.apply(4, entry_of({record_of(start_of("c"), 1'060'001)}));
+  EXPECT_FALSE(ledger.knows(a.key));
+}
+
+Ledger busy_ledger() {
+  Ledger ledger;
+  ledger.apply(1, entry_of({record_of(start_of("a", "nas-a")), record_of(start_of("b"))}));
+  ledger.apply(2, entry_of({record_of(with_status(start_of("b"), status::kInterimUpdate, 5))}));
+  ledger.apply(3, encode_export_cursor_entry(1));
+  ledger.apply(4, entry_of({record_of(start_of("c"), 0, "nas2")}));
+  return ledger;
+}
+
+TEST(Snapshot, RestoreGivesAnEqualLedger) {
+  const Ledger ledger = busy_ledger();
+  const std::vector<std::uint8_t> bytes = ledger.snapshot();
+  auto restored = Ledger::restore(bytes);
+  ASSERT_TRUE(restored.has_value()) << to_string(restored.error());
+  EXPECT_EQ(restored->snapshot(), bytes);
+  EXPECT_TRUE(*restored == ledger);
+  EXPECT_EQ(restored->records(), ledger.records());
+  EXPECT_EQ(restored->sessions(), ledger.sessions());
+  EXPECT_EQ(restored->counters(), ledger.counters());
+  EXPECT_EQ(restored->held_bytes(), ledger.held_bytes());
+  EXPECT_EQ(restored->last_applied_index(), 4u);
+  EXPECT_EQ(restored->exported_through(), 1u);
+}
+
+TEST(Snapshot, TwoLedgersFedTheSameEntriesAreIdentical) {
+  EXPECT_EQ(busy_ledger().snapshot(), busy_ledger().snapshot());
+}
+
+TEST(Snapshot, RefusesCorruption) {
+  std::vector<std::uint8_t> bytes = busy_ledger().snapshot();
+  auto flipped = bytes;
+  flipped[40] ^= 1;
+  EXPECT_EQ(Ledger::restore(flipped).error(), SnapshotError::kBadChecksum);
+  auto bad_magic = bytes;
+  bad_magic[0] = 'X';
+  EXPECT_EQ(Ledger::restore(bad_magic).error(), SnapshotError::kBadMagic);
+  auto bad_version = bytes;
+  bad_version[4] = 2;
+  EXPECT_EQ(Ledger::restore(bad_version).error(), SnapshotError::kUnsupportedVersion);
+  EXPECT_EQ(Ledger::restore(Bytes(bytes).first(10)).error(), SnapshotError::kTruncated);
+}
+
+TEST(SnapshotError, EveryReasonHasAName) {
+  for (std::size_t i = 0; i < kSnapshotErrorCount; ++i) {
+    EXPECT_NE(to_string(static_cast<SnapshotError>(i)), "unknown") << i;
+  }
+}
+
+// A seeded random history: batches with repeats (retransmissions), Accounting-
+// On/Off, export cursors (some stale, some ahead), barriers and garbage.
+class History {
+ public:
+  explicit History(std::uint64_t seed) : random_(seed) {}
+
+  std::vector<std::uint8_t> next_entry(std::uint64_t index) {
+    const std::uint64_t kind = random_.below(10);
+    if (kind == 0) return encode_barrier_entry(index);
+    if (kind == 1) return encode_export_cursor_entry(random_.below(index + 1));
+    if (kind == 2) {
+      std::vector<std::uint8_t> garbage(random_.below(12));
+      random_.fill(garbage);
+      return garbage;
+    }
+    std::vector<Record> batch;
+    const std::uint64_t size = 1 + random_.below(8);
+    for (std::uint64_t i = 0; i < size; ++i) batch.push_back(next_record());
+    return encode_records_entry(batch);
+  }
+
+ private:
+  Record next_record() {
+    if (!sent_.empty() && random_.below(4) == 0) return sent_[random_.below(sent_.size())];
+    RequestSpec spec =
+        start_of("s" + std::to_string(random_.below(20)), "nas-" + std::to_string(random_.below(3)));
+    const std::uint64_t roll = random_.below(20);
+    spec.status_type = roll < 6     ? status::kStart
+                       : roll < 14  ? status::kInterimUpdate
+                       : roll < 18  ? status::kStop
+                       : roll == 18 ? status::kAccountingOn
+                                    : status::kAccountingOff;
+    spec.session_time_s = static_cast<std::uint32_t>(random_.below(1000));
+    clock_ms_ += static_cast<std::int64_t>(random_.below(5000));
+    Record record = record_of(spec, clock_ms_, random_.below(5) == 0 ? "nas2" : "nas1");
+    sent_.push_back(record);
+    return record;
+  }
+
+  SeededRandom random_;
+  std::vector<Record> sent_;
+  std::int64_t clock_ms_ = 1'700'000'000'000;
+};
+
+TEST(Snapshot, RandomHistoriesWithRestoreInTheMiddleConverge) {
+  const LedgerLimits limits{.sessions_max = 30, .exported_keys_max = 40, .exported_keys_age_ms = 200'000};
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    History history(seed);
+    Ledger a(limits);
+    Ledger b(limits);
+    const std::uint64_t steps = 120;
+    for (std::uint64_t index = 1; index <= steps; ++index) {
+      const std::vector<std::uint8_t> entry = history.next_entry(index);
+      const ApplyResult ra = a.apply(index, entry);
+      const ApplyResult rb = b.apply(index, entry);
+      ASSERT_EQ(ra.new_keys, rb.new_keys) << "seed " << seed << " index " << index;
+      ASSERT_EQ(ra.duplicate_keys, rb.duplicate_keys) << "seed " << seed << " index " << index;
+      if (index == steps / 2) {
+        auto restored = Ledger::restore(b.snapshot(), limits);
+        ASSERT_TRUE(restored.has_value()) << "seed " << seed;
+        b = std::move(*restored);
+      }
+    }
+    ASSERT_EQ(a.snapshot(), b.snapshot()) << "seed " << seed;
+    EXPECT_EQ(a.records(), b.records()) << "seed " << seed;
+    EXPECT_LE(a.window_keys(), limits.exported_keys_max);
+    EXPECT_LE(a.sessions().size(), limits.sessions_max);
+  }
+}
+
+}  // namespace
+}  // namespace rw::accounting

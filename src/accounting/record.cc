@@ -1,0 +1,316 @@
+// Records, record keys and FreeRADIUS-compatible session keys
+// (docs/wire_formats.md "Record key", docs/accounting.md "Session key").
+#include "accounting/record.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "base/assert.h"
+#include "radius/md5.h"
+
+namespace rw::accounting {
+
+namespace {
+
+constexpr std::uint8_t kRecordKeyVersion = 1;
+constexpr std::size_t kMaxAttributes = radius::kMaxPacketLength / 2;
+
+// RFC 2866 §5.2 / RFC 2865 §5.33 / RFC 3579 §3.2: attributes that differ
+// between a NAS's sends of one event, or that hop-by-hop parties change.
+bool excluded_from_key(std::uint8_t type) {
+  return type == radius::attr::kAcctDelayTime || type == radius::attr::kMessageAuthenticator ||
+         type == radius::attr::kProxyState;
+}
+
+// RFC 3579 §3.2 (Message-Authenticator) and RFC 2865 §5.33 (Proxy-State)
+// belong to one hop, not to the event.
+bool excluded_from_record(std::uint8_t type) {
+  return type == radius::attr::kMessageAuthenticator || type == radius::attr::kProxyState;
+}
+
+std::string hex_of(Bytes bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (std::uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+bool is_hex_digit(std::uint8_t c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// The value of the first attribute `def` names in `request`: standard, or a
+// Vendor-Specific sub-attribute in the 1,1 format.
+std::optional<Bytes> find_value(const radius::Packet& request, const radius::AttributeDef& def) {
+  if (def.vendor == 0) {
+    auto found = request.find(static_cast<std::uint8_t>(def.type));
+    if (!found) return std::nullopt;
+    return found->value;
+  }
+  return request.find_vendor(def.vendor, static_cast<std::uint8_t>(def.type));
+}
+
+// The Class shortcut of acct_unique: the 32 hex digits after the prefix.
+std::optional<Bytes> class_digits(const radius::Packet& request, std::string_view prefix) {
+  if (prefix.empty()) return std::nullopt;
+  auto found = request.find(radius::attr::kClass);
+  if (!found) return std::nullopt;
+  Bytes value = found->value;
+  if (value.size() < prefix.size() + 32) return std::nullopt;
+  if (!std::equal(prefix.begin(), prefix.end(), value.begin())) return std::nullopt;
+  Bytes digits = value.subspan(prefix.size(), 32);
+  if (!std::all_of(digits.begin(), digits.end(), is_hex_digit)) return std::nullopt;
+  return digits;
+}
+
+SessionKey md5_key(std::string_view text) {
+  // The md5 xlat hashes a C string: the text ends at its first NUL.
+  text = text.substr(0, text.find('\0'));
+  SessionKey key;
+  key.bytes = radius::Md5::of(as_bytes(text));
+  return key;
+}
+
+const radius::AttributeDef* resolve(std::string_view name, const radius::Dictionary& dictionary) {
+  if (const auto* def = dictionary.find(name)) return def;
+  unsigned number = 0;
+  auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), number);
+  if (error == std::errc() && end == name.data() + name.size() && number >= 1 && number <= 255) {
+    return dictionary.find(0, number);
+  }
+  return nullptr;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+std::string Digest16::hex() const { return hex_of(bytes); }
+
+std::optional<Bytes> Record::find(std::uint8_t type) const {
+  for (const radius::Attribute& attribute : attribute_range()) {
+    if (attribute.type == type) return attribute.value;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(RecordError error) {
+  switch (error) {
+    case RecordError::kNotAccountingRequest:
+      return "not an Accounting-Request";
+    case RecordError::kNoStatusType:
+      return "no Acct-Status-Type";
+    case RecordError::kNoSessionId:
+      return "no Acct-Session-Id";
+    case RecordError::kClientNameTooLong:
+      return "client shortname too long";
+  }
+  return "unknown";
+}
+
+KeyRecipe KeyRecipe::freeradius_default() {
+  auto recipe =
+      parse("User-Name,Acct-Session-Id,NAS-IPv6-Address|NAS-IP-Address,NAS-Identifier,NAS-Port-Id,NAS-Port",
+            "ai:", radius::Dictionary::builtin());
+  RW_ASSERT(recipe.has_value());
+  return std::move(*recipe);
+}
+
+Result<KeyRecipe, std::string> KeyRecipe::parse(std::string_view spec, std::string_view class_prefix,
+                                                std::shared_ptr<const radius::Dictionary> dictionary) {
+  RW_ASSERT(dictionary != nullptr);
+  KeyRecipe recipe;
+  while (true) {
+    const std::size_t comma = spec.find(',');
+    std::string_view part = spec.substr(0, comma);
+    std::vector<const radius::AttributeDef*> alternatives;
+    while (true) {
+      const std::size_t bar = part.find('|');
+      const std::string_view name = trim(part.substr(0, bar));
+      const radius::AttributeDef* def = resolve(name, *dictionary);
+      if (def == nullptr)
+        return fail("unknown attribute '" + std::string(name) + "' in the session key recipe");
+      const radius::VendorDef* vendor = def->vendor == 0 ? nullptr : dictionary->find_vendor(def->vendor);
+      // Packet::find_vendor reads the 1,1 sub-attribute format only.
+      const bool one_one = vendor == nullptr || (vendor->type_width == 1 && vendor->length_width == 1);
+      if (def->parent != nullptr || def->internal || def->type > 255 || !one_one) {
+        return fail("attribute '" + std::string(name) + "' cannot be part of the session key recipe");
+      }
+      alternatives.push_back(def);
+      if (bar == std::string_view::npos) break;
+      part.remove_prefix(bar + 1);
+    }
+    recipe.parts_.push_back(std::move(alternatives));
+    if (comma == std::string_view::npos) break;
+    spec.remove_prefix(comma + 1);
+  }
+  recipe.class_prefix_ = std::string(class_prefix);
+  recipe.dictionary_ = std::move(dictionary);
+  return recipe;
+}
+
+std::string KeyRecipe::session_text(const radius::Packet& request) const {
+  if (auto digits = class_digits(request, class_prefix_)) {
+    std::string text(as_chars(*digits));
+    text.push_back(',');
+    if (auto session_id = request.find(radius::attr::kAcctSessionId))
+      text.append(as_chars(session_id->value));
+    return text;
+  }
+  std::string text;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    if (i > 0) text.push_back(',');
+    // %{A:-B}: the first alternative present; absent attributes print nothing.
+    for (const radius::AttributeDef* def : parts_[i]) {
+      if (auto value = find_value(request, *def)) {
+        text += radius::format_value(*def, *value);
+        break;
+      }
+    }
+  }
+  return text;
+}
+
+SessionKey KeyRecipe::session_key(const radius::Packet& request) const {
+  return md5_key(session_text(request));
+}
+
+RecordKey compute_record_key(Bytes attributes, std::string_view client) {
+  RW_ASSERT(client.size() <= kClientNameMax);
+  // Offsets of the kept attributes; left uninitialised, as is `input`: this
+  // runs once per record and a zeroed 4 KiB would cost more than the hash.
+  std::array<std::uint16_t, kMaxAttributes> kept;
+  std::size_t count = 0;
+  for (const radius::Attribute& attribute : radius::AttributeRange(attributes, 0, attributes.size())) {
+    if (excluded_from_key(attribute.type)) continue;
+    RW_ASSERT(count < kept.size());
+    // Order between types does not name the event; order within a type does
+    // (RFC 2865 §5): an insertion sort by type, which is stable and needs
+    // no allocation (requests carry a few dozen attributes).
+    std::size_t at = count++;
+    while (at > 0 && attributes[kept[at - 1]] > attribute.type) {
+      kept[at] = kept[at - 1];
+      --at;
+    }
+    kept[at] = static_cast<std::uint16_t>(attribute.offset);
+  }
+  // One buffer and the one-shot SHA256(): the streaming calls are
+  // deprecated in OpenSSL 3.
+  std::array<std::uint8_t, 2 + kClientNameMax + radius::kMaxPacketLength> input;
+  input[0] = kRecordKeyVersion;
+  input[1] = static_cast<std::uint8_t>(client.size());
+  std::size_t size = 2;
+  std::copy(client.begin(), client.end(), input.begin() + 2);
+  size += client.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    Bytes tlv = attributes.subspan(kept[i], attributes[kept[i] + 1u]);
+    RW_ASSERT(size + tlv.size() <= input.size());
+    std::copy(tlv.begin(), tlv.end(), input.begin() + static_cast<std::ptrdiff_t>(size));
+    size += tlv.size();
+  }
+  std::array<std::uint8_t, SHA256_DIGEST_LENGTH> digest{};
+  SHA256(input.data(), size, digest.data());
+  RecordKey key;
+  std::copy_n(digest.begin(), kKeyLength, key.bytes.begin());
+  return key;
+}
+
+Result<Record, RecordError> make_record(const radius::Packet& request, std::string_view client_shortname,
+                                        std::int64_t received_unix_ms, const KeyRecipe& recipe) {
+  if (request.code() != radius::Code::kAccountingRequest) return fail(RecordError::kNotAccountingRequest);
+  auto status_type = request.find_u32(radius::attr::kAcctStatusType);
+  if (!status_type) return fail(RecordError::kNoStatusType);
+  auto session_id = request.find(radius::attr::kAcctSessionId);
+  if (!session_id || session_id->value.empty()) return fail(RecordError::kNoSessionId);
+  if (client_shortname.size() > kClientNameMax) return fail(RecordError::kClientNameTooLong);
+
+  Record record;
+  record.status_type = *status_type;
+  record.received_unix_ms = received_unix_ms;
+  record.client = std::string(client_shortname);
+  record.attributes.reserve(request.attribute_bytes().size());
+  for (const radius::Attribute& attribute : request.attributes()) {
+    if (excluded_from_record(attribute.type)) continue;
+    record.attributes.push_back(attribute.type);
+    record.attributes.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
+    record.attributes.insert(record.attributes.end(), attribute.value.begin(), attribute.value.end());
+  }
+  if (auto timestamp = request.find_u32(radius::attr::kEventTimestamp)) {
+    record.event_unix_ms = static_cast<std::int64_t>(*timestamp) * 1000;
+  } else {
+    const std::int64_t delay_s = request.find_u32(radius::attr::kAcctDelayTime).value_or(0);
+    record.event_unix_ms = minus_ms(received_unix_ms, delay_s * 1000);
+  }
+  record.key = compute_record_key(record.attributes, record.client);
+  record.session = recipe.session_key(request);
+  return record;
+}
+
+namespace {
+
+void describe_vendor(Bytes value, const radius::Dictionary& dictionary,
+                     std::vector<std::pair<std::string, std::string>>& out) {
+  auto vsa = radius::split_vendor_specific(value);
+  const radius::VendorDef* vendor = vsa ? dictionary.find_vendor(vsa->vendor) : nullptr;
+  const bool one_one = vendor == nullptr || (vendor->type_width == 1 && vendor->length_width == 1);
+  // Walk the 1,1 sub-attributes; any other layout is printed whole.
+  bool well_formed = vsa.has_value() && one_one;
+  if (well_formed) {
+    Bytes body = vsa->body;
+    std::size_t at = 0;
+    while (at < body.size()) {
+      if (body.size() - at < 2 || body[at + 1] < 2 || body[at + 1] > body.size() - at) {
+        well_formed = false;
+        break;
+      }
+      at += body[at + 1];
+    }
+  }
+  if (!well_formed) {
+    const radius::AttributeDef* def = dictionary.find(0, radius::attr::kVendorSpecific);
+    out.emplace_back(def ? def->name : "Vendor-Specific", "0x" + hex_of(value));
+    return;
+  }
+  Bytes body = vsa->body;
+  for (std::size_t at = 0; at < body.size(); at += body[at + 1]) {
+    const std::uint8_t type = body[at];
+    Bytes sub = body.subspan(at + 2, body[at + 1] - 2u);
+    if (const radius::AttributeDef* def = dictionary.find(vsa->vendor, type)) {
+      out.emplace_back(def->name, radius::format_value(*def, sub));
+    } else {
+      out.emplace_back("Vendor-" + std::to_string(vsa->vendor) + "-Attr-" + std::to_string(type),
+                       "0x" + hex_of(sub));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> describe(const Record& record,
+                                                          const radius::Dictionary& dictionary) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const radius::Attribute& attribute : record.attribute_range()) {
+    if (attribute.type == radius::attr::kVendorSpecific) {
+      describe_vendor(attribute.value, dictionary, out);
+      continue;
+    }
+    if (const radius::AttributeDef* def = dictionary.find(0, attribute.type)) {
+      out.emplace_back(def->name, radius::format_value(*def, attribute.value));
+    } else {
+      out.emplace_back("Attr-" + std::to_string(attribute.type), "0x" + hex_of(attribute.value));
+    }
+  }
+  return out;
+}
+
+}  // namespace rw::accounting
