@@ -1,8 +1,6 @@
 // FsmAdapter: libraft's raft_fsm callbacks turned into ReplicatedState calls.
 #include "consensus/fsm_adapter.h"
 
-#include <cstring>
-
 #include "base/assert.h"
 #include "consensus/envelope.h"
 
@@ -36,16 +34,18 @@ int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, vo
 int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) {
   auto* self = static_cast<FsmAdapter*>(fsm->data);
   const std::vector<std::uint8_t> bytes = self->state_.snapshot();
-  // With version 1 the library frees both the array and each base with raft_free.
+  // With version 1 the library frees both the array and each base with
+  // raft_free. The snapshot travels in the same envelope as entries: its
+  // length may come back padded too.
   auto* array = static_cast<struct raft_buffer*>(raft_malloc(sizeof(struct raft_buffer)));
   if (array == nullptr) return RAFT_NOMEM;
-  array[0].len = bytes.size();
-  array[0].base = raft_malloc(bytes.empty() ? 1 : bytes.size());
+  array[0].len = envelope_size(bytes.size());
+  array[0].base = raft_malloc(array[0].len);
   if (array[0].base == nullptr) {
     raft_free(array);
     return RAFT_NOMEM;
   }
-  if (!bytes.empty()) std::memcpy(array[0].base, bytes.data(), bytes.size());
+  write_envelope(bytes, MutableBytes(static_cast<std::uint8_t*>(array[0].base), array[0].len));
   *bufs = array;
   *n_bufs = 1;
   return 0;
@@ -53,7 +53,8 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
 
 int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   auto* self = static_cast<FsmAdapter*>(fsm->data);
-  if (!self->state_.restore(Bytes(static_cast<const std::uint8_t*>(buf->base), buf->len))) {
+  const auto payload = open_envelope(Bytes(static_cast<const std::uint8_t*>(buf->base), buf->len));
+  if (!payload || !self->state_.restore(*payload)) {
     ++self->restores_refused_;
     return RAFT_CORRUPT;
   }
