@@ -1,0 +1,509 @@
+// Node: the libraft instance, its libuv loop and thread, and the queues that
+// carry submissions in and outcomes out (LIBRAFT.md traps 1, 9-12).
+#include "consensus/node.h"
+
+#include <pthread.h>
+#include <uv.h>
+
+#include <csignal>
+
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "base/assert.h"
+#include "consensus/fsm_adapter.h"
+#include "consensus/proposer.h"
+#include "consensus/raft_c.h"
+
+namespace rw::consensus {
+
+std::string_view to_string(Role role) {
+  switch (role) {
+    case Role::kUnavailable:
+      return "unavailable";
+    case Role::kFollower:
+      return "follower";
+    case Role::kCandidate:
+      return "candidate";
+    case Role::kLeader:
+      return "leader";
+  }
+  return "unavailable";
+}
+
+namespace {
+
+Role role_of(int state) {
+  switch (state) {
+    case RAFT_FOLLOWER:
+      return Role::kFollower;
+    case RAFT_CANDIDATE:
+      return Role::kCandidate;
+    case RAFT_LEADER:
+      return Role::kLeader;
+    default:
+      return Role::kUnavailable;
+  }
+}
+
+Outcome retry_later() {
+  Outcome outcome;
+  outcome.kind = OutcomeKind::kRetryLater;
+  return outcome;
+}
+
+}  // namespace
+
+struct Node::Loop {
+  struct Submission {
+    std::vector<std::uint8_t> entry;
+    Callback callback;
+  };
+  enum class Phase { kRunning, kStopping, kClosing };
+
+  Loop(NodeOptions node_options, ReplicatedState& replicated)
+      : options(std::move(node_options)), fsm(replicated) {}
+
+  NodeOptions options;
+  uv_loop_t loop{};
+  uv_async_t wake{};
+  uv_timer_t timer{};
+  struct raft_uv_transport transport {};
+  struct raft_io io {};
+  struct raft raft {};
+  struct raft_tracer tracer {};
+  struct raft_transfer transfer_request {};
+  FsmAdapter fsm;
+  std::unique_ptr<Proposer> proposer;
+  std::thread thread;
+
+  // Inbound, any thread to the loop.
+  std::mutex in_mutex;
+  std::deque<Submission> inbound;
+  std::deque<std::function<void()>> controls;
+  bool accepting = true;                // Guarded by in_mutex.
+  std::atomic<std::size_t> pending{0};  // Queued or in flight.
+
+  // Outbound, the loop to the deliverer.
+  std::mutex out_mutex;
+  std::deque<std::function<void()>> completions;
+
+  // Published status.
+  mutable std::mutex status_mutex;
+  NodeStatus status;
+  std::atomic<bool> ready{false};
+
+  // Loop thread only.
+  std::deque<Submission> waiting;
+  Phase phase = Phase::kRunning;
+  bool close_due = false;
+  bool handles_closed = false;
+  Role last_role = Role::kUnavailable;
+
+  void log(LogLevel level, std::string_view message) const {
+    if (options.log) options.log(level, message);
+  }
+
+  void notify() {
+    if (!handles_closed) uv_async_send(&wake);
+  }
+
+  void complete(std::function<void()> completion) {
+    {
+      std::lock_guard lock(out_mutex);
+      completions.push_back(std::move(completion));
+    }
+    if (options.on_completions_ready) options.on_completions_ready();
+  }
+
+  void finish(Callback& callback, const Outcome& outcome) {
+    pending.fetch_sub(1, std::memory_order_relaxed);
+    complete([callback = std::move(callback), outcome] { callback(outcome); });
+  }
+
+  void refuse_waiting(const Outcome& outcome) {
+    while (!waiting.empty()) {
+      finish(waiting.front().callback, outcome);
+      waiting.pop_front();
+    }
+  }
+
+  // One loop turn: never called from inside a libraft callback (trap 6).
+  void turn() {
+    std::deque<Submission> arrived;
+    std::deque<std::function<void()>> control;
+    {
+      std::lock_guard lock(in_mutex);
+      arrived.swap(inbound);
+      control.swap(controls);
+    }
+    for (auto& step : control) step();
+    for (auto& submission : arrived) waiting.push_back(std::move(submission));
+
+    if (phase == Phase::kRunning) {
+      proposer->on_turn();
+      while (!waiting.empty()) {
+        if (!proposer->ready()) {
+          refuse_waiting(proposer->refusal());
+          break;
+        }
+        if (!proposer->has_room()) break;
+        Submission next = std::move(waiting.front());
+        waiting.pop_front();
+        proposer->propose(std::move(next.entry),
+                          [this, callback = std::move(next.callback)](const Outcome& outcome) mutable {
+                            finish(callback, outcome);
+                          });
+      }
+    } else {
+      refuse_waiting(retry_later());
+    }
+    if (close_due && phase == Phase::kStopping) close();
+    publish();
+  }
+
+  void publish() {
+    if (phase == Phase::kClosing) return;
+    NodeStatus next;
+    next.role = role_of(raft_state(&raft));
+    raft_id leader_id = 0;
+    const char* leader_address = nullptr;
+    raft_leader(&raft, &leader_id, &leader_address);
+    next.leader_id = leader_id;
+    if (leader_address != nullptr) next.leader_address = leader_address;
+    next.term = raft.current_term;
+    next.commit_index = raft.commit_index;
+    next.last_applied = raft_last_applied(&raft);
+    next.pending_submissions = pending.load(std::memory_order_relaxed);
+    next.ready_for_work = proposer->ready();
+    if (next.role != last_role) {
+      log(LogLevel::kInfo,
+          fmt::format("raft member {}: {} in term {}", options.id, to_string(next.role), next.term));
+      last_role = next.role;
+    }
+    ready.store(next.ready_for_work, std::memory_order_release);
+    std::lock_guard lock(status_mutex);
+    status = std::move(next);
+  }
+
+  void begin_stop(bool transfer) {
+    if (phase != Phase::kRunning) return;
+    phase = Phase::kStopping;
+    ready.store(false, std::memory_order_release);
+    refuse_waiting(retry_later());
+    if (transfer && proposer->is_leader()) {
+      const std::uint64_t target = proposer->most_up_to_date_follower();
+      if (target != 0) {
+        transfer_request.data = this;
+        const int rv = raft_transfer(&raft, &transfer_request, target, &Loop::on_transferred);
+        if (rv == 0) {
+          log(LogLevel::kInfo,
+              fmt::format("raft member {}: transferring leadership to {}", options.id, target));
+          return;
+        }
+        log(LogLevel::kWarning,
+            fmt::format("raft member {}: leadership transfer refused: {}", options.id, raft_strerror(rv)));
+      }
+    }
+    close();
+  }
+
+  static void on_transferred(struct raft_transfer* request) {
+    auto* self = static_cast<Loop*>(request->data);
+    raft_id leader_id = 0;
+    const char* address = nullptr;
+    raft_leader(&self->raft, &leader_id, &address);
+    self->log(LogLevel::kInfo, fmt::format("raft member {}: leadership transfer ended, leader now {}",
+                                           self->options.id, leader_id));
+    self->close_due = true;  // Closed on the next turn, outside this callback.
+    self->notify();
+  }
+
+  void close() {
+    phase = Phase::kClosing;
+    ready.store(false, std::memory_order_release);
+    uv_timer_stop(&timer);
+    raft_close(&raft, &Loop::on_raft_closed);
+  }
+
+  static void on_raft_closed(struct raft* closed) {
+    auto* self = static_cast<Loop*>(closed->data);
+    raft_uv_close(&self->io);
+    raft_uv_tcp_close(&self->transport);
+    self->handles_closed = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&self->timer), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&self->wake), nullptr);
+    {
+      std::lock_guard lock(self->status_mutex);
+      self->status.role = Role::kUnavailable;
+      self->status.ready_for_work = false;
+    }
+  }
+
+  static void on_trace(struct raft_tracer* tracer, const char* file, int line, const char* message) {
+    auto* self = static_cast<Loop*>(tracer->impl);
+    self->log(LogLevel::kDebug, fmt::format("libraft {}:{}: {}", file, line, message));
+  }
+
+  [[nodiscard]] Result<void, StartError> open();
+  [[nodiscard]] Result<void, StartError> configure_and_start();
+  void abandon(bool raft_initialised);
+};
+
+Result<void, StartError> Node::Loop::open() {
+  std::error_code error;
+  std::filesystem::create_directories(options.data_dir, error);
+  if (error) {
+    return fail(
+        StartError{fmt::format("cannot create data folder {}: {}", options.data_dir, error.message())});
+  }
+  if (const int rv = uv_loop_init(&loop); rv != 0) {
+    return fail(StartError{fmt::format("uv_loop_init: {}", uv_strerror(rv))});
+  }
+  if (const int rv = raft_uv_tcp_init(&transport, &loop); rv != 0) {
+    uv_loop_close(&loop);
+    return fail(StartError{fmt::format("raft_uv_tcp_init: {}", raft_strerror(rv))});
+  }
+  // The bind address must be set before raft_init (trap 12).
+  if (const int rv = raft_uv_tcp_set_bind_address(&transport, options.address.c_str()); rv != 0) {
+    raft_uv_tcp_close(&transport);
+    uv_loop_close(&loop);
+    return fail(StartError{fmt::format("raft bind address {}: {}", options.address, raft_strerror(rv))});
+  }
+  if (const int rv = raft_uv_init(&io, &loop, options.data_dir.c_str(), &transport); rv != 0) {
+    std::string message = fmt::format("raft_uv_init({}): {}", options.data_dir, io.errmsg);
+    raft_uv_tcp_close(&transport);
+    uv_loop_close(&loop);
+    return fail(StartError{std::move(message)});
+  }
+  raft_uv_set_connect_retry_delay(&io, options.connect_retry_delay_ms);
+  tracer.impl = this;
+  tracer.enabled = options.trace_library;
+  tracer.emit = &Loop::on_trace;
+  raft_uv_set_tracer(&io, &tracer);  // Trap 10: the library is silent otherwise.
+
+  fsm.attach(&raft);
+  if (const int rv = raft_init(&raft, &io, fsm.fsm(), options.id, options.address.c_str()); rv != 0) {
+    // Trap 11: the I/O probe refuses file systems without O_DIRECT or AIO.
+    std::string message = fmt::format("raft_init (data folder {}): {}", options.data_dir, raft_errmsg(&raft));
+    if (message.find("file system") != std::string::npos) {
+      message +=
+          " (libraft needs a file system with O_DIRECT and Linux AIO, such as ext4, xfs or btrfs; "
+          "see docs/consensus.md)";
+    }
+    raft_uv_close(&io);
+    raft_uv_tcp_close(&transport);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    return fail(StartError{std::move(message)});
+  }
+  raft.data = this;
+  if (options.trace_library) raft.tracer = &tracer;
+  return {};
+}
+
+Result<void, StartError> Node::Loop::configure_and_start() {
+  raft_set_election_timeout(&raft, options.election_timeout_ms);
+  raft_set_heartbeat_timeout(&raft, options.heartbeat_timeout_ms);
+  raft_set_pre_vote(&raft, options.pre_vote);
+  raft_set_snapshot_threshold(&raft, options.snapshot_threshold);
+  raft_set_snapshot_trailing(&raft, options.snapshot_trailing);
+
+  if (options.bootstrap) {
+    struct raft_configuration configuration {};
+    raft_configuration_init(&configuration);
+    for (const Member& voter : options.voters) {
+      if (const int rv = raft_configuration_add(&configuration, voter.id, voter.address.c_str(), RAFT_VOTER);
+          rv != 0) {
+        raft_configuration_close(&configuration);
+        return fail(StartError{fmt::format("raft configuration member {} ({}): {}", voter.id, voter.address,
+                                           raft_strerror(rv))});
+      }
+    }
+    const int rv = raft_bootstrap(&raft, &configuration);
+    raft_configuration_close(&configuration);
+    if (rv == 0) {
+      log(LogLevel::kInfo,
+          fmt::format("raft member {}: bootstrapped {} voters", options.id, options.voters.size()));
+    } else if (rv == RAFT_CANTBOOTSTRAP) {
+      // Trap 12: the folder was used before; this is a restart.
+      log(LogLevel::kInfo, fmt::format("raft member {}: recovering from {}", options.id, options.data_dir));
+    } else {
+      return fail(StartError{fmt::format("raft_bootstrap: {}", raft_errmsg(&raft))});
+    }
+  }
+  if (const int rv = raft_start(&raft); rv != 0) {
+    return fail(StartError{fmt::format("raft_start: {}", raft_errmsg(&raft))});
+  }
+  return {};
+}
+
+// Releases what open() set up after a later failure; runs the loop until
+// libraft's close completes.
+void Node::Loop::abandon(bool raft_initialised) {
+  if (raft_initialised) {
+    raft_close(&raft, [](struct raft* closed) {
+      auto* self = static_cast<Loop*>(closed->data);
+      raft_uv_close(&self->io);
+      raft_uv_tcp_close(&self->transport);
+    });
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  uv_loop_close(&loop);
+}
+
+Result<std::unique_ptr<Node>, StartError> Node::start(NodeOptions options, ReplicatedState& state) {
+  RW_ASSERT(options.id != 0);
+  RW_ASSERT(options.max_in_flight > 0 && options.max_queued > 0 && options.poll_interval_ms > 0);
+  auto loop = std::make_unique<Loop>(std::move(options), state);
+  if (auto opened = loop->open(); !opened) return fail(opened.error());
+  if (auto started = loop->configure_and_start(); !started) {
+    loop->abandon(true);
+    return fail(started.error());
+  }
+  Loop* self = loop.get();
+  self->proposer =
+      std::make_unique<Proposer>(&self->raft, Proposer::Options{.max_in_flight = self->options.max_in_flight},
+                                 [self] { self->notify(); });
+  self->wake.data = self;
+  self->timer.data = self;
+  RW_ASSERT(uv_async_init(&self->loop, &self->wake,
+                          [](uv_async_t* handle) { static_cast<Loop*>(handle->data)->turn(); }) == 0);
+  RW_ASSERT(uv_timer_init(&self->loop, &self->timer) == 0);
+  RW_ASSERT(uv_timer_start(
+                &self->timer, [](uv_timer_t* handle) { static_cast<Loop*>(handle->data)->turn(); },
+                self->options.poll_interval_ms, self->options.poll_interval_ms) == 0);
+  self->publish();
+  // The loop thread owns every raft_* call from here on (trap 1).
+  self->thread = std::thread([self] {
+    // A peer that closed its connection must give EPIPE, not kill the
+    // process: SIGPIPE from write() goes to the writing thread, so blocking it
+    // here changes nothing for the rest of the process.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    uv_run(&self->loop, UV_RUN_DEFAULT);
+  });
+  return std::unique_ptr<Node>(new Node(std::move(loop)));
+}
+
+Node::Node(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
+
+Node::~Node() { stop(false); }
+
+std::uint64_t Node::id() const { return loop_->options.id; }
+
+bool Node::ready_for_work() const { return loop_->ready.load(std::memory_order_acquire); }
+
+Node::SubmitStatus Node::submit(std::vector<std::uint8_t> entry, Callback callback) {
+  Loop& l = *loop_;
+  {
+    std::lock_guard lock(l.in_mutex);
+    if (!l.accepting) return SubmitStatus::kStopped;
+    if (l.pending.load(std::memory_order_relaxed) >= l.options.max_queued) return SubmitStatus::kQueueFull;
+    l.pending.fetch_add(1, std::memory_order_relaxed);
+    l.inbound.push_back(Loop::Submission{std::move(entry), std::move(callback)});
+  }
+  uv_async_send(&l.wake);  // Coalesces: one turn takes every queued submission.
+  return SubmitStatus::kQueued;
+}
+
+std::size_t Node::deliver_completions(std::size_t max) {
+  std::size_t ran = 0;
+  while (ran < max) {
+    std::function<void()> next;
+    {
+      std::lock_guard lock(loop_->out_mutex);
+      if (loop_->completions.empty()) break;
+      next = std::move(loop_->completions.front());
+      loop_->completions.pop_front();
+    }
+    next();
+    ++ran;
+  }
+  return ran;
+}
+
+namespace {
+
+std::string change_message(int status) { return status == 0 ? std::string("ok") : raft_strerror(status); }
+
+}  // namespace
+
+void Node::add_voter(Member member, ChangeCallback callback) {
+  Loop& l = *loop_;
+  auto step = [&l, member = std::move(member), callback]() mutable {
+    auto done = [&l, callback](int status) {
+      l.complete([callback, status] { callback(status, change_message(status)); });
+    };
+    if (l.phase != Loop::Phase::kRunning) return done(RAFT_SHUTDOWN);
+    l.proposer->add_voter(member.id, member.address, done);
+  };
+  std::unique_lock lock(l.in_mutex);
+  if (!l.accepting) {
+    lock.unlock();
+    l.complete([callback] { callback(RAFT_SHUTDOWN, change_message(RAFT_SHUTDOWN)); });
+    return;
+  }
+  l.controls.push_back(std::move(step));
+  lock.unlock();
+  uv_async_send(&l.wake);
+}
+
+void Node::remove_member(std::uint64_t id, ChangeCallback callback) {
+  Loop& l = *loop_;
+  auto step = [&l, id, callback] {
+    auto done = [&l, callback](int status) {
+      l.complete([callback, status] { callback(status, change_message(status)); });
+    };
+    if (l.phase != Loop::Phase::kRunning) return done(RAFT_SHUTDOWN);
+    l.proposer->remove_member(id, done);
+  };
+  std::unique_lock lock(l.in_mutex);
+  if (!l.accepting) {
+    lock.unlock();
+    l.complete([callback] { callback(RAFT_SHUTDOWN, change_message(RAFT_SHUTDOWN)); });
+    return;
+  }
+  l.controls.push_back(std::move(step));
+  lock.unlock();
+  uv_async_send(&l.wake);
+}
+
+void Node::replace_member(std::uint64_t old_id, Member replacement, ChangeCallback callback) {
+  // Raft §4.1: one server at a time, the removal first, so the majority
+  // never counts the lost disk's copy.
+  remove_member(old_id, [this, replacement = std::move(replacement), callback](
+                            int status, std::string_view message) mutable {
+    if (status != 0) return callback(status, message);
+    add_voter(std::move(replacement), callback);
+  });
+}
+
+NodeStatus Node::status() const {
+  std::lock_guard lock(loop_->status_mutex);
+  return loop_->status;
+}
+
+void Node::stop(bool transfer_leadership) {
+  Loop& l = *loop_;
+  if (!l.thread.joinable()) return;
+  {
+    std::lock_guard lock(l.in_mutex);
+    l.accepting = false;
+    l.controls.push_back([&l, transfer_leadership] { l.begin_stop(transfer_leadership); });
+  }
+  uv_async_send(&l.wake);
+  l.thread.join();
+  const int rv = uv_loop_close(&l.loop);
+  RW_ASSERT(rv == 0);
+}
+
+}  // namespace rw::consensus

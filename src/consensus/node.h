@@ -1,0 +1,140 @@
+// consensus::Node: one member of the replicated log. A libraft node over TCP
+// (raft_uv + raft_uv_tcp) on a libuv loop that the Node owns and runs on its
+// own thread. Applies the committed log to a ReplicatedState; takes
+// submissions from any thread. Design and mitigations: docs/consensus.md.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "consensus/outcome.h"
+#include "consensus/replicated_state.h"
+
+namespace rw::consensus {
+
+// A voting member: its raft id (> 0) and its "IPv4:port" address.
+struct Member {
+  std::uint64_t id = 0;
+  std::string address;
+};
+
+enum class Role { kUnavailable, kFollower, kCandidate, kLeader };
+[[nodiscard]] std::string_view to_string(Role role);
+
+enum class LogLevel { kDebug, kInfo, kWarning, kError };
+
+// A consistent copy of the node's state, published by the loop thread every
+// poll interval (libraft has no state-change callback, LIBRAFT.md trap 9).
+struct NodeStatus {
+  Role role = Role::kUnavailable;
+  bool ready_for_work = false;  // Leader whose barrier of its term committed.
+  std::uint64_t leader_id = 0;  // 0: no known leader.
+  std::string leader_address;
+  std::uint64_t term = 0;
+  std::uint64_t commit_index = 0;
+  std::uint64_t last_applied = 0;
+  std::size_t pending_submissions = 0;  // Queued or in flight.
+};
+
+struct NodeOptions {
+  std::uint64_t id = 0;
+  std::string address;   // "IPv4:port"; bound before raft_init (trap 12).
+  std::string data_dir;  // Created if missing. Needs O_DIRECT or tmpfs (trap 11).
+  // The voters of the first configuration, bootstrapped on the first start
+  // only (a used folder answers RAFT_CANTBOOTSTRAP: a restart, trap 12).
+  std::vector<Member> voters;
+  // False for a member that joins an existing cluster empty (a replacement):
+  // it waits to be added by the leader and catches up by snapshot.
+  bool bootstrap = true;
+
+  // Failover on loopback is election_timeout..2x plus a vote round trip;
+  // 300 ms keeps 4x margin over the 30-70 ms stalls seen (trap 13).
+  unsigned election_timeout_ms = 300;
+  unsigned heartbeat_timeout_ms = 50;
+  bool pre_vote = true;
+  // Far above the defaults (1024 / 128): snapshots are serialised on the loop
+  // thread and caused the 30-60 ms tail (trap 8).
+  unsigned snapshot_threshold = 16384;
+  unsigned snapshot_trailing = 8192;
+  unsigned connect_retry_delay_ms = 100;
+
+  std::size_t max_in_flight = 16;  // raft_apply awaiting callbacks.
+  std::size_t max_queued = 65536;  // Submissions queued plus in flight.
+  unsigned poll_interval_ms = 10;  // Status and leadership polling (trap 9).
+  unsigned transfer_timeout_ms = 1000;
+
+  // Library trace messages (trap 10) and the node's own events. Called on the
+  // loop thread or in start(); must be thread-safe and quick.
+  std::function<void(LogLevel, std::string_view)> log;
+  bool trace_library = true;  // Route libraft's tracer into `log` at debug level.
+  // Called on the loop thread when completions are ready to be delivered;
+  // must only wake the thread that calls deliver_completions().
+  std::function<void()> on_completions_ready;
+};
+
+// Why start() failed; `message` names the call and the library's reason.
+struct StartError {
+  std::string message;
+};
+
+class Node {
+ public:
+  // Receives a submission's outcome, on the thread that calls deliver_completions().
+  using Callback = std::function<void(const Outcome&)>;
+  // Receives a membership change's result: 0 or a libraft error, with its text.
+  using ChangeCallback = std::function<void(int status, std::string_view message)>;
+
+  enum class SubmitStatus { kQueued, kQueueFull, kStopped };
+
+  // Opens the data folder, bootstraps or recovers, and starts the loop thread.
+  // Borrows `state`, which only the loop thread touches until stop() returns.
+  [[nodiscard]] static Result<std::unique_ptr<Node>, StartError> start(NodeOptions options,
+                                                                       ReplicatedState& state);
+  ~Node();  // stop(false) if still running.
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Any thread. Queues `entry` (one log entry; pack many records into it) for
+  // the loop thread (trap 1). kQueued: `callback` runs exactly once, from
+  // deliver_completions(), with Committed only under the acknowledgement rule
+  // (outcome.h). kQueueFull / kStopped: nothing queued, callback never runs.
+  [[nodiscard]] SubmitStatus submit(std::vector<std::uint8_t> entry, Callback callback);
+
+  // Any thread, but one at a time. Runs up to `max` ready callbacks (submissions
+  // and membership changes) on the calling thread; returns how many ran.
+  std::size_t deliver_completions(std::size_t max = SIZE_MAX);
+
+  // Any thread. Membership changes, on the leader only (else the callback
+  // gets RAFT_NOTLEADER). add_voter: raft_add then raft_assign(voter);
+  // remove_member: raft_remove; replace_member: remove `old_id`, then add
+  // `replacement` (which may reuse the id: a member that lost its disk and
+  // started empty with bootstrap = false).
+  void add_voter(Member member, ChangeCallback callback);
+  void remove_member(std::uint64_t id, ChangeCallback callback);
+  void replace_member(std::uint64_t old_id, Member replacement, ChangeCallback callback);
+
+  // Any thread. The latest published status.
+  [[nodiscard]] NodeStatus status() const;
+  [[nodiscard]] bool ready_for_work() const;
+  [[nodiscard]] std::uint64_t id() const;
+
+  // Any thread but the loop's; idempotent. A leader with transfer_leadership
+  // first hands leadership to the most up-to-date follower (bounded by
+  // transfer_timeout_ms), then the node closes: queued submissions get
+  // RetryLater, in-flight ones Unknown. Joins the loop thread.
+  void stop(bool transfer_leadership);
+
+ private:
+  struct Loop;
+  explicit Node(std::unique_ptr<Loop> loop);
+  std::unique_ptr<Loop> loop_;
+};
+
+}  // namespace rw::consensus
