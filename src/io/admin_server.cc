@@ -66,8 +66,16 @@ Result<FileDescriptor, SystemError> listen_unix(const std::string& path) {
   }
   // Before listen(): nobody can connect to a socket that does not listen
   // yet, so the wider mode bind() gave (umask) is never usable.
-  if (::chmod(path.c_str(), 0660) != 0) return fail(last_system_error("chmod 0660 " + path));
-  if (::listen(fd.get(), 16) != 0) return fail(last_system_error("listen " + path));
+  std::optional<SystemError> error;
+  if (::chmod(path.c_str(), 0660) != 0) {
+    error = last_system_error("chmod 0660 " + path);
+  } else if (::listen(fd.get(), 16) != 0) {
+    error = last_system_error("listen " + path);
+  }
+  if (error) {
+    (void)::unlink(path.c_str());
+    return fail(std::move(*error));
+  }
   return fd;
 }
 

@@ -19,6 +19,13 @@ std::vector<std::uint8_t> encode_one(const Frame& frame) {
   return bytes;
 }
 
+// Builds the action in place: g++ 12 warns falsely (maybe-uninitialized)
+// when a temporary variant holding a vector is moved into the vector.
+template <class T>
+void emit(Actions& actions, T action) {
+  actions.emplace_back(std::in_place_type<T>, std::move(action));
+}
+
 std::uint64_t random_u64(RandomSource& random) {
   std::array<std::uint8_t, 8> bytes{};
   random.fill(bytes);
@@ -57,6 +64,29 @@ std::string_view to_string(LinkState state) {
       return "ready";
   }
   return "unknown";
+}
+
+std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const ForwarderCounters& c) {
+  return {
+      {"accepted", c.accepted},
+      {"coalesced", c.coalesced},
+      {"refused_full", c.refused_full},
+      {"refused_waiters", c.refused_waiters},
+      {"refused_invalid", c.refused_invalid},
+      {"batches_sent", c.batches_sent},
+      {"records_sent", c.records_sent},
+      {"batches_committed", c.batches_committed},
+      {"records_committed", c.records_committed},
+      {"answers", c.answers},
+      {"not_leader", c.not_leader},
+      {"busy", c.busy},
+      {"submit_timeouts", c.submit_timeouts},
+      {"connect_timeouts", c.connect_timeouts},
+      {"connections_lost", c.connections_lost},
+      {"connects", c.connects},
+      {"protocol_errors", c.protocol_errors},
+      {"records_resubmitted", c.records_resubmitted},
+  };
 }
 
 Forwarder::Forwarder(ForwarderOptions options, RandomSource& random)
@@ -164,7 +194,7 @@ void Forwarder::send_batch(Instant now, Actions& actions) {
   }
   counters_.batches_sent += 1;
   counters_.records_sent += batch.keys.size();
-  actions.emplace_back(std::in_place_type<Send>, connection_, encode_one(submit));
+  emit(actions, Send{connection_, encode_one(submit)});
   in_flight_.emplace(request_id, std::move(batch));
 }
 
@@ -198,7 +228,7 @@ void Forwarder::connect_to(Instant now, std::string address, Actions& actions) {
   link_deadline_ = now + options_.connect_timeout;
   ping_nonce_.reset();
   ++counters_.connects;
-  actions.emplace_back(std::in_place_type<Connect>, connection_, address_);
+  emit(actions, Connect{connection_, address_});
 }
 
 Duration Forwarder::jittered(Duration base) {
@@ -208,7 +238,7 @@ Duration Forwarder::jittered(Duration base) {
 }
 
 void Forwarder::drop_link(Instant now, std::optional<std::string_view> address, Actions& actions) {
-  if (state_ != LinkState::kWaiting) actions.emplace_back(std::in_place_type<Close>, connection_);
+  if (state_ != LinkState::kWaiting) emit(actions, Close{connection_});
   requeue_all_in_flight(now);
   ping_nonce_.reset();
   state_ = LinkState::kWaiting;
@@ -235,7 +265,7 @@ Actions Forwarder::on_connected(Instant now, ConnectionId connection) {
   if (!current(connection) || state_ != LinkState::kConnecting) return actions;
   state_ = LinkState::kHandshaking;
   last_received_ = now;
-  actions.emplace_back(std::in_place_type<Send>, connection_, encode_one(Hello{.gateway_id = options_.gateway_id}));
+  emit(actions, Send{connection_, encode_one(Hello{.gateway_id = options_.gateway_id})});
   return actions;
 }
 
@@ -304,7 +334,7 @@ Actions Forwarder::on_committed(Instant now, ConnectionId connection, const Comm
     auto record = records_.find(key);
     RW_ASSERT(record != records_.end() && record->second.request_id == committed.request_id);
     for (WaiterToken waiter : record->second.waiters) {
-      actions.emplace_back(std::in_place_type<Answer>, waiter, committed.log_index);
+      emit(actions, Answer{waiter, committed.log_index});
       ++counters_.answers;
     }
     pending_bytes_ -= record->second.bytes.size();
@@ -380,7 +410,7 @@ void Forwarder::on_tick_link(Instant now, Actions& actions) {
   if (!ping_nonce_ && now >= last_received_ + options_.idle_ping_interval) {
     ping_nonce_ = random_u64(random_);
     ping_deadline_ = now + options_.submit_timeout;
-    actions.emplace_back(std::in_place_type<Send>, connection_, encode_one(Ping{.nonce = *ping_nonce_}));
+    emit(actions, Send{connection_, encode_one(Ping{.nonce = *ping_nonce_})});
   }
 }
 

@@ -12,6 +12,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -140,6 +142,12 @@ struct ForwarderCounters {
   std::uint64_t records_resubmitted = 0;  // Taken back from flight after loss, timeout or NotLeader.
 };
 
+// The counters with stable snake_case names, in declaration order: the
+// keys of /status's "submission.counters" object and the `reason` label of
+// /metrics' radiusward_submission_events_total (docs/admin_api.md).
+[[nodiscard]] std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(
+    const ForwarderCounters& counters);
+
 struct ForwarderStatus {
   LinkState state = LinkState::kWaiting;
   std::string address{};            // Of the current connection or of the next attempt.
@@ -159,6 +167,8 @@ struct ForwarderStatus {
 // emitted once per admitted waiter, only after a Committed whose Submit held
 // the waiter's key, and an accepted record stays until such a Committed,
 // whatever connection losses, timeouts, NotLeader and Busy happen meanwhile.
+// A record cannot be withdrawn: one whose NAS requests all gave up is still
+// submitted, because an earlier Submit may already have stored it.
 // It does not persist anything: a gateway that restarts loses its pending
 // records, which is safe because none of them was answered (the NAS retries).
 class Forwarder {

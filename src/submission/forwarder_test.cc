@@ -310,6 +310,16 @@ TEST(Forwarder, PingsWhenIdleAndDropsWithoutPong) {
   EXPECT_EQ(only<Close>(actions).size(), 1u);
 }
 
+TEST(Forwarder, NamesEveryCounter) {
+  ForwarderCounters counters;
+  counters.records_resubmitted = 9;
+  auto named = named_counters(counters);
+  // One name per field: adding a counter without a name fails here.
+  EXPECT_EQ(named.size() * sizeof(std::uint64_t), sizeof(ForwarderCounters));
+  EXPECT_EQ(named.back().first, "records_resubmitted");
+  EXPECT_EQ(named.back().second, 9u);
+}
+
 // ---------------------------------------------------------------------------
 // Seeded simulation: three members, one leader at a time that may change,
 // connections that fail, members that store a batch and lose the connection
