@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/ctl.h"
 #include "app/exit_codes.h"
 
 namespace {
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
 
+  rw::app::CtlCommand ctl;
+  CLI::App* ctl_command = rw::app::add_ctl_command(app, ctl);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -56,5 +60,6 @@ int main(int argc, char** argv) {
   if (*gateway_command) return rw::app::run_gateway(gateway);
   if (*check_command) return rw::app::run_check(check_config);
   if (*version_command) return rw::app::run_version();
+  if (*ctl_command) return rw::app::run_ctl(ctl);
   return rw::app::kExitConfigError;
 }

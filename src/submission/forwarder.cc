@@ -1,0 +1,459 @@
+// The gateway's pending-accounting state machine (forwarder.h). Every path
+// that takes a record out of flight puts it back at the front of the queue,
+// so nothing accepted is forgotten; only on_committed erases records.
+#include "submission/forwarder.h"
+
+#include <algorithm>
+
+#include "base/assert.h"
+
+namespace rw::submission {
+namespace {
+
+// Bytes of a record's share in a Submit frame: key, length field, record.
+constexpr std::size_t kRecordOverheadBytes = 16 + 2;
+
+std::vector<std::uint8_t> encode_one(const Frame& frame) {
+  std::vector<std::uint8_t> bytes;
+  encode_frame(frame, bytes);
+  return bytes;
+}
+
+// Builds the action in place: g++ 12 warns falsely (maybe-uninitialized)
+// when a temporary variant holding a vector is moved into the vector.
+template <class T>
+void emit(Actions& actions, T action) {
+  actions.emplace_back(std::in_place_type<T>, std::move(action));
+}
+
+std::uint64_t random_u64(RandomSource& random) {
+  std::array<std::uint8_t, 8> bytes{};
+  random.fill(bytes);
+  std::uint64_t value = 0;
+  for (std::uint8_t b : bytes) value = value << 8 | b;
+  return value;
+}
+
+}  // namespace
+
+std::string_view to_string(Admission admission) {
+  switch (admission) {
+    case Admission::kAccepted:
+      return "accepted";
+    case Admission::kCoalesced:
+      return "coalesced";
+    case Admission::kRefusedFull:
+      return "refused_full";
+    case Admission::kRefusedWaiters:
+      return "refused_waiters";
+    case Admission::kRefusedInvalid:
+      return "refused_invalid";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LinkState state) {
+  switch (state) {
+    case LinkState::kWaiting:
+      return "waiting";
+    case LinkState::kConnecting:
+      return "connecting";
+    case LinkState::kHandshaking:
+      return "handshaking";
+    case LinkState::kReady:
+      return "ready";
+  }
+  return "unknown";
+}
+
+std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const ForwarderCounters& c) {
+  return {
+      {"accepted", c.accepted},
+      {"coalesced", c.coalesced},
+      {"refused_full", c.refused_full},
+      {"refused_waiters", c.refused_waiters},
+      {"refused_invalid", c.refused_invalid},
+      {"batches_sent", c.batches_sent},
+      {"records_sent", c.records_sent},
+      {"batches_committed", c.batches_committed},
+      {"records_committed", c.records_committed},
+      {"answers", c.answers},
+      {"not_leader", c.not_leader},
+      {"busy", c.busy},
+      {"submit_timeouts", c.submit_timeouts},
+      {"connect_timeouts", c.connect_timeouts},
+      {"connections_lost", c.connections_lost},
+      {"connects", c.connects},
+      {"protocol_errors", c.protocol_errors},
+      {"records_resubmitted", c.records_resubmitted},
+  };
+}
+
+Forwarder::Forwarder(ForwarderOptions options, RandomSource& random)
+    : options_(std::move(options)), random_(random), busy_backoff_(options_.busy_backoff_min) {
+  RW_ASSERT(!options_.members.empty());
+  RW_ASSERT(options_.batch_records_max >= 1 && options_.batch_records_max <= kSubmitRecordsMax);
+  // One record of the largest size must fit a batch, and a batch must fit a frame.
+  RW_ASSERT(options_.batch_bytes_max >= kRecordBytesMax + kRecordOverheadBytes);
+  RW_ASSERT(submit_frame_bytes(0, options_.batch_bytes_max) <= kLengthPrefixBytes + kFrameBodyBytesMax);
+  RW_ASSERT(options_.in_flight_batches_max >= 1);
+  RW_ASSERT(options_.waiters_per_record_max >= 1);
+}
+
+Actions Forwarder::start(Instant now) {
+  Actions actions;
+  connect_to(now, options_.members[member_cursor_++ % options_.members.size()], actions);
+  return actions;
+}
+
+std::size_t Forwarder::record_cost(std::size_t record_bytes) const {
+  return record_bytes + kRecordOverheadBytes;
+}
+
+RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter) {
+  RecordOutcome outcome;
+  if (record.empty() || record.size() > kRecordBytesMax) {
+    ++counters_.refused_invalid;
+    outcome.admission = Admission::kRefusedInvalid;
+    return outcome;
+  }
+  if (auto found = records_.find(key); found != records_.end()) {
+    // Coalescing: a NAS retransmission or re-send maps to the same key and
+    // must not be submitted twice (DESIGN.md invariant 2); it waits on the
+    // record already pending, in flight or not.
+    std::vector<WaiterToken>& waiters = found->second.waiters;
+    if (std::find(waiters.begin(), waiters.end(), waiter) != waiters.end()) {
+      ++counters_.coalesced;
+      outcome.admission = Admission::kCoalesced;
+      return outcome;
+    }
+    if (waiters.size() >= options_.waiters_per_record_max) {
+      ++counters_.refused_waiters;
+      outcome.admission = Admission::kRefusedWaiters;
+      return outcome;
+    }
+    waiters.push_back(waiter);
+    ++counters_.coalesced;
+    outcome.admission = Admission::kCoalesced;
+    return outcome;
+  }
+  if (records_.size() >= options_.pending_records_max ||
+      pending_bytes_ + record.size() > options_.pending_bytes_max) {
+    ++counters_.refused_full;
+    outcome.admission = Admission::kRefusedFull;
+    return outcome;
+  }
+  PendingRecord pending;
+  pending.bytes.assign(record.begin(), record.end());
+  pending.waiters.push_back(waiter);
+  records_.emplace(key, std::move(pending));
+  pending_bytes_ += record.size();
+  if (queue_.empty()) flush_at_ = now + options_.batch_delay;
+  queue_.push_back(key);
+  queued_bytes_ += record_cost(record.size());
+  ++counters_.accepted;
+  outcome.admission = Admission::kAccepted;
+  pump(now, outcome.actions);
+  return outcome;
+}
+
+bool Forwarder::current(ConnectionId connection) const {
+  return connection == connection_ && state_ != LinkState::kWaiting;
+}
+
+void Forwarder::pump(Instant now, Actions& actions) {
+  if (state_ != LinkState::kReady || now < hold_until_) return;
+  while (!queue_.empty() && in_flight_.size() < options_.in_flight_batches_max) {
+    const bool full =
+        queue_.size() >= options_.batch_records_max || queued_bytes_ >= options_.batch_bytes_max;
+    const bool due = flush_at_ && now >= *flush_at_;
+    if (!full && !due) break;
+    send_batch(now, actions);
+  }
+  if (queue_.empty()) flush_at_.reset();
+}
+
+void Forwarder::send_batch(Instant now, Actions& actions) {
+  const std::uint64_t request_id = next_request_id_++;
+  Batch batch;
+  batch.deadline = now + options_.submit_timeout;
+  Submit submit{.request_id = request_id};
+  std::size_t bytes = 0;
+  while (!queue_.empty() && batch.keys.size() < options_.batch_records_max) {
+    const RecordKey& key = queue_.front();
+    PendingRecord& record = records_.at(key);
+    const std::size_t cost = record_cost(record.bytes.size());
+    if (!batch.keys.empty() && bytes + cost > options_.batch_bytes_max) break;
+    RW_ASSERT(!record.request_id);
+    record.request_id = request_id;
+    bytes += cost;
+    queued_bytes_ -= cost;
+    submit.records.push_back({key, record.bytes});
+    batch.keys.push_back(key);
+    queue_.pop_front();
+  }
+  counters_.batches_sent += 1;
+  counters_.records_sent += batch.keys.size();
+  emit(actions, Send{connection_, encode_one(submit)});
+  in_flight_.emplace(request_id, std::move(batch));
+}
+
+void Forwarder::requeue_batch(Instant now, std::uint64_t request_id) {
+  auto found = in_flight_.find(request_id);
+  RW_ASSERT(found != in_flight_.end());
+  const std::vector<RecordKey>& keys = found->second.keys;
+  // Back at the front, in their order: they are the oldest records.
+  for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+    PendingRecord& record = records_.at(*key);
+    RW_ASSERT(record.request_id == request_id);
+    record.request_id.reset();
+    queue_.push_front(*key);
+    queued_bytes_ += record_cost(record.bytes.size());
+  }
+  counters_.records_resubmitted += keys.size();
+  in_flight_.erase(found);
+  // They have waited already: send them as soon as a leader takes them.
+  if (!queue_.empty()) flush_at_ = now;
+}
+
+void Forwarder::requeue_all_in_flight(Instant now) {
+  // Newest first, so that the oldest batch ends up at the very front.
+  while (!in_flight_.empty()) requeue_batch(now, std::prev(in_flight_.end())->first);
+}
+
+void Forwarder::connect_to(Instant now, std::string address, Actions& actions) {
+  connection_ = next_connection_++;
+  state_ = LinkState::kConnecting;
+  address_ = std::move(address);
+  link_deadline_ = now + options_.connect_timeout;
+  ping_nonce_.reset();
+  ++counters_.connects;
+  emit(actions, Connect{connection_, address_});
+}
+
+Duration Forwarder::jittered(Duration base) {
+  if (base.ns <= 1) return base;
+  const std::uint64_t half = static_cast<std::uint64_t>(base.ns / 2);
+  return Duration::nanoseconds(static_cast<std::int64_t>(half + random_u64(random_) % (half + 1)));
+}
+
+void Forwarder::drop_link(Instant now, std::optional<std::string_view> address, Actions& actions) {
+  if (state_ != LinkState::kWaiting) emit(actions, Close{connection_});
+  requeue_all_in_flight(now);
+  ping_nonce_.reset();
+  state_ = LinkState::kWaiting;
+  // A redirect to a named leader is followed at once, unless redirects keep
+  // going round (members disagreeing during an election): then it backs off too.
+  if (address && !address->empty() && redirects_ <= 2 * options_.members.size()) {
+    ++redirects_;
+    address_ = std::string(*address);
+    link_deadline_ = now;
+    return;
+  }
+  address_ = address && !address->empty() ? std::string(*address)
+                                          : options_.members[member_cursor_++ % options_.members.size()];
+  Duration delay = options_.reconnect_backoff_min;
+  for (std::size_t i = 0; i < failed_attempts_ && delay < options_.reconnect_backoff_max; ++i)
+    delay = delay + delay;
+  delay = std::min(delay, options_.reconnect_backoff_max);
+  ++failed_attempts_;
+  link_deadline_ = now + jittered(delay);
+}
+
+Actions Forwarder::on_connected(Instant now, ConnectionId connection) {
+  Actions actions;
+  if (!current(connection) || state_ != LinkState::kConnecting) return actions;
+  state_ = LinkState::kHandshaking;
+  last_received_ = now;
+  emit(actions, Send{connection_, encode_one(Hello{.gateway_id = options_.gateway_id})});
+  return actions;
+}
+
+Actions Forwarder::on_frame(Instant now, ConnectionId connection, Bytes frame) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  auto decoded = decode_frame(frame);
+  if (!decoded) {
+    ++counters_.protocol_errors;
+    drop_link(now, std::nullopt, actions);
+    return actions;
+  }
+  last_received_ = now;
+  if (auto* ack = std::get_if<HelloAck>(&*decoded)) return on_hello_ack(now, connection, *ack);
+  if (auto* committed = std::get_if<Committed>(&*decoded)) return on_committed(now, connection, *committed);
+  if (auto* not_leader = std::get_if<NotLeader>(&*decoded))
+    return on_not_leader(now, connection, *not_leader);
+  if (auto* busy = std::get_if<Busy>(&*decoded)) return on_busy(now, connection, *busy);
+  if (auto* pong = std::get_if<Pong>(&*decoded); pong && ping_nonce_ == pong->nonce) {
+    ping_nonce_.reset();
+    return actions;
+  }
+  // Hello, Submit or Ping from a member, or a Pong nobody asked for.
+  ++counters_.protocol_errors;
+  drop_link(now, std::nullopt, actions);
+  return actions;
+}
+
+Actions Forwarder::on_hello_ack(Instant now, ConnectionId connection, const HelloAck& ack) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  if (state_ != LinkState::kHandshaking) {
+    ++counters_.protocol_errors;
+    drop_link(now, std::nullopt, actions);
+    return actions;
+  }
+  if (!ack.is_leader) {
+    ++counters_.not_leader;
+    // Follow the leader it names, unless it names this very member.
+    std::optional<std::string_view> leader = ack.leader;
+    if (leader && *leader == address_) leader.reset();
+    drop_link(now, leader, actions);
+    return actions;
+  }
+  state_ = LinkState::kReady;
+  failed_attempts_ = 0;
+  redirects_ = 0;
+  // Records that waited for a leader have waited long enough.
+  if (!queue_.empty()) flush_at_ = now;
+  pump(now, actions);
+  return actions;
+}
+
+Actions Forwarder::on_committed(Instant now, ConnectionId connection, const Committed& committed) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  auto found = in_flight_.find(committed.request_id);
+  if (state_ != LinkState::kReady || found == in_flight_.end()) {
+    // Not a request of this connection in flight: the member is confused.
+    ++counters_.protocol_errors;
+    drop_link(now, std::nullopt, actions);
+    return actions;
+  }
+  // DESIGN.md invariant 1: the only place answers come from.
+  for (const RecordKey& key : found->second.keys) {
+    auto record = records_.find(key);
+    RW_ASSERT(record != records_.end() && record->second.request_id == committed.request_id);
+    for (WaiterToken waiter : record->second.waiters) {
+      emit(actions, Answer{waiter, committed.log_index});
+      ++counters_.answers;
+    }
+    pending_bytes_ -= record->second.bytes.size();
+    records_.erase(record);
+  }
+  ++counters_.batches_committed;
+  counters_.records_committed += found->second.keys.size();
+  in_flight_.erase(found);
+  busy_backoff_ = options_.busy_backoff_min;
+  pump(now, actions);
+  return actions;
+}
+
+Actions Forwarder::on_not_leader(Instant now, ConnectionId connection, const NotLeader& not_leader) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  ++counters_.not_leader;
+  // The member stored nothing of this request, nor will it of any other on
+  // this connection: take everything back and go where it points.
+  std::optional<std::string_view> leader = not_leader.leader;
+  if (leader && *leader == address_) leader.reset();
+  drop_link(now, leader, actions);
+  return actions;
+}
+
+Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& busy) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  if (state_ != LinkState::kReady || !in_flight_.contains(busy.request_id)) {
+    ++counters_.protocol_errors;
+    drop_link(now, std::nullopt, actions);
+    return actions;
+  }
+  ++counters_.busy;
+  requeue_batch(now, busy.request_id);
+  hold_until_ = now + jittered(busy_backoff_);
+  busy_backoff_ = std::min(busy_backoff_ + busy_backoff_, options_.busy_backoff_max);
+  return actions;
+}
+
+Actions Forwarder::on_connection_lost(Instant now, ConnectionId connection) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  ++counters_.connections_lost;
+  // The shell already closed it: no Close action.
+  state_ = LinkState::kWaiting;
+  drop_link(now, std::nullopt, actions);
+  return actions;
+}
+
+void Forwarder::on_tick_link(Instant now, Actions& actions) {
+  switch (state_) {
+    case LinkState::kWaiting:
+      if (now >= link_deadline_) connect_to(now, address_, actions);
+      return;
+    case LinkState::kConnecting:
+    case LinkState::kHandshaking:
+      if (now >= link_deadline_) {
+        ++counters_.connect_timeouts;
+        drop_link(now, std::nullopt, actions);
+      }
+      return;
+    case LinkState::kReady:
+      break;
+  }
+  const bool submit_expired = !in_flight_.empty() && now >= in_flight_.begin()->second.deadline;
+  const bool ping_expired = ping_nonce_ && now >= ping_deadline_;
+  if (submit_expired || ping_expired) {
+    ++counters_.submit_timeouts;
+    drop_link(now, std::nullopt, actions);
+    return;
+  }
+  if (!ping_nonce_ && now >= last_received_ + options_.idle_ping_interval) {
+    ping_nonce_ = random_u64(random_);
+    ping_deadline_ = now + options_.submit_timeout;
+    emit(actions, Send{connection_, encode_one(Ping{.nonce = *ping_nonce_})});
+  }
+}
+
+Actions Forwarder::on_tick(Instant now) {
+  Actions actions;
+  on_tick_link(now, actions);
+  pump(now, actions);
+  return actions;
+}
+
+std::optional<Instant> Forwarder::next_deadline() const {
+  std::optional<Instant> earliest;
+  auto consider = [&earliest](Instant at) {
+    if (!earliest || at < *earliest) earliest = at;
+  };
+  if (state_ != LinkState::kReady) {
+    consider(link_deadline_);
+    return earliest;
+  }
+  // Request ids grow with send time, so the first batch has the earliest deadline.
+  if (!in_flight_.empty()) consider(in_flight_.begin()->second.deadline);
+  if (ping_nonce_) {
+    consider(ping_deadline_);
+  } else {
+    consider(last_received_ + options_.idle_ping_interval);
+  }
+  if (flush_at_ && !queue_.empty() && in_flight_.size() < options_.in_flight_batches_max) {
+    consider(std::max(*flush_at_, hold_until_));
+  }
+  return earliest;
+}
+
+ForwarderStatus Forwarder::status() const {
+  ForwarderStatus status;
+  status.state = state_;
+  status.address = address_;
+  status.pending_records = records_.size();
+  status.pending_bytes = pending_bytes_;
+  status.queued_records = queue_.size();
+  status.in_flight_batches = in_flight_.size();
+  status.in_flight_records = records_.size() - queue_.size();
+  status.counters = counters_;
+  return status;
+}
+
+}  // namespace rw::submission

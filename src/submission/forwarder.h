@@ -1,0 +1,257 @@
+// The gateway's accounting submission state machine: records of validated
+// Accounting-Requests wait here until a Committed from the leader covers
+// them, and only then are their NAS requests answered (DESIGN.md invariant
+// 1). Pure (STYLE.md §1): events and `now` go in, actions come out; the shell
+// (io/) owns the TCP connection and the NAS side. The frames are those of
+// frames.h (docs/wire_formats.md, "Gateway-to-member frames").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/random.h"
+#include "base/time.h"
+#include "submission/frames.h"
+
+namespace rw::submission {
+
+// Chosen by the caller for one NAS request to answer later (it maps the
+// token to worker, endpoint, Identifier and Request Authenticator).
+using WaiterToken = std::uint64_t;
+// Names one TCP connection the forwarder asked for; events of a connection
+// the forwarder closed or replaced carry an old id and are ignored.
+using ConnectionId = std::uint64_t;
+
+// Bounds and timings; docs/limits.md lists them with what happens at each.
+struct ForwarderOptions {
+  // Submission addresses ("host:port") of the members, tried in turn while
+  // the leader is unknown. Requires: not empty.
+  std::vector<std::string> members{};
+  // Announced in Hello, for the member's logs.
+  std::uint64_t gateway_id = 0;
+  // A Submit carries at most this many records and this many bytes of keys
+  // and records (within the frame bound of frames.h).
+  std::size_t batch_records_max = 512;
+  std::size_t batch_bytes_max = 256 * 1024;
+  // A record waits at most this long for companions before it is sent.
+  Duration batch_delay = Duration::milliseconds(1);
+  // Submits in flight on the connection at once (pipelining window).
+  std::size_t in_flight_batches_max = 32;
+  // A Submit unanswered for this long means the connection is broken: it
+  // is closed and everything in flight is re-submitted elsewhere.
+  Duration submit_timeout = Duration::seconds(3);
+  // Connecting plus the HelloAck must take at most this long.
+  Duration connect_timeout = Duration::seconds(1);
+  // With nothing received for this long a Ping is sent; unanswered within
+  // submit_timeout, the connection is closed.
+  Duration idle_ping_interval = Duration::seconds(1);
+  // Records accepted and not yet committed, in number and in record bytes.
+  // At either bound new records are refused (never dropped once accepted).
+  std::size_t pending_records_max = 65536;
+  std::size_t pending_bytes_max = 64 * 1024 * 1024;
+  // NAS requests waiting on one record (retransmissions, re-sends).
+  std::size_t waiters_per_record_max = 8;
+  // Reconnection delay: doubles per failed attempt between these bounds,
+  // with jitter (a uniform draw in [delay/2, delay]).
+  Duration reconnect_backoff_min = Duration::milliseconds(20);
+  Duration reconnect_backoff_max = Duration::seconds(1);
+  // Pause of all submissions after a Busy: doubles per Busy in a row.
+  Duration busy_backoff_min = Duration::milliseconds(5);
+  Duration busy_backoff_max = Duration::milliseconds(500);
+};
+
+// Open a TCP connection to `address`, closing the current one if any; then
+// report on_connected or on_connection_lost with this id.
+struct Connect {
+  ConnectionId connection = 0;
+  std::string address{};
+};
+// Write these bytes (whole frames) on the connection, in order.
+struct Send {
+  ConnectionId connection = 0;
+  std::vector<std::uint8_t> bytes{};
+};
+// Close the connection; no event is expected for it any more.
+struct Close {
+  ConnectionId connection = 0;
+};
+// The record this NAS request waited on is committed and applied: send the
+// Accounting-Response now (it is the only place an answer comes from).
+struct Answer {
+  WaiterToken waiter = 0;
+  std::uint64_t log_index = 0;
+};
+using Action = std::variant<Connect, Send, Close, Answer>;
+using Actions = std::vector<Action>;
+
+// What on_record did with a record.
+enum class Admission {
+  kAccepted,        // New pending record; the waiter will be answered.
+  kCoalesced,       // Same key already pending; the waiter is attached to it.
+  kRefusedFull,     // Pending bound reached: not kept, do not answer (the NAS retries).
+  kRefusedWaiters,  // The pending record has waiters_per_record_max waiters already: do not answer.
+  kRefusedInvalid,  // Empty record or above kRecordBytesMax: a bug of the caller; do not answer.
+};
+[[nodiscard]] std::string_view to_string(Admission admission);
+// True when the waiter will be answered.
+[[nodiscard]] inline bool admitted(Admission admission) {
+  return admission == Admission::kAccepted || admission == Admission::kCoalesced;
+}
+
+struct RecordOutcome {
+  Admission admission = Admission::kAccepted;
+  Actions actions{};
+};
+
+enum class LinkState {
+  kWaiting,      // No connection; the next attempt is due at a set time.
+  kConnecting,   // Connect issued, not yet connected.
+  kHandshaking,  // Hello sent, HelloAck not yet received.
+  kReady,        // Connected to the leader: submitting.
+};
+[[nodiscard]] std::string_view to_string(LinkState state);
+
+// Counters since construction, for /status and /metrics.
+struct ForwarderCounters {
+  std::uint64_t accepted = 0;
+  std::uint64_t coalesced = 0;
+  std::uint64_t refused_full = 0;
+  std::uint64_t refused_waiters = 0;
+  std::uint64_t refused_invalid = 0;
+  std::uint64_t batches_sent = 0;
+  std::uint64_t records_sent = 0;  // Re-submissions counted again.
+  std::uint64_t batches_committed = 0;
+  std::uint64_t records_committed = 0;
+  std::uint64_t answers = 0;
+  std::uint64_t not_leader = 0;
+  std::uint64_t busy = 0;
+  std::uint64_t submit_timeouts = 0;
+  std::uint64_t connect_timeouts = 0;
+  std::uint64_t connections_lost = 0;
+  std::uint64_t connects = 0;
+  std::uint64_t protocol_errors = 0;      // Malformed or unexpected frames from a member.
+  std::uint64_t records_resubmitted = 0;  // Taken back from flight after loss, timeout or NotLeader.
+};
+
+// The counters with stable snake_case names, in declaration order: the
+// keys of /status's "submission.counters" object and the `reason` label of
+// /metrics' radiusward_submission_events_total (docs/admin_api.md).
+[[nodiscard]] std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(
+    const ForwarderCounters& counters);
+
+struct ForwarderStatus {
+  LinkState state = LinkState::kWaiting;
+  std::string address{};            // Of the current connection or of the next attempt.
+  std::size_t pending_records = 0;  // Accepted, not yet committed (queued + in flight).
+  std::size_t pending_bytes = 0;
+  std::size_t queued_records = 0;  // Waiting for a Submit.
+  std::size_t in_flight_batches = 0;
+  std::size_t in_flight_records = 0;
+  ForwarderCounters counters{};
+};
+
+// One per gateway process, driven from one thread. Owns copies of the
+// records it accepted until a Committed covers them. `random` (borrowed,
+// must outlive the forwarder) only jitters backoff delays.
+//
+// Guarantees, checked by forwarder_test's seeded simulation: an Answer is
+// emitted once per admitted waiter, only after a Committed whose Submit held
+// the waiter's key, and an accepted record stays until such a Committed,
+// whatever connection losses, timeouts, NotLeader and Busy happen meanwhile.
+// A record cannot be withdrawn: one whose NAS requests all gave up is still
+// submitted, because an earlier Submit may already have stored it.
+// It does not persist anything: a gateway that restarts loses its pending
+// records, which is safe because none of them was answered (the NAS retries).
+class Forwarder {
+ public:
+  Forwarder(ForwarderOptions options, RandomSource& random);
+
+  // The first connection attempt, to the first member.
+  [[nodiscard]] Actions start(Instant now);
+
+  // A validated Accounting-Request became `record` with `key`. Copies the
+  // record when accepted; may emit a Submit at once when a batch is full.
+  [[nodiscard]] RecordOutcome on_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter);
+
+  // The shell's TCP connect succeeded: sends Hello.
+  [[nodiscard]] Actions on_connected(Instant now, ConnectionId connection);
+  // One whole frame (from FrameReader::next) received on `connection`.
+  [[nodiscard]] Actions on_frame(Instant now, ConnectionId connection, Bytes frame);
+  // The connect failed, or the connection broke (read or write error, EOF).
+  [[nodiscard]] Actions on_connection_lost(Instant now, ConnectionId connection);
+  // Batch delays, timeouts, backoffs, pings. Call it at next_deadline() or later.
+  [[nodiscard]] Actions on_tick(Instant now);
+  // When on_tick next has work, or no deadline when it has none.
+  [[nodiscard]] std::optional<Instant> next_deadline() const;
+
+  // The decoded member frames; on_frame dispatches to these. Public so that
+  // tests can drive them directly. Events of another connection are ignored.
+  [[nodiscard]] Actions on_hello_ack(Instant now, ConnectionId connection, const HelloAck& ack);
+  [[nodiscard]] Actions on_committed(Instant now, ConnectionId connection, const Committed& committed);
+  [[nodiscard]] Actions on_not_leader(Instant now, ConnectionId connection, const NotLeader& not_leader);
+  [[nodiscard]] Actions on_busy(Instant now, ConnectionId connection, const Busy& busy);
+
+  [[nodiscard]] ForwarderStatus status() const;
+
+ private:
+  struct PendingRecord {
+    std::vector<std::uint8_t> bytes;
+    std::vector<WaiterToken> waiters;
+    std::optional<std::uint64_t> request_id;  // Set while in flight.
+  };
+  struct Batch {
+    std::vector<RecordKey> keys;
+    Instant deadline;
+  };
+
+  void pump(Instant now, Actions& actions);
+  void send_batch(Instant now, Actions& actions);
+  void requeue_all_in_flight(Instant now);
+  void requeue_batch(Instant now, std::uint64_t request_id);
+  void connect_to(Instant now, std::string address, Actions& actions);
+  // Closes the current connection (if any), takes everything back from
+  // flight and schedules the next attempt at `address` or the next member.
+  void drop_link(Instant now, std::optional<std::string_view> address, Actions& actions);
+  void on_tick_link(Instant now, Actions& actions);
+  [[nodiscard]] Duration jittered(Duration base);
+  [[nodiscard]] bool current(ConnectionId connection) const;
+  [[nodiscard]] std::size_t record_cost(std::size_t record_bytes) const;
+
+  ForwarderOptions options_;
+  RandomSource& random_;
+
+  std::map<RecordKey, PendingRecord> records_;
+  std::deque<RecordKey> queue_;   // Records not in flight, oldest first.
+  std::size_t queued_bytes_ = 0;  // Frame bytes the queued records take.
+  std::size_t pending_bytes_ = 0;
+  std::optional<Instant> flush_at_{};  // When the queue must be sent even if no batch is full.
+  std::map<std::uint64_t, Batch> in_flight_;
+  std::uint64_t next_request_id_ = 1;
+
+  LinkState state_ = LinkState::kWaiting;
+  ConnectionId connection_ = 0;
+  ConnectionId next_connection_ = 1;
+  std::string address_{};
+  Instant link_deadline_{};  // Connect/handshake deadline, or next attempt when waiting.
+  Instant last_received_{};
+  std::optional<std::uint64_t> ping_nonce_{};
+  Instant ping_deadline_{};
+  std::size_t member_cursor_ = 0;
+  std::size_t failed_attempts_ = 0;  // Since the last kReady.
+  std::size_t redirects_ = 0;        // Since the last kReady.
+  Instant hold_until_{};             // No Submit before this (after Busy).
+  Duration busy_backoff_{};
+
+  ForwarderCounters counters_{};
+};
+
+}  // namespace rw::submission

@@ -1,0 +1,552 @@
+// Tests of the gateway's pending-accounting state machine: batching policy,
+// coalescing, bounds, leader following, and a seeded simulation of a
+// three-member cluster with connection losses, NotLeader, Busy and lost
+// acknowledgements that checks DESIGN.md invariants 1 and 6 after each run.
+#include "submission/forwarder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+namespace rw::submission {
+namespace {
+
+constexpr Instant kStart{1'000'000'000};
+
+RecordKey key_of(std::uint64_t n) {
+  RecordKey key{};
+  for (int i = 0; i < 8; ++i) key[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(n >> (8 * i));
+  return key;
+}
+
+std::vector<std::uint8_t> record_of(std::uint64_t n, std::size_t size = 40) {
+  std::vector<std::uint8_t> record(size, static_cast<std::uint8_t>(n));
+  return record;
+}
+
+ForwarderOptions small_options() {
+  return ForwarderOptions{
+      .members = {"m1:7400", "m2:7400", "m3:7400"},
+      .gateway_id = 5,
+      .batch_records_max = 4,
+      .batch_bytes_max = 16 * 1024,
+      .batch_delay = Duration::milliseconds(1),
+      .in_flight_batches_max = 2,
+      .pending_records_max = 10,
+      .pending_bytes_max = 1024 * 1024,
+      .waiters_per_record_max = 3,
+  };
+}
+
+template <class T>
+std::vector<T> only(const Actions& actions) {
+  std::vector<T> out;
+  for (const Action& action : actions) {
+    if (auto* a = std::get_if<T>(&action)) out.push_back(*a);
+  }
+  return out;
+}
+
+Frame decoded(const Send& send) {
+  auto frame = decode_frame(send.bytes);
+  EXPECT_TRUE(frame);
+  return *frame;
+}
+
+std::vector<std::uint8_t> frame_bytes(const Frame& frame) {
+  std::vector<std::uint8_t> bytes;
+  encode_frame(frame, bytes);
+  return bytes;
+}
+
+// A forwarder connected to the leader m1, ready to submit.
+struct Ready {
+  SeededRandom random{1};
+  Forwarder forwarder;
+  ConnectionId connection = 0;
+  Instant now = kStart;
+
+  explicit Ready(ForwarderOptions options = small_options()) : forwarder(std::move(options), random) {
+    auto connects = only<Connect>(forwarder.start(now));
+    EXPECT_EQ(connects.size(), 1u);
+    EXPECT_EQ(connects[0].address, "m1:7400");
+    connection = connects[0].connection;
+    auto hello = only<Send>(forwarder.on_connected(now, connection));
+    EXPECT_EQ(hello.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<Hello>(decoded(hello[0])));
+    EXPECT_TRUE(only<Send>(forwarder.on_frame(now, connection,
+                                              frame_bytes(HelloAck{.member_id = 1, .is_leader = true})))
+                    .empty());
+    EXPECT_EQ(forwarder.status().state, LinkState::kReady);
+  }
+
+  Admission add(std::uint64_t n, WaiterToken waiter, Actions* actions = nullptr) {
+    auto record = record_of(n);
+    auto outcome = forwarder.on_record(now, key_of(n), record, waiter);
+    if (actions) *actions = outcome.actions;
+    return outcome.admission;
+  }
+};
+
+TEST(Forwarder, WaitsForBatchDelayThenSendsOneSubmit) {
+  Ready ready;
+  Actions actions;
+  EXPECT_EQ(ready.add(1, 100, &actions), Admission::kAccepted);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(ready.add(2, 101, &actions), Admission::kAccepted);
+  EXPECT_TRUE(actions.empty());
+  ASSERT_EQ(ready.forwarder.next_deadline(), kStart + Duration::milliseconds(1));
+  EXPECT_TRUE(ready.forwarder.on_tick(kStart + Duration::microseconds(999)).empty());
+  auto sends = only<Send>(ready.forwarder.on_tick(kStart + Duration::milliseconds(1)));
+  ASSERT_EQ(sends.size(), 1u);
+  auto submit = std::get<Submit>(decoded(sends[0]));
+  ASSERT_EQ(submit.records.size(), 2u);
+  EXPECT_EQ(submit.records[0].key, key_of(1));
+  EXPECT_EQ(submit.records[1].key, key_of(2));
+}
+
+TEST(Forwarder, SendsAtOnceWhenABatchIsFull) {
+  Ready ready;
+  Actions actions;
+  for (std::uint64_t n = 1; n <= 3; ++n) ready.add(n, n, &actions);
+  EXPECT_TRUE(actions.empty());
+  ready.add(4, 4, &actions);
+  auto sends = only<Send>(actions);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(std::get<Submit>(decoded(sends[0])).records.size(), 4u);
+}
+
+TEST(Forwarder, SplitsBatchesByBytes) {
+  ForwarderOptions options = small_options();
+  options.batch_records_max = 100;
+  options.batch_bytes_max = kRecordBytesMax + 18;
+  Ready ready(options);
+  std::vector<std::uint8_t> big(kRecordBytesMax / 2 + 1, 7);
+  Actions first = ready.forwarder.on_record(ready.now, key_of(1), big, 1).actions;
+  EXPECT_TRUE(first.empty());
+  Actions second = ready.forwarder.on_record(ready.now, key_of(2), big, 2).actions;
+  // Two records exceed the byte bound together: the first goes alone.
+  auto sends = only<Send>(second);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(std::get<Submit>(decoded(sends[0])).records.size(), 1u);
+  EXPECT_EQ(ready.forwarder.status().queued_records, 1u);
+}
+
+TEST(Forwarder, AnswersEveryWaiterOnlyAfterCommitted) {
+  Ready ready;
+  ready.add(1, 100);
+  EXPECT_EQ(ready.add(1, 101), Admission::kCoalesced);  // A NAS retransmission.
+  auto sends = only<Send>(ready.forwarder.on_tick(kStart + Duration::milliseconds(1)));
+  ASSERT_EQ(sends.size(), 1u);
+  auto submit = std::get<Submit>(decoded(sends[0]));
+  ASSERT_EQ(submit.records.size(), 1u);  // Coalesced, not submitted twice.
+  // A re-send with a new Identifier while in flight waits on the same record.
+  EXPECT_EQ(ready.add(1, 102), Admission::kCoalesced);
+  auto actions = ready.forwarder.on_frame(
+      ready.now, ready.connection, frame_bytes(Committed{.request_id = submit.request_id, .log_index = 77}));
+  auto answers = only<Answer>(actions);
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[0].waiter, 100u);
+  EXPECT_EQ(answers[1].waiter, 101u);
+  EXPECT_EQ(answers[2].waiter, 102u);
+  EXPECT_EQ(answers[0].log_index, 77u);
+  EXPECT_EQ(ready.forwarder.status().pending_records, 0u);
+}
+
+TEST(Forwarder, SameWaiterTwiceIsAnsweredOnce) {
+  Ready ready;
+  ready.add(1, 100);
+  EXPECT_EQ(ready.add(1, 100), Admission::kCoalesced);
+  auto submit = std::get<Submit>(decoded(
+      only<Send>(ready.forwarder.on_tick(kStart + Duration::seconds(0) + Duration::milliseconds(1)))[0]));
+  auto answers = only<Answer>(
+      ready.forwarder.on_committed(ready.now, ready.connection, Committed{.request_id = submit.request_id}));
+  EXPECT_EQ(answers.size(), 1u);
+}
+
+TEST(Forwarder, RefusesAtPendingBoundAndNeverDropsAccepted) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 10; ++n) EXPECT_EQ(ready.add(n, n), Admission::kAccepted);
+  EXPECT_EQ(ready.add(11, 11), Admission::kRefusedFull);
+  EXPECT_EQ(ready.forwarder.status().pending_records, 10u);
+  // A coalescing waiter is still taken: the record is pending anyway.
+  EXPECT_EQ(ready.add(3, 33), Admission::kCoalesced);
+}
+
+TEST(Forwarder, RefusesBeyondWaitersPerRecord) {
+  Ready ready;
+  ready.add(1, 1);
+  ready.add(1, 2);
+  ready.add(1, 3);
+  EXPECT_EQ(ready.add(1, 4), Admission::kRefusedWaiters);
+}
+
+TEST(Forwarder, RefusesInvalidRecords) {
+  Ready ready;
+  std::vector<std::uint8_t> big(kRecordBytesMax + 1, 1);
+  EXPECT_EQ(ready.forwarder.on_record(ready.now, key_of(1), big, 1).admission, Admission::kRefusedInvalid);
+  EXPECT_EQ(ready.forwarder.on_record(ready.now, key_of(1), Bytes(), 1).admission,
+            Admission::kRefusedInvalid);
+}
+
+TEST(Forwarder, FollowsNotLeaderAndResubmitsInOrder) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);  // One full batch in flight.
+  auto actions = ready.forwarder.on_frame(ready.now, ready.connection,
+                                          frame_bytes(NotLeader{.request_id = 1, .leader = "m2:7400"}));
+  ASSERT_EQ(only<Close>(actions).size(), 1u);
+  EXPECT_TRUE(only<Answer>(actions).empty());
+  EXPECT_EQ(ready.forwarder.status().queued_records, 4u);
+  // The leader is named: connect there at once.
+  auto connects = only<Connect>(ready.forwarder.on_tick(ready.now));
+  ASSERT_EQ(connects.size(), 1u);
+  EXPECT_EQ(connects[0].address, "m2:7400");
+  (void)ready.forwarder.on_connected(ready.now, connects[0].connection);
+  auto sends = only<Send>(
+      ready.forwarder.on_frame(ready.now, connects[0].connection, frame_bytes(HelloAck{.is_leader = true})));
+  ASSERT_EQ(sends.size(), 1u);
+  auto submit = std::get<Submit>(decoded(sends[0]));
+  ASSERT_EQ(submit.records.size(), 4u);
+  for (std::uint64_t n = 1; n <= 4; ++n) EXPECT_EQ(submit.records[n - 1].key, key_of(n));
+}
+
+TEST(Forwarder, IgnoresEventsOfAnOldConnection) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
+  (void)ready.forwarder.on_connection_lost(ready.now, ready.connection);
+  auto actions = ready.forwarder.on_committed(ready.now, ready.connection, Committed{.request_id = 1});
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(ready.forwarder.status().pending_records, 4u);
+}
+
+TEST(Forwarder, SubmitTimeoutClosesAndResubmits) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
+  EXPECT_EQ(ready.forwarder.status().in_flight_batches, 1u);
+  Instant deadline = *ready.forwarder.next_deadline();
+  EXPECT_EQ(deadline, kStart + Duration::seconds(1));  // The idle ping comes first.
+  auto actions = ready.forwarder.on_tick(kStart + Duration::seconds(3));
+  EXPECT_EQ(only<Close>(actions).size(), 1u);
+  EXPECT_EQ(ready.forwarder.status().counters.submit_timeouts, 1u);
+  EXPECT_EQ(ready.forwarder.status().queued_records, 4u);
+  EXPECT_EQ(ready.forwarder.status().state, LinkState::kWaiting);
+}
+
+TEST(Forwarder, BusyPausesSubmissionsWithBackoff) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
+  auto actions = ready.forwarder.on_busy(ready.now, ready.connection,
+                                         Busy{.request_id = 1, .reason = BusyReason::kQueueFull});
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(ready.forwarder.status().queued_records, 4u);
+  Instant retry = *ready.forwarder.next_deadline();
+  EXPECT_GT(retry, ready.now);
+  EXPECT_LE(retry, ready.now + Duration::milliseconds(5));
+  EXPECT_TRUE(only<Send>(ready.forwarder.on_tick(ready.now)).empty());
+  auto sends = only<Send>(ready.forwarder.on_tick(retry));
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(std::get<Submit>(decoded(sends[0])).request_id, 2u);
+}
+
+TEST(Forwarder, TriesMembersInTurnWithGrowingBackoff) {
+  SeededRandom random(3);
+  Forwarder forwarder(small_options(), random);
+  Instant now = kStart;
+  auto connects = only<Connect>(forwarder.start(now));
+  std::vector<std::string> tried{connects[0].address};
+  std::vector<Duration> delays;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    (void)forwarder.on_connection_lost(now, connects[0].connection);
+    Instant next = *forwarder.next_deadline();
+    delays.push_back(next - now);
+    now = next;
+    connects = only<Connect>(forwarder.on_tick(now));
+    ASSERT_EQ(connects.size(), 1u);
+    tried.push_back(connects[0].address);
+  }
+  EXPECT_EQ(tried,
+            (std::vector<std::string>{"m1:7400", "m2:7400", "m3:7400", "m1:7400", "m2:7400", "m3:7400"}));
+  // Jittered within [base/2, base], the base doubling from 20 ms.
+  for (std::size_t i = 0; i < delays.size(); ++i) {
+    Duration base = Duration::milliseconds(20 << i);
+    EXPECT_GE(delays[i].ns, base.ns / 2) << i;
+    EXPECT_LE(delays[i].ns, base.ns) << i;
+  }
+}
+
+TEST(Forwarder, FollowerHelloAckRedirectsToLeader) {
+  SeededRandom random(3);
+  Forwarder forwarder(small_options(), random);
+  auto connects = only<Connect>(forwarder.start(kStart));
+  (void)forwarder.on_connected(kStart, connects[0].connection);
+  auto actions = forwarder.on_hello_ack(kStart, connects[0].connection,
+                                        HelloAck{.is_leader = false, .leader = "m3:7400"});
+  EXPECT_EQ(only<Close>(actions).size(), 1u);
+  auto next = only<Connect>(forwarder.on_tick(kStart));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].address, "m3:7400");
+}
+
+TEST(Forwarder, MalformedFrameDropsTheConnection) {
+  Ready ready;
+  const std::uint8_t garbage[] = {0, 0, 0, 1, 99};
+  auto actions = ready.forwarder.on_frame(ready.now, ready.connection, garbage);
+  EXPECT_EQ(only<Close>(actions).size(), 1u);
+  EXPECT_EQ(ready.forwarder.status().counters.protocol_errors, 1u);
+}
+
+TEST(Forwarder, PingsWhenIdleAndDropsWithoutPong) {
+  Ready ready;
+  Instant ping_at = *ready.forwarder.next_deadline();
+  auto sends = only<Send>(ready.forwarder.on_tick(ping_at));
+  ASSERT_EQ(sends.size(), 1u);
+  auto ping = std::get<Ping>(decoded(sends[0]));
+  EXPECT_TRUE(ready.forwarder.on_frame(ping_at, ready.connection, frame_bytes(Pong{ping.nonce})).empty());
+  Instant second = *ready.forwarder.next_deadline();
+  (void)ready.forwarder.on_tick(second);
+  auto actions = ready.forwarder.on_tick(second + Duration::seconds(3));
+  EXPECT_EQ(only<Close>(actions).size(), 1u);
+}
+
+TEST(Forwarder, NamesEveryCounter) {
+  ForwarderCounters counters;
+  counters.records_resubmitted = 9;
+  auto named = named_counters(counters);
+  // One name per field: adding a counter without a name fails here.
+  EXPECT_EQ(named.size() * sizeof(std::uint64_t), sizeof(ForwarderCounters));
+  EXPECT_EQ(named.back().first, "records_resubmitted");
+  EXPECT_EQ(named.back().second, 9u);
+}
+
+// ---------------------------------------------------------------------------
+// Seeded simulation: three members, one leader at a time that may change,
+// connections that fail, members that store a batch and lose the connection
+// before answering (the gateway must re-submit; the key makes it a no-op).
+
+class Simulation {
+ public:
+  explicit Simulation(std::uint64_t seed)
+      : random_(seed), forwarder_random_(seed ^ 0x5eed), forwarder_(options(), forwarder_random_) {}
+
+  void run(int steps) {
+    apply(forwarder_.start(now_));
+    for (int step = 0; step < steps; ++step) {
+      now_ = now_ + Duration::microseconds(static_cast<std::int64_t>(random_.below(3000)));
+      deliver_due();
+      if (random_.below(100) < 2) leader_ = static_cast<int>(random_.below(4)) - 1;  // -1: an election.
+      if (random_.below(100) < 40) add_record();
+      tick_if_due();
+    }
+    // Heal: a stable leader and no more faults, then everything must drain.
+    faults_ = false;
+    leader_ = 0;
+    for (int step = 0; step < 200000 && (forwarder_.status().pending_records > 0 || !events_.empty());
+         ++step) {
+      auto deadline = forwarder_.next_deadline();
+      Instant next = now_ + Duration::milliseconds(1);
+      if (!events_.empty()) next = std::min(next, events_.begin()->first.at);
+      if (deadline) next = std::min(next, std::max(*deadline, now_));
+      now_ = next;
+      deliver_due();
+      tick_if_due();
+    }
+  }
+
+  void check() const {
+    EXPECT_EQ(forwarder_.status().pending_records, 0u);
+    for (const auto& [waiter, key] : admitted_) {
+      EXPECT_EQ(answered_.count(waiter), 1u) << "waiter " << waiter << " never answered";
+      EXPECT_TRUE(stored_.contains(key));
+    }
+    EXPECT_FALSE(admitted_.empty());
+  }
+
+  std::size_t answered() const { return answered_.size(); }
+  ForwarderCounters counters() const { return forwarder_.status().counters; }
+
+ private:
+  struct EventKey {
+    Instant at;
+    std::uint64_t sequence;
+    auto operator<=>(const EventKey&) const = default;
+  };
+  struct Event {
+    ConnectionId connection;
+    std::optional<std::vector<std::uint8_t>> frame;  // None: the connection is lost.
+    bool connected = false;                          // A connect succeeded.
+  };
+
+  static ForwarderOptions options() {
+    ForwarderOptions o = small_options();
+    o.pending_records_max = 50;
+    o.in_flight_batches_max = 3;
+    o.submit_timeout = Duration::milliseconds(200);
+    o.idle_ping_interval = Duration::milliseconds(100);
+    return o;
+  }
+
+  static std::string address(int member) { return "m" + std::to_string(member + 1) + ":7400"; }
+
+  void schedule(ConnectionId connection, std::optional<std::vector<std::uint8_t>> frame,
+                bool connected = false) {
+    Instant at = now_ + Duration::microseconds(50 + static_cast<std::int64_t>(random_.below(2000)));
+    events_.emplace(EventKey{at, sequence_++}, Event{connection, std::move(frame), connected});
+  }
+
+  bool fault(int percent) { return faults_ && static_cast<int>(random_.below(100)) < percent; }
+
+  void add_record() {
+    // A third of the time a NAS retransmits or re-sends a recent record.
+    std::uint64_t n = next_record_;
+    if (next_record_ > 1 && random_.below(3) == 0) {
+      n = next_record_ - 1 - random_.below(std::min<std::uint64_t>(next_record_ - 1, 10));
+    } else {
+      ++next_record_;
+    }
+    WaiterToken waiter = next_waiter_++;
+    auto record = record_of(n, 20 + n % 50);
+    auto outcome = forwarder_.on_record(now_, key_of(n), record, waiter);
+    if (admitted(outcome.admission)) admitted_.emplace(waiter, key_of(n));
+    apply(outcome.actions);
+  }
+
+  void tick_if_due() {
+    auto deadline = forwarder_.next_deadline();
+    if (deadline && *deadline <= now_) apply(forwarder_.on_tick(now_));
+  }
+
+  void deliver_due() {
+    while (!events_.empty() && events_.begin()->first.at <= now_) {
+      Event event = events_.begin()->second;
+      events_.erase(events_.begin());
+      if (event.connection != open_) continue;  // Closed meanwhile.
+      if (event.connected) {
+        apply(forwarder_.on_connected(now_, event.connection));
+      } else if (!event.frame) {
+        open_ = 0;
+        apply(forwarder_.on_connection_lost(now_, event.connection));
+      } else {
+        apply(forwarder_.on_frame(now_, event.connection, *event.frame));
+      }
+    }
+  }
+
+  void apply(const Actions& actions) {
+    for (const Action& action : actions) {
+      if (auto* connect = std::get_if<Connect>(&action)) {
+        open_ = connect->connection;
+        member_ = connect->address[1] - '1';
+        schedule(open_, std::nullopt, !fault(10));
+      } else if (auto* send = std::get_if<Send>(&action)) {
+        ASSERT_EQ(send->connection, open_);
+        on_member_frame(*send);
+      } else if (auto* close = std::get_if<Close>(&action)) {
+        ASSERT_EQ(close->connection, open_);
+        open_ = 0;
+      } else if (auto* answer = std::get_if<Answer>(&action)) {
+        auto found = admitted_.find(answer->waiter);
+        ASSERT_NE(found, admitted_.end()) << "answer for a waiter never admitted";
+        ASSERT_TRUE(stored_.contains(found->second)) << "answer before the record was stored";
+        ASSERT_TRUE(answered_.insert(answer->waiter).second) << "waiter answered twice";
+      }
+    }
+  }
+
+  std::vector<std::uint8_t> reply(const Frame& frame) {
+    std::vector<std::uint8_t> bytes;
+    encode_frame(frame, bytes);
+    return bytes;
+  }
+
+  std::optional<std::string_view> leader_hint() {
+    if (leader_ < 0 || fault(20)) return std::nullopt;
+    hint_ = address(leader_);
+    return hint_;
+  }
+
+  void on_member_frame(const Send& send) {
+    auto frame = decode_frame(send.bytes);
+    ASSERT_TRUE(frame);
+    if (fault(3)) return schedule(open_, std::nullopt);  // The connection breaks.
+    if (std::holds_alternative<Hello>(*frame)) {
+      schedule(open_, reply(HelloAck{.member_id = static_cast<std::uint64_t>(member_ + 1),
+                                     .is_leader = member_ == leader_,
+                                     .leader = leader_hint()}));
+    } else if (auto* submit = std::get_if<Submit>(&*frame)) {
+      if (member_ != leader_) {
+        return schedule(open_, reply(NotLeader{.request_id = submit->request_id, .leader = leader_hint()}));
+      }
+      if (fault(10)) {
+        return schedule(open_,
+                        reply(Busy{.request_id = submit->request_id, .reason = BusyReason::kQueueFull}));
+      }
+      if (fault(5)) return;  // Lost in a stuck leader: the submit timeout finds it.
+      for (const SubmitRecord& record : submit->records) stored_.insert(record.key);
+      if (fault(8)) return schedule(open_, std::nullopt);  // Stored, but the answer is lost.
+      schedule(open_, reply(Committed{.request_id = submit->request_id, .log_index = ++log_index_}));
+    } else if (auto* ping = std::get_if<Ping>(&*frame)) {
+      if (member_ >= 0 && !fault(5)) schedule(open_, reply(Pong{ping->nonce}));
+    }
+  }
+
+  SeededRandom random_;
+  SeededRandom forwarder_random_;
+  Forwarder forwarder_;
+  Instant now_ = kStart;
+  std::map<EventKey, Event> events_;
+  std::uint64_t sequence_ = 0;
+  ConnectionId open_ = 0;
+  int member_ = 0;
+  int leader_ = 0;
+  bool faults_ = true;
+  std::string hint_;
+  std::uint64_t log_index_ = 0;
+  std::uint64_t next_record_ = 1;
+  WaiterToken next_waiter_ = 1;
+  std::map<WaiterToken, RecordKey> admitted_;
+  std::set<WaiterToken> answered_;
+  std::set<RecordKey> stored_;
+};
+
+TEST(ForwarderSimulation, EveryAdmittedWaiterAnsweredOnceAfterStorage) {
+  std::size_t total_answers = 0;
+  ForwarderCounters total;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    Simulation simulation(seed);
+    simulation.run(3000);
+    simulation.check();
+    total_answers += simulation.answered();
+    ForwarderCounters c = simulation.counters();
+    total.not_leader += c.not_leader;
+    total.busy += c.busy;
+    total.submit_timeouts += c.submit_timeouts;
+    total.connect_timeouts += c.connect_timeouts;
+    total.connections_lost += c.connections_lost;
+    total.records_resubmitted += c.records_resubmitted;
+    total.coalesced += c.coalesced;
+    total.refused_full += c.refused_full;
+    if (HasFailure()) {
+      ADD_FAILURE() << "replay with seed " << seed;
+      return;
+    }
+  }
+  EXPECT_GT(total_answers, 10000u);
+  // The run explored every fault it is meant to.
+  EXPECT_GT(total.not_leader, 0u);
+  EXPECT_GT(total.busy, 0u);
+  EXPECT_GT(total.submit_timeouts, 0u);
+  EXPECT_GT(total.connections_lost, 0u);
+  EXPECT_GT(total.records_resubmitted, 0u);
+  EXPECT_GT(total.coalesced, 0u);
+  EXPECT_GT(total.refused_full, 0u);
+  std::printf(
+      "answers %zu not_leader %lu busy %lu timeouts %lu/%lu lost %lu resubmitted %lu coalesced %lu refused "
+      "%lu\n",
+      total_answers, total.not_leader, total.busy, total.submit_timeouts, total.connect_timeouts,
+      total.connections_lost, total.records_resubmitted, total.coalesced, total.refused_full);
+}
+
+}  // namespace
+}  // namespace rw::submission
