@@ -2,6 +2,7 @@
 // commands.h (DESIGN.md "Roles and processes"). Usage errors exit with 2.
 #include <CLI/CLI.hpp>
 
+#include "app/bench_command.h"
 #include "app/commands.h"
 #include "app/exit_codes.h"
 
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
 
+  rw::app::BenchCommand bench;
+  CLI::App* bench_command = rw::app::add_bench_command(app, bench);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -56,5 +60,6 @@ int main(int argc, char** argv) {
   if (*gateway_command) return rw::app::run_gateway(gateway);
   if (*check_command) return rw::app::run_check(check_config);
   if (*version_command) return rw::app::run_version();
+  if (*bench_command) return rw::app::run_bench(bench);
   return rw::app::kExitConfigError;
 }
