@@ -104,10 +104,17 @@ Result<void, std::string> Generator::open() {
     auto socket = std::make_unique<GeneratorSocket>();
     socket->fd = FileDescriptor(::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!socket->fd.valid()) return fail(fmt::format("socket: {}", std::strerror(errno)));
+    // Best effort: large buffers so that bursts of answers are not dropped
+    // here. The *FORCE forms pass net.core.[rw]mem_max when allowed (root);
+    // otherwise the kernel caps the plain forms there.
     const int buffer_bytes = 4 << 20;
-    // Best effort: the kernel caps these at net.core.[rw]mem_max.
-    (void)::setsockopt(socket->fd.get(), SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
-    (void)::setsockopt(socket->fd.get(), SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+    const int fd = socket->fd.get();
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0) {
+      (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
+    }
+    if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0) {
+      (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+    }
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.u32 = static_cast<std::uint32_t>(i);
