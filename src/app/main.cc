@@ -2,6 +2,7 @@
 // commands.h (DESIGN.md "Roles and processes"). Usage errors exit with 2.
 #include <CLI/CLI.hpp>
 
+#include "app/bench_command.h"
 #include "app/commands.h"
 #include "app/ctl.h"
 #include "app/exit_codes.h"
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
   rw::app::CtlCommand ctl;
   CLI::App* ctl_command = rw::app::add_ctl_command(app, ctl);
 
+  rw::app::BenchCommand bench;
+  CLI::App* bench_command = rw::app::add_bench_command(app, bench);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -61,5 +65,6 @@ int main(int argc, char** argv) {
   if (*check_command) return rw::app::run_check(check_config);
   if (*version_command) return rw::app::run_version();
   if (*ctl_command) return rw::app::run_ctl(ctl);
+  if (*bench_command) return rw::app::run_bench(bench);
   return rw::app::kExitConfigError;
 }

@@ -1,0 +1,183 @@
+// Flags of `radiusward bench` mapped onto io/bench_runner.h.
+#include "app/bench_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "app/exit_codes.h"
+#include "io/bench_process_sampler.h"
+#include "io/bench_runner.h"
+#include "io/clock.h"
+#include "io/socket_address.h"
+
+namespace rw::app {
+
+namespace {
+
+void add_common_flags(CLI::App& command, BenchCommand& flags) {
+  command.add_option("--target", flags.target, "HOST:PORT receiving Access-Requests")->required();
+  command.add_option("--acct-target", flags.acct_target,
+                     "HOST:PORT receiving Accounting-Requests (default: the target's port + 1)");
+  command.add_option("--secret", flags.secret, "Shared secret (default testing123)");
+  command.add_option("--scenario", flags.scenario, "pap, chap, mschapv2, acct or mixed")
+      ->check(CLI::IsMember({"pap", "chap", "mschapv2", "acct", "mixed"}));
+  command.add_option("--sockets", flags.sockets, "UDP sockets per generator process (256 Identifiers each)");
+  command.add_option("--processes", flags.processes, "Generator processes; the rate is split between them");
+  command.add_option("--timeout-ms", flags.timeout_ms, "Wait for an answer per attempt");
+  command.add_option("--retries", flags.retries, "Retransmissions before a request counts as lost");
+  command.add_option("--users", flags.users,
+                     "count:N (bench-user-I/bench-password-I) or a file of `name password`");
+  command.add_option("--json", flags.json_out, "Write the JSON report here");
+  command.add_option("--acked-log", flags.acked_log,
+                     "Append `Acct-Session-Id Status` of every acknowledged accounting record");
+  command.add_option("--pid", flags.pids, "A process under test to sample from /proc; repeatable");
+  command.add_option("--process-name", flags.process_names,
+                     "Sample every process with this name (/proc/PID/comm); repeatable");
+  command.add_flag("--no-require-message-authenticator", flags.no_require_message_authenticator,
+                   "Accept Access-Accepts without a Message-Authenticator (older servers)");
+}
+
+std::optional<std::vector<bench::BenchUser>> load_users(const std::string& spec) {
+  if (spec.rfind("count:", 0) == 0) return bench::parse_users(spec);
+  std::ifstream in(spec);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return bench::parse_users(text.str());
+}
+
+// Builds the step options; prints the first error and returns nothing.
+std::optional<io::StepOptions> step_options(const BenchCommand& flags) {
+  io::StepOptions options;
+  io::GeneratorOptions& g = options.generator;
+  auto target = io::parse_endpoint(flags.target);
+  if (!target) {
+    std::fprintf(stderr, "--target %s: expected HOST:PORT with a numeric address\n", flags.target.c_str());
+    return std::nullopt;
+  }
+  g.auth_target = *target;
+  g.acct_target = *target;
+  g.acct_target.port = static_cast<std::uint16_t>(target->port + 1);
+  if (!flags.acct_target.empty()) {
+    auto acct = io::parse_endpoint(flags.acct_target);
+    if (!acct) {
+      std::fprintf(stderr, "--acct-target %s: expected HOST:PORT\n", flags.acct_target.c_str());
+      return std::nullopt;
+    }
+    g.acct_target = *acct;
+  }
+  g.scenario = *bench::parse_scenario(flags.scenario);
+  auto users = load_users(flags.users);
+  if (!users) {
+    std::fprintf(stderr, "--users %s: not count:N nor a readable list of `name password`\n",
+                 flags.users.c_str());
+    return std::nullopt;
+  }
+  g.users = std::move(*users);
+  g.secret = flags.secret;
+  // Acct-Session-Ids unique across runs: the start time in microseconds.
+  g.run_tag = fmt::format("rwb{:x}", io::monotonic_now().ns / 1000);
+  g.rate = flags.rate;
+  g.duration_s = flags.duration_s;
+  g.sockets = flags.sockets;
+  g.timeout = Duration::milliseconds(flags.timeout_ms);
+  g.retries = flags.retries;
+  g.require_message_authenticator = !flags.no_require_message_authenticator;
+  g.acked_log = flags.acked_log;
+  options.processes = flags.processes;
+  options.watched_pids = flags.pids;
+  for (const std::string& name : flags.process_names) {
+    for (int pid : io::find_pids_by_name(name)) options.watched_pids.push_back(pid);
+  }
+  return options;
+}
+
+int write_json(const std::string& path, const nlohmann::json& json) {
+  if (path.empty()) return kExitOk;
+  std::ofstream out(path);
+  out << json.dump(2) << "\n";
+  if (!out) {
+    std::fprintf(stderr, "%s: cannot write\n", path.c_str());
+    return kExitRuntimeFailure;
+  }
+  return kExitOk;
+}
+
+int run_once(const BenchCommand& flags) {
+  auto options = step_options(flags);
+  if (!options) return kExitConfigError;
+  io::GeneratorResult merged;
+  auto step = io::run_step(*options, &merged);
+  if (!step) {
+    std::fprintf(stderr, "bench: %s\n", step.error().c_str());
+    return kExitRuntimeFailure;
+  }
+  std::fprintf(stderr, "%s\n", io::progress_line(1, *step).c_str());
+  nlohmann::json json = bench::to_json(*step);
+  json["scenario"] = flags.scenario;
+  json["identifiers_exhausted"] = merged.identifiers_exhausted;
+  json["stray_answers"] = merged.stray_answers;
+  json["send_errors"] = merged.send_errors;
+  json["send_lag_max_us"] = merged.send_lag_max.ns / 1000;
+  return write_json(flags.json_out, json);
+}
+
+int run_search(const BenchCommand& flags) {
+  auto step = step_options(flags);
+  if (!step) return kExitConfigError;
+  io::CeilingOptions options;
+  options.step = std::move(*step);
+  options.step.generator.duration_s = flags.duration_s;
+  options.search = flags.search;
+  options.criteria.p99_max = Duration::milliseconds(flags.p99_max_ms);
+  options.settle = Duration::milliseconds(flags.settle_ms);
+  options.label = flags.label.empty() ? flags.target : flags.label;
+  auto report = io::run_ceiling(options);
+  if (!report) {
+    std::fprintf(stderr, "bench: %s\n", report.error().c_str());
+    return kExitRuntimeFailure;
+  }
+  std::fprintf(stderr, "ceiling %s %s: %s\n", options.label.c_str(), flags.scenario.c_str(),
+               (*report)["ceiling"]["text"].get<std::string>().c_str());
+  return write_json(flags.json_out, *report);
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
+  CLI::App* bench = app.add_subcommand("bench", "Load generator and ceiling search (docs/benchmarking.md)");
+  bench->require_subcommand(1);
+  flags.run_command = bench->add_subcommand("run", "One open-loop step at a fixed rate");
+  add_common_flags(*flags.run_command, flags);
+  flags.run_command->add_option("--rate", flags.rate, "Requests per second");
+  flags.run_command->add_option("--duration-s", flags.duration_s, "Length of the step in seconds");
+
+  flags.ceiling_command =
+      bench->add_subcommand("ceiling", "Step up, then bisect, to the highest passing rate");
+  CLI::App& ceiling = *flags.ceiling_command;
+  add_common_flags(ceiling, flags);
+  ceiling.add_option("--step-s", flags.duration_s, "Length of each step in seconds (default 5)");
+  ceiling.add_option("--start-rate", flags.search.start_rate, "Rate of the first step");
+  ceiling.add_option("--factor", flags.search.factor, "While climbing: next = rate * factor + increment");
+  ceiling.add_option("--increment", flags.search.increment, "While climbing: added after the factor");
+  ceiling.add_option("--max-rate", flags.search.max_rate,
+                     "Highest rate tried; passing it gives a lower bound");
+  ceiling.add_option("--resolution", flags.search.resolution,
+                     "Stop bisecting below this fraction of the failed rate");
+  ceiling.add_option("--max-steps", flags.search.max_steps, "Hard bound on the number of steps");
+  ceiling.add_option("--settle-ms", flags.settle_ms, "Pause between steps");
+  ceiling.add_option("--p99-max-ms", flags.p99_max_ms, "Pass rule: p99 at most this (default 500)");
+  ceiling.add_option("--label", flags.label, "Name of the server under test in the report");
+  return bench;
+}
+
+int run_bench(const BenchCommand& flags) {
+  if (flags.run_command != nullptr && *flags.run_command) return run_once(flags);
+  if (flags.ceiling_command != nullptr && *flags.ceiling_command) return run_search(flags);
+  return kExitConfigError;
+}
+
+}  // namespace rw::app

@@ -1,0 +1,50 @@
+// `radiusward bench run` and `radiusward bench ceiling`: the load generator
+// and the ceiling search (docs/benchmarking.md). Flags only; the work is in
+// io/bench_runner.h and bench/.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "bench/ceiling.h"
+
+namespace rw::app {
+
+// Every flag of both bench subcommands.
+struct BenchCommand {
+  std::string target;       // HOST:PORT of Access-Requests.
+  std::string acct_target;  // HOST:PORT of Accounting-Requests; default: target's port + 1.
+  std::string secret = "testing123";
+  std::string scenario = "pap";
+  double rate = 1000;
+  double duration_s = 5;
+  int sockets = 32;
+  int processes = 1;
+  int timeout_ms = 1000;
+  int retries = 2;
+  std::string users = "count:100";
+  std::string json_out;
+  std::string acked_log;
+  std::vector<int> pids;
+  std::vector<std::string> process_names;
+  bool no_require_message_authenticator = false;
+  // ceiling only
+  bench::SearchOptions search;
+  int settle_ms = 1000;
+  int p99_max_ms = 500;
+  std::string label;
+
+  CLI::App* run_command = nullptr;
+  CLI::App* ceiling_command = nullptr;
+};
+
+// Registers `bench` with its `run` and `ceiling` subcommands on `app`;
+// `command` receives the flags and must outlive parsing.
+CLI::App* add_bench_command(CLI::App& app, BenchCommand& command);
+
+// Runs whichever bench subcommand was parsed.
+[[nodiscard]] int run_bench(const BenchCommand& command);
+
+}  // namespace rw::app
