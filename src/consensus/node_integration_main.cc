@@ -59,6 +59,12 @@ struct Cluster {
     return -1;
   }
 
+  // Starts all three and returns the ready leader's index, or -1.
+  int start_all() {
+    for (int i = 0; i < 3; ++i) start(i);
+    return wait_for_leader();
+  }
+
   int wait_for_leader() const {
     int leader = -1;
     wait_until([&] { return (leader = ready_leader()) >= 0; }, milliseconds(10000));
@@ -116,8 +122,7 @@ void expect_holds_all(const Cluster& cluster, int i) {
 
 TEST(NodeCluster, SurvivesLeaderKillAndCatchesUpAfterRestart) {
   Cluster cluster("consensus_node_cluster");
-  for (int i = 0; i < 3; ++i) cluster.start(i);
-  const int leader = cluster.wait_for_leader();
+  const int leader = cluster.start_all();
   ASSERT_GE(leader, 0);
 
   EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 1000)), 1000U);
@@ -168,8 +173,7 @@ TEST(NodeCluster, SurvivesLeaderKillAndCatchesUpAfterRestart) {
 
 TEST(NodeCluster, TransfersLeadershipOnStop) {
   Cluster cluster("consensus_node_transfer");
-  for (int i = 0; i < 3; ++i) cluster.start(i);
-  const int leader = cluster.wait_for_leader();
+  const int leader = cluster.start_all();
   ASSERT_GE(leader, 0);
   EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 100)), 100U);
   const auto stopping_at = std::chrono::steady_clock::now();
@@ -186,8 +190,7 @@ TEST(NodeCluster, TransfersLeadershipOnStop) {
 
 TEST(NodeCluster, ReplacesAMemberThatLostItsDisk) {
   Cluster cluster("consensus_node_replace");
-  for (int i = 0; i < 3; ++i) cluster.start(i);
-  const int leader = cluster.wait_for_leader();
+  const int leader = cluster.start_all();
   ASSERT_GE(leader, 0);
   EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 200)), 200U);
 
