@@ -91,12 +91,16 @@ class FixtureCluster {
     step_until([] { return false; }, ms);
   }
 
-  // The member that is leader and ready for work, if any.
+  // The live member that is leader and ready for work, if any; of several
+  // (a deposed leader that has not heard of the new term yet), the one with
+  // the highest term.
   [[nodiscard]] std::optional<unsigned> ready_leader() const {
+    std::optional<unsigned> best;
     for (unsigned i = 0; i < size(); ++i) {
-      if (raft_fixture_alive(const_cast<raft_fixture*>(&fixture_), i) && proposers_[i]->ready()) return i;
+      if (!alive(i) || !proposers_[i]->ready()) continue;
+      if (!best || raft(i)->current_term > raft(*best)->current_term) best = i;
     }
-    return std::nullopt;
+    return best;
   }
 
   bool step_until_ready_leader(unsigned max_ms = 10000) {

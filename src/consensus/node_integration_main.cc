@@ -43,8 +43,10 @@ struct Cluster {
     return options;
   }
 
-  void start(int i) {
-    auto node = Node::start(options(i), *states[i]);
+  void start(int i, bool bootstrap = true) {
+    NodeOptions node_options = options(i);
+    node_options.bootstrap = bootstrap;
+    auto node = Node::start(std::move(node_options), *states[i]);
     ASSERT_TRUE(node.has_value()) << node.error().message;
     nodes[i] = std::move(*node);
   }
@@ -55,6 +57,12 @@ struct Cluster {
       if (nodes[i] && nodes[i]->ready_for_work()) return i;
     }
     return -1;
+  }
+
+  // Starts all three and returns the ready leader's index, or -1.
+  int start_all() {
+    for (int i = 0; i < 3; ++i) start(i);
+    return wait_for_leader();
   }
 
   int wait_for_leader() const {
@@ -114,8 +122,7 @@ void expect_holds_all(const Cluster& cluster, int i) {
 
 TEST(NodeCluster, SurvivesLeaderKillAndCatchesUpAfterRestart) {
   Cluster cluster("consensus_node_cluster");
-  for (int i = 0; i < 3; ++i) cluster.start(i);
-  const int leader = cluster.wait_for_leader();
+  const int leader = cluster.start_all();
   ASSERT_GE(leader, 0);
 
   EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 1000)), 1000U);
@@ -166,8 +173,7 @@ TEST(NodeCluster, SurvivesLeaderKillAndCatchesUpAfterRestart) {
 
 TEST(NodeCluster, TransfersLeadershipOnStop) {
   Cluster cluster("consensus_node_transfer");
-  for (int i = 0; i < 3; ++i) cluster.start(i);
-  const int leader = cluster.wait_for_leader();
+  const int leader = cluster.start_all();
   ASSERT_GE(leader, 0);
   EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 100)), 100U);
   const auto stopping_at = std::chrono::steady_clock::now();
@@ -180,6 +186,40 @@ TEST(NodeCluster, TransfersLeadershipOnStop) {
   std::printf("transfer: new ready leader %d %lld ms after stop began\n", next + 1,
               static_cast<long long>(handover));
   EXPECT_EQ(cluster.submit_all(next, make_entries(100, 100)), 100U);
+}
+
+TEST(NodeCluster, ReplacesAMemberThatLostItsDisk) {
+  Cluster cluster("consensus_node_replace");
+  const int leader = cluster.start_all();
+  ASSERT_GE(leader, 0);
+  EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 200)), 200U);
+
+  // A follower loses its disk: stopped, folder wiped, started empty without
+  // bootstrapping; the leader replaces it (same id and address).
+  const int lost = (leader + 1) % 3;
+  cluster.nodes[lost].reset();
+  std::filesystem::remove_all(cluster.options(lost).data_dir);
+  cluster.states[lost] = std::make_unique<DedupLog>();
+  cluster.start(lost, /*bootstrap=*/false);
+
+  std::atomic<bool> done{false};
+  int status = -1;
+  std::string message;
+  cluster.nodes[leader]->replace_member(cluster.voters[lost].id, cluster.voters[lost],
+                                        [&](int result, std::string_view text) {
+                                          status = result;
+                                          message = std::string(text);
+                                          done = true;
+                                        });
+  ASSERT_TRUE(wait_until([&] { return cluster.nodes[leader]->deliver_completions(), done.load(); },
+                         milliseconds(30000)));
+  EXPECT_EQ(status, 0) << message;
+
+  EXPECT_EQ(cluster.submit_all(leader, make_entries(200, 50)), 50U);
+  const std::uint64_t last = cluster.committed.rbegin()->first;
+  ASSERT_TRUE(
+      wait_until([&] { return cluster.nodes[lost]->status().last_applied >= last; }, milliseconds(20000)));
+  expect_holds_all(cluster, lost);
 }
 
 }  // namespace

@@ -112,9 +112,17 @@ void Proposer::propose(std::vector<std::uint8_t> entry, Done done) {
   request->done = std::move(done);
   const int rv = raft_apply(raft_, &request->req, &buffer, 1, &Proposer::on_applied);
   if (rv != 0) {
+    // Trap 3: the buffer is still ours on any error; free it. NOTLEADER
+    // fails before anything is appended. Another error (an I/O error on the
+    // local append) is reported Unknown, conservatively; the submitter
+    // re-submits and the record key makes that safe.
     raft_free(buffer.base);
-    // Nothing was appended: NotLeader if leadership went, else retry later.
-    const Outcome outcome = refusal();
+    Outcome outcome;
+    if (rv == RAFT_NOTLEADER) {
+      outcome = refusal();
+    } else {
+      outcome.kind = OutcomeKind::kUnknown;
+    }
     Done callback = std::move(request->done);
     delete request;
     callback(outcome);
