@@ -6,6 +6,7 @@ ceilings, their ratio, the lower-bound mark and every step's verdict."""
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -56,6 +57,7 @@ RUN = {
 class BenchReport(unittest.TestCase):
     def test_html_trend_and_markdown(self):
         folder = tempfile.mkdtemp(prefix="rw-bench-report-")
+        self.addCleanup(shutil.rmtree, folder, True)
         run_path = os.path.join(folder, "run.json")
         with open(run_path, "w") as f:
             json.dump(RUN, f)
