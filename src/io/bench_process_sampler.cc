@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "io/clock.h"
@@ -41,17 +43,15 @@ std::optional<std::uint64_t> cpu_ticks(int pid) {
   return utime + stime;
 }
 
-// VmRSS and VmHWM in KiB.
-std::pair<std::uint64_t, std::uint64_t> rss_kib(int pid) {
+// VmRSS in KiB. (VmHWM is the peak since the process started, not during
+// the step, so the peak is taken over the samples instead.)
+std::uint64_t rss_kib(int pid) {
   std::istringstream status(read_text("/proc/" + std::to_string(pid) + "/status"));
   std::string line;
-  std::uint64_t rss = 0;
-  std::uint64_t hwm = 0;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) rss = std::stoull(line.substr(6));
-    if (line.rfind("VmHWM:", 0) == 0) hwm = std::stoull(line.substr(6));
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
   }
-  return {rss, hwm};
+  return 0;
 }
 
 }  // namespace
@@ -92,14 +92,25 @@ void ProcessSampler::sample_all() {
   std::lock_guard lock(mutex_);
   for (Tracked& tracked : tracked_) {
     if (!tracked.alive) continue;
-    const auto ticks = cpu_ticks(tracked.usage.pid);
+    std::optional<std::uint64_t> ticks;
+    try {
+      ticks = cpu_ticks(tracked.usage.pid);
+    } catch (const std::exception&) {
+      // A process that exits while its stat file is read leaves a torn
+      // line; it is not sampled again.
+      ticks.reset();
+    }
     if (!ticks) {
       tracked.alive = false;
       continue;
     }
-    const auto [rss, hwm] = rss_kib(tracked.usage.pid);
-    tracked.usage.rss_peak_kib = std::max({tracked.usage.rss_peak_kib, rss});
-    (void)hwm;  // VmHWM is the peak since start, not during the step: kept out.
+    std::uint64_t rss = 0;
+    try {
+      rss = rss_kib(tracked.usage.pid);
+    } catch (const std::exception&) {
+      rss = 0;
+    }
+    tracked.usage.rss_peak_kib = std::max(tracked.usage.rss_peak_kib, rss);
     if (tracked.usage.samples == 0) {
       tracked.first_ticks = *ticks;
       tracked.first_at = now;

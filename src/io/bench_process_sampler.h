@@ -1,5 +1,5 @@
 // CPU and memory of the processes under test, sampled from /proc/PID/stat
-// (utime + stime) and /proc/PID/status (VmRSS, VmHWM) on a thread of its own
+// (utime + stime) and /proc/PID/status (VmRSS) on a thread of its own
 // while a bench step runs (docs/benchmarking.md "Resources").
 #pragma once
 

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -75,7 +76,9 @@ class Loss(unittest.TestCase):
     def test_counts_lost_retransmitted_and_invalid_exactly(self):
         server = DroppingServer()
         server.start()
-        out = os.path.join(tempfile.mkdtemp(prefix="rw-bench-loss-"), "loss.json")
+        folder = tempfile.mkdtemp(prefix="rw-bench-loss-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        out = os.path.join(folder, "loss.json")
         try:
             done = subprocess.run([BINARY, "bench", "run", "--target", "127.0.0.1:%d" % server.port,
                                    "--secret", SECRET.decode(), "--scenario", "pap", "--users", "count:10",

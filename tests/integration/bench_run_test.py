@@ -7,6 +7,7 @@ must produce steps with verdicts and a ceiling."""
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -35,6 +36,7 @@ class BenchRun(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.gateway.__exit__(None, None, None)
+        shutil.rmtree(cls.out, ignore_errors=True)
 
     def run_step(self, scenario):
         out = os.path.join(self.out, scenario + ".json")
