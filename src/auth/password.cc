@@ -134,7 +134,8 @@ Result<Credential, CredentialError> crypt_credential(std::string_view value) {
 constexpr std::size_t kSecretCompareSpan = 256;
 
 bool secrets_equal(std::string_view a, std::string_view b) {
-  std::uint8_t diff = static_cast<std::uint8_t>((a.size() != b.size()) | (a.size() > kSecretCompareSpan));
+  auto diff = static_cast<std::uint8_t>(a.size() != b.size());
+  diff = static_cast<std::uint8_t>(diff | static_cast<std::uint8_t>(a.size() > kSecretCompareSpan));
   for (std::size_t i = 0; i < kSecretCompareSpan; ++i) {
     const auto x = static_cast<std::uint8_t>(i < a.size() ? a[i] : 0);
     const auto y = static_cast<std::uint8_t>(i < b.size() ? b[i] : 0);
