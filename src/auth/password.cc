@@ -125,18 +125,17 @@ Result<Credential, CredentialError> crypt_credential(std::string_view value) {
   return Credential::crypt(value);
 }
 
-// Compares in time independent of the contents and of both lengths: every
-// call walks the same kSecretCompareSpan octets, so neither a near miss nor
-// the stored password's length shows in the timing. A stored secret longer
-// than the span never matches: no PAP password can be that long (RFC 2865
-// §5.2 allows 128 octets). Cheaper than hashing both sides, which costs two
-// SHA-256 computations on every PAP request.
+// Compares in time independent of the contents and, up to
+// kSecretCompareSpan octets (twice RFC 2865 §5.2's 128-octet User-Password),
+// of both lengths: every such call walks the same number of octets, so
+// neither a near miss nor the stored password's length shows in the timing.
+// Cheaper than hashing both sides, which cost two SHA-256 per PAP request.
 constexpr std::size_t kSecretCompareSpan = 256;
 
 bool secrets_equal(std::string_view a, std::string_view b) {
+  const std::size_t span = std::max({kSecretCompareSpan, a.size(), b.size()});
   auto diff = static_cast<std::uint8_t>(a.size() != b.size());
-  diff = static_cast<std::uint8_t>(diff | static_cast<std::uint8_t>(a.size() > kSecretCompareSpan));
-  for (std::size_t i = 0; i < kSecretCompareSpan; ++i) {
+  for (std::size_t i = 0; i < span; ++i) {
     const auto x = static_cast<std::uint8_t>(i < a.size() ? a[i] : 0);
     const auto y = static_cast<std::uint8_t>(i < b.size() ? b[i] : 0);
     diff = static_cast<std::uint8_t>(diff | (x ^ y));
