@@ -260,7 +260,7 @@ TEST(UsersFile, ReportsEveryErrorWithItsPosition) {
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"((a{200}){200}){200}\"\n"),
             "users:1:22: bad regular expression: the expression is too large once expanded");
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"x" + std::string(40, '+') + "\"\n"),
-            "users:1:22: bad regular expression: the expression is too large once expanded");
+            "users:1:22: bad regular expression: stacked quantifiers (such as a++ or a*+) are not supported");
   EXPECT_EQ(error_of("DEFAULT User-Name =~ \"a{1000}\"\n"),
             "users:1:22: bad regular expression: repetition counts above 255 are not supported");
   EXPECT_EQ(
@@ -372,6 +372,21 @@ TEST(UsersFile, LoadsTheDemoFile) {
   EXPECT_EQ(loaded->entries_named("bob").size(), 1u);
   EXPECT_EQ(loaded->entries_named("carol").size(), 1u);
   EXPECT_FALSE(loaded->default_entries().empty());
+}
+
+}  // namespace
+}  // namespace rw::config
+
+namespace rw::config {
+namespace {
+
+TEST(UsersRegexCompile, RefusesStackedQuantifiers) {
+  for (std::string_view pattern : {"a++", "x*+", "[a-]+@ex++!*+++++++++++-P+++++]", "a{2}*", "a?+"}) {
+    auto compiled = UsersRegex::compile(pattern);
+    EXPECT_FALSE(compiled.has_value()) << pattern;
+  }
+  EXPECT_TRUE(UsersRegex::compile("^[a-z]+@example\\.com$").has_value());
+  EXPECT_TRUE(UsersRegex::compile("(ab)+c*d?e{2,3}").has_value());
 }
 
 }  // namespace
