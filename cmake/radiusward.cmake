@@ -7,7 +7,9 @@
 # so that adding a file never needs an edit to a shared CMakeLists.txt.
 
 set(RW_SOURCE_ROOT ${PROJECT_SOURCE_DIR})
-set(RW_FUZZ_SECONDS 20 CACHE STRING "Seconds of each libFuzzer run in ctest")
+set(RW_FUZZ_SECONDS 30 CACHE STRING "Upper bound in seconds of each libFuzzer run in ctest")
+set(RW_FUZZ_RUNS 30000 CACHE STRING "Inputs each libFuzzer run in ctest tries")
+set(RW_FUZZ_SEED 1 CACHE STRING "libFuzzer seed in ctest: fixed, so that make test is repeatable")
 
 # rw_folder(NAME DEPS <libs...> [TEST_DEPS <libs...>] [HEADER_ONLY])
 function(rw_folder name)
@@ -58,11 +60,14 @@ function(rw_folder name)
     set(corpus ${RW_SOURCE_ROOT}/tests/corpus/${target})
     if(RW_FUZZ)
       target_link_options(${target} PRIVATE -fsanitize=fuzzer)
-      # A short libFuzzer run that starts from the checked-in corpus; new
-      # inputs go to a scratch folder so the source tree is never written.
+      # A short libFuzzer run that starts from the checked-in corpus with a
+      # fixed seed and an empty scratch folder, so that every `make test`
+      # runs the same inputs: a finding is a reproducible failure, never a
+      # flaky one. Long, randomised fuzzing uses the `fuzz` preset.
+      set(scratch ${CMAKE_CURRENT_BINARY_DIR}/${target}.new)
       add_test(NAME ${target}
         COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
-                sh -c "mkdir -p ${CMAKE_CURRENT_BINARY_DIR}/${target}.new && exec $<TARGET_FILE:${target}> -max_total_time=${RW_FUZZ_SECONDS} -rss_limit_mb=2048 -timeout=10 ${CMAKE_CURRENT_BINARY_DIR}/${target}.new ${corpus}")
+                sh -c "rm -rf ${scratch} && mkdir -p ${scratch} && exec $<TARGET_FILE:${target}> -seed=${RW_FUZZ_SEED} -runs=${RW_FUZZ_RUNS} -max_total_time=${RW_FUZZ_SECONDS} -rss_limit_mb=2048 -timeout=10 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/ ${scratch} ${corpus}")
     else()
       target_sources(${target} PRIVATE ${RW_SOURCE_ROOT}/src/base/fuzz_replay_main.cc)
       add_test(NAME ${target} COMMAND ${target} ${corpus})
