@@ -87,6 +87,7 @@ struct Node::Loop {
   std::mutex in_mutex;
   std::deque<Submission> inbound;
   std::deque<std::function<void()>> controls;
+  void post_change(std::function<void()> step, const ChangeCallback& callback);
   bool accepting = true;                // Guarded by in_mutex.
   std::atomic<std::size_t> pending{0};  // Queued or in flight.
 
@@ -437,6 +438,20 @@ std::string change_message(int status) { return status == 0 ? std::string("ok") 
 
 }  // namespace
 
+// Hands a membership change to the loop thread; a stopping node answers at
+// once with RAFT_SHUTDOWN instead.
+void Node::Loop::post_change(std::function<void()> step, const ChangeCallback& callback) {
+  std::unique_lock lock(in_mutex);
+  if (!accepting) {
+    lock.unlock();
+    complete([callback] { callback(RAFT_SHUTDOWN, change_message(RAFT_SHUTDOWN)); });
+    return;
+  }
+  controls.push_back(std::move(step));
+  lock.unlock();
+  uv_async_send(&wake);
+}
+
 void Node::add_voter(Member member, ChangeCallback callback) {
   Loop& l = *loop_;
   auto step = [&l, member = std::move(member), callback]() mutable {
@@ -446,15 +461,7 @@ void Node::add_voter(Member member, ChangeCallback callback) {
     if (l.phase != Loop::Phase::kRunning) return done(RAFT_SHUTDOWN);
     l.proposer->add_voter(member.id, member.address, done);
   };
-  std::unique_lock lock(l.in_mutex);
-  if (!l.accepting) {
-    lock.unlock();
-    l.complete([callback] { callback(RAFT_SHUTDOWN, change_message(RAFT_SHUTDOWN)); });
-    return;
-  }
-  l.controls.push_back(std::move(step));
-  lock.unlock();
-  uv_async_send(&l.wake);
+  l.post_change(std::move(step), callback);
 }
 
 void Node::remove_member(std::uint64_t id, ChangeCallback callback) {
@@ -466,15 +473,7 @@ void Node::remove_member(std::uint64_t id, ChangeCallback callback) {
     if (l.phase != Loop::Phase::kRunning) return done(RAFT_SHUTDOWN);
     l.proposer->remove_member(id, done);
   };
-  std::unique_lock lock(l.in_mutex);
-  if (!l.accepting) {
-    lock.unlock();
-    l.complete([callback] { callback(RAFT_SHUTDOWN, change_message(RAFT_SHUTDOWN)); });
-    return;
-  }
-  l.controls.push_back(std::move(step));
-  lock.unlock();
-  uv_async_send(&l.wake);
+  l.post_change(std::move(step), callback);
 }
 
 void Node::replace_member(std::uint64_t old_id, Member replacement, ChangeCallback callback) {
