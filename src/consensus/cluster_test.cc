@@ -1,17 +1,21 @@
 // Cluster tests on libraft's raft_fixture (in-process, virtual time,
-// deterministic): elections during submission, a leader lost before commit,
-// catch-up by snapshot, member replacement, and a seeded randomised run of
-// partitions, kills, revivals and disk faults that checks the invariants
-// after every step. RW_SEED=<n> replays one seed.
+// deterministic), with the real accounting ledger as the state machine (and
+// the toy DedupLog): elections during submission, a leader lost before
+// commit, catch-up by snapshot, member replacement, and seeded randomised
+// runs of partitions, kills, revivals, snapshots and disk faults that check
+// the invariants after every step, each seed in a forked child.
+// RW_SEED=<n> replays one seed in this process; RW_SEED_COUNT=<n> runs more.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "base/random.h"
 #include "consensus/fixture_cluster_for_test.h"
+#include "consensus/forked_seed_for_test.h"
 
 namespace rw::consensus {
 namespace {
@@ -62,77 +66,119 @@ TEST(Envelope, RejectsForeignBytes) {
   EXPECT_FALSE(open_envelope(Bytes(out).first(4)).has_value());
 }
 
-TEST(FixtureCluster, NewLeaderCommitsBarrierBeforeWork) {
-  FixtureCluster cluster({});
+// The scenarios run on both state machines: the toy DedupLog and the real
+// accounting ledger (TestLedger), through the same Proposer and FsmAdapter.
+template <class State>
+class Scenario : public ::testing::Test {
+ protected:
+  using Cluster = BasicFixtureCluster<State>;
+  static std::vector<std::uint8_t> entry(const std::string& name) { return State::entry(name); }
+
+  // Steps until every member applied `index` and all applied the same; then
+  // their snapshots (canonical bytes) must be equal.
+  static void expect_identical_snapshots(Cluster& cluster, std::uint64_t index) {
+    ASSERT_TRUE(cluster.step_until(
+        [&] {
+          for (unsigned i = 0; i < cluster.size(); ++i) {
+            if (cluster.raft(i)->last_applied < index ||
+                cluster.raft(i)->last_applied != cluster.raft(0)->last_applied)
+              return false;
+          }
+          return true;
+        },
+        20000));
+    for (unsigned i = 1; i < cluster.size(); ++i)
+      EXPECT_EQ(cluster.state(i).snapshot(), cluster.state(0).snapshot());
+  }
+};
+using StateMachines = ::testing::Types<DedupLog, TestLedger>;
+TYPED_TEST_SUITE(Scenario, StateMachines);
+
+TYPED_TEST(Scenario, NewLeaderCommitsBarrierBeforeWork) {
+  typename TestFixture::Cluster cluster({});
   ASSERT_TRUE(raft_fixture_step_until_has_leader(cluster.fixture(), 10000));
   const unsigned leader = cluster.fixture()->leader_id - 1;
   // Elected, but its barrier has not committed yet: submissions are refused.
   EXPECT_FALSE(cluster.proposer(leader).ready());
-  auto early = cluster.submit(leader, entry_of("early"));
+  auto early = cluster.submit(leader, this->entry("early"));
   ASSERT_TRUE(early->outcome.has_value());
   EXPECT_EQ(early->outcome->kind, OutcomeKind::kRetryLater);
   ASSERT_TRUE(cluster.step_until_ready_leader());
-  auto later = cluster.submit(leader, entry_of("later"));
+  auto later = cluster.submit(leader, this->entry("later"));
   ASSERT_TRUE(cluster.step_until([&] { return later->outcome.has_value(); }, 5000));
   EXPECT_EQ(later->outcome->kind, OutcomeKind::kCommitted);
   // A follower points at the leader.
   const unsigned follower = (leader + 1) % 3;
   ASSERT_TRUE(cluster.step_until(
       [&] { return cluster.raft(follower)->follower_state.current_leader.id != 0; }, 5000));
-  auto refused = cluster.submit(follower, entry_of("x"));
+  auto refused = cluster.submit(follower, this->entry("x"));
   ASSERT_TRUE(refused->outcome.has_value());
   EXPECT_EQ(refused->outcome->kind, OutcomeKind::kNotLeader);
   EXPECT_EQ(refused->outcome->leader_id, leader + 1);
 }
 
-TEST(FixtureCluster, ElectionDuringSubmissionNeverAcknowledgesLostEntries) {
-  FixtureCluster cluster({});
+TYPED_TEST(Scenario, ElectionDuringSubmissionNeverAcknowledgesLostEntries) {
+  typename TestFixture::Cluster cluster({});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
   std::vector<std::shared_ptr<Submitted>> submitted;
-  for (int i = 0; i < 10; ++i) submitted.push_back(cluster.submit(leader, entry_of("e" + std::to_string(i))));
+  for (int i = 0; i < 10; ++i)
+    submitted.push_back(cluster.submit(leader, this->entry("e" + std::to_string(i))));
   raft_fixture_depose(cluster.fixture());  // Forces an election with entries in flight.
   ASSERT_TRUE(cluster.step_until_ready_leader());
   cluster.step_for(2000);
+  unsigned committed = 0;
   for (const auto& s : submitted) {
     ASSERT_TRUE(s->outcome.has_value());
     EXPECT_NE(s->outcome->kind, OutcomeKind::kNotLeader);
     if (s->outcome->kind == OutcomeKind::kCommitted) {
-      for (unsigned i = 0; i < 3; ++i) EXPECT_TRUE(cluster.state(i).holds(s->entry));
+      ++committed;
+      for (unsigned i = 0; i < 3; ++i) EXPECT_EQ(cluster.state(i).copies(s->entry), 1U) << "member " << i;
     }
   }
+  // Whatever did commit, members hold the same state.
+  auto last = cluster.submit(*cluster.ready_leader(), this->entry("after"));
+  ASSERT_TRUE(cluster.step_until([&] { return last->outcome.has_value(); }, 5000));
+  ASSERT_EQ(last->outcome->kind, OutcomeKind::kCommitted);
+  this->expect_identical_snapshots(cluster, last->outcome->index);
+  EXPECT_LE(committed, 10U);
 }
 
-TEST(FixtureCluster, LeaderLostBeforeCommitReportsUnknownAndResubmissionAppliesOnce) {
-  FixtureCluster cluster({});
-  ASSERT_TRUE(cluster.step_until_ready_leader());
+// Cuts the leader off, submits `entry` to it and steps until another member
+// is a ready leader: the lost submission must end Unknown, never Committed.
+// Heals the links and returns the new leader.
+template <class Cluster>
+unsigned lose_submission(Cluster& cluster, const std::vector<std::uint8_t>& entry) {
   const unsigned leader = *cluster.ready_leader();
-  // Cut the leader off before the entry reaches anyone.
   for (unsigned i = 0; i < 3; ++i) {
     if (i != leader) {
       raft_fixture_saturate(cluster.fixture(), leader, i);
       raft_fixture_saturate(cluster.fixture(), i, leader);
     }
   }
-  auto lost = cluster.submit(leader, entry_of("record-42"));
-  ASSERT_FALSE(lost->outcome.has_value());
+  auto lost = cluster.submit(leader, entry);
+  EXPECT_FALSE(lost->outcome.has_value());
   // The others elect a new leader; the old one steps down.
-  ASSERT_TRUE(cluster.step_until(
+  EXPECT_TRUE(cluster.step_until(
       [&] {
         auto next = cluster.ready_leader();
         return next && *next != leader && lost->outcome.has_value();
       },
       20000));
-  EXPECT_EQ(lost->outcome->kind, OutcomeKind::kUnknown);
+  EXPECT_TRUE(lost->outcome.has_value() && lost->outcome->kind == OutcomeKind::kUnknown);
   for (unsigned i = 0; i < 3; ++i) {
     raft_fixture_desaturate(cluster.fixture(), leader, i);
     raft_fixture_desaturate(cluster.fixture(), i, leader);
   }
-  // The submitter re-submits the same (idempotent) content to the new leader.
-  const unsigned next = *cluster.ready_leader();
-  auto again = cluster.submit(next, entry_of("record-42"));
+  return *cluster.ready_leader();
+}
+
+// Submits `entry` to `leader` and steps until every member applied it.
+template <class Cluster>
+void commit_everywhere(Cluster& cluster, unsigned leader, const std::vector<std::uint8_t>& entry) {
+  auto again = cluster.submit(leader, entry);
   ASSERT_TRUE(cluster.step_until([&] { return again->outcome.has_value(); }, 5000));
-  EXPECT_EQ(again->outcome->kind, OutcomeKind::kCommitted);
+  ASSERT_EQ(again->outcome->kind, OutcomeKind::kCommitted);
   ASSERT_TRUE(cluster.step_until(
       [&] {
         for (unsigned i = 0; i < 3; ++i) {
@@ -141,41 +187,71 @@ TEST(FixtureCluster, LeaderLostBeforeCommitReportsUnknownAndResubmissionAppliesO
         return true;
       },
       10000));
-  for (unsigned i = 0; i < 3; ++i) {
-    int copies = 0;
-    for (const auto& record : cluster.state(i).records()) copies += record.second == entry_of("record-42");
-    EXPECT_EQ(copies, 1) << "member " << i;
-  }
 }
 
-TEST(FixtureCluster, FollowerCatchesUpBySnapshot) {
-  FixtureCluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
+TYPED_TEST(Scenario, LeaderLostBeforeCommitReportsUnknownAndResubmissionAppliesOnce) {
+  typename TestFixture::Cluster cluster({});
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const auto entry = this->entry("record-42");
+  const unsigned next = lose_submission(cluster, entry);
+  // The submitter re-submits the same (idempotent) entry to the new leader.
+  commit_everywhere(cluster, next, entry);
+  for (unsigned i = 0; i < 3; ++i) EXPECT_EQ(cluster.state(i).copies(entry), 1U) << "member " << i;
+}
+
+// With the ledger the re-submission need not be the same bytes: a gateway
+// re-batches its pending records with new ones, and the record key makes
+// the records already applied no-ops.
+TEST(LedgerCluster, ResubmissionInAnotherBatchAppliesEachRecordOnce) {
+  LedgerCluster cluster({});
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const unsigned first = lose_submission(cluster, TestLedger::entry(std::vector<std::string>{"a", "b"}));
+  // Suppose "b" did commit after all (LIBRAFT.md trap 5) ...
+  commit_everywhere(cluster, first, TestLedger::entry("b"));
+  // ... then "a" and "b" come again, with a new record "c".
+  commit_everywhere(cluster, *cluster.ready_leader(),
+                    TestLedger::entry(std::vector<std::string>{"c", "b", "a"}));
+  for (unsigned i = 0; i < 3; ++i) {
+    const accounting::Ledger& ledger = cluster.state(i).ledger();
+    ASSERT_EQ(ledger.records().size(), 3U) << "member " << i;
+    EXPECT_EQ(ledger.records()[0].record, TestLedger::record("b"));
+    EXPECT_EQ(ledger.records()[1].record, TestLedger::record("c"));
+    EXPECT_EQ(ledger.records()[2].record, TestLedger::record("a"));
+    EXPECT_EQ(ledger.counters().records_duplicate, 1U);
+    EXPECT_EQ(ledger.sessions().size(), 3U);
+  }
+  EXPECT_EQ(cluster.state(1).snapshot(), cluster.state(0).snapshot());
+  EXPECT_EQ(cluster.state(2).snapshot(), cluster.state(0).snapshot());
+}
+
+TYPED_TEST(Scenario, FollowerCatchesUpBySnapshot) {
+  typename TestFixture::Cluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
   const unsigned behind = (leader + 1) % 3;
   raft_fixture_kill(cluster.fixture(), behind);
   std::shared_ptr<Submitted> last;
   for (int i = 0; i < 60; ++i) {
-    last = cluster.submit(leader, entry_of("r" + std::to_string(i)));
+    last = cluster.submit(leader, this->entry("r" + std::to_string(i)));
     ASSERT_TRUE(cluster.step_until([&] { return last->outcome.has_value(); }, 5000));
     ASSERT_EQ(last->outcome->kind, OutcomeKind::kCommitted);
   }
   raft_fixture_revive(cluster.fixture(), behind);
-  ASSERT_TRUE(
-      cluster.step_until([&] { return cluster.raft(behind)->last_applied >= last->outcome->index; }, 20000));
+  this->expect_identical_snapshots(cluster, last->outcome->index);
   EXPECT_GE(cluster.state(behind).restores(), 1U);
-  EXPECT_EQ(cluster.state(behind).records(), cluster.state(leader).records());
+  for (int i = 0; i < 60; ++i)
+    EXPECT_EQ(cluster.state(behind).copies(this->entry("r" + std::to_string(i))), 1U);
 }
 
-TEST(FixtureCluster, ReplacesALostMemberWhichCatchesUpEmpty) {
-  FixtureCluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
+TYPED_TEST(Scenario, ReplacesALostMemberWhichCatchesUpEmpty) {
+  typename TestFixture::Cluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
   const unsigned lost = (leader + 1) % 3;
   raft_fixture_kill(cluster.fixture(), lost);  // Its disk is gone for good.
   std::shared_ptr<Submitted> last;
   for (int i = 0; i < 30; ++i) {
-    last = cluster.submit(leader, entry_of("r" + std::to_string(i)));
+    last = cluster.submit(leader, this->entry("r" + std::to_string(i)));
     ASSERT_TRUE(cluster.step_until([&] { return last->outcome.has_value(); }, 5000));
   }
   std::optional<int> removed;
@@ -191,10 +267,14 @@ TEST(FixtureCluster, ReplacesALostMemberWhichCatchesUpEmpty) {
   ASSERT_TRUE(
       cluster.step_until([&] { return cluster.raft(fresh)->last_applied >= last->outcome->index; }, 20000));
   EXPECT_GE(cluster.state(fresh).restores(), 1U);
-  EXPECT_EQ(cluster.state(fresh).records(), cluster.state(leader).records());
+  EXPECT_EQ(cluster.state(fresh).snapshot(), cluster.state(leader).snapshot());
 }
 
 // ---- Randomised run ----------------------------------------------------
+//
+// Seeded runs of the real ledger under kills, revivals, one-way partitions,
+// disk and network latency, and optionally low snapshot thresholds and disk
+// faults. Each seed runs in a forked child (forked_seed_for_test.h).
 
 // What a randomised run may do besides kills, partitions and latencies.
 struct Faults {
@@ -205,33 +285,102 @@ struct Faults {
 struct Acknowledged {
   std::uint64_t index;
   std::vector<std::uint8_t> entry;
+  std::vector<accounting::RecordKey> keys;  // of its records
 };
 
-// Checks the invariants after a step; returns a description of the first
-// violation, or an empty string.
-std::string check_invariants(FixtureCluster& cluster, const std::vector<Acknowledged>& acknowledged) {
-  const unsigned n = cluster.size();
-  for (const auto& ack : acknowledged) {
-    unsigned holders = 0;
-    for (unsigned i = 0; i < n; ++i) holders += cluster.stores(i, ack.index, ack.entry);
-    if (holders < n / 2 + 1)
-      return "acknowledged index " + std::to_string(ack.index) + " held by " + std::to_string(holders) +
-             " members only";
+// A submission and the records in it, kept to re-submit them when its
+// outcome is not Committed.
+struct Pending {
+  std::shared_ptr<Submitted> submitted;
+  std::vector<accounting::Record> records;
+};
+
+// The n-th accounting event of a run: sessions of three events each
+// (Start, Interim-Update, Stop) from a few users and NAS ports.
+accounting::Record event(std::uint64_t seed, unsigned n) {
+  accounting::testing::RequestSpec spec;
+  spec.identifier = static_cast<std::uint8_t>(n);
+  spec.status_type = n % 3 == 0   ? accounting::status::kStart
+                     : n % 3 == 1 ? accounting::status::kInterimUpdate
+                                  : accounting::status::kStop;
+  spec.user_name = "user" + std::to_string(n % 7);
+  spec.session_id = std::to_string(seed) + "-" + std::to_string(n / 3);
+  spec.nas_port = n % 5;
+  if (n % 3 != 0) {
+    spec.session_time_s = 60 * (n % 3);
+    spec.input_octets = 1000 * n;
   }
-  for (unsigned a = 0; a < n; ++a) {
-    for (unsigned b = a + 1; b < n; ++b) {
-      if (cluster.raft(a)->last_applied == cluster.raft(b)->last_applied &&
-          cluster.state(a).snapshot() != cluster.state(b).snapshot()) {
-        return "members " + std::to_string(a) + " and " + std::to_string(b) + " diverge at applied index " +
-               std::to_string(cluster.raft(a)->last_applied);
-      }
-    }
-  }
-  return {};
+  return accounting::testing::record_of(spec, 1'700'000'000'000 + 10 * std::int64_t{n});
 }
 
+// Checks the invariants after every step:
+// - every acknowledged entry is stored (in the log or applied) on a majority;
+// - every member that applied an acknowledged entry's index holds all of its
+//   records in its ledger;
+// - members at equal applied index have identical ledger snapshots.
+class InvariantChecker {
+ public:
+  explicit InvariantChecker(LedgerCluster& cluster) : cluster_(cluster), members_(cluster.size()) {}
+
+  void acknowledge(Acknowledged ack) { acknowledged_.push_back(std::move(ack)); }
+  [[nodiscard]] const std::vector<Acknowledged>& acknowledged() const { return acknowledged_; }
+
+  // Returns a description of the first violation, or an empty string.
+  std::string check() {
+    const unsigned n = cluster_.size();
+    for (unsigned i = 0; i < n; ++i) {
+      // A ledger only gains keys by applying (nothing is exported here), so
+      // a key found once stays until the ledger is replaced by a restore.
+      Member& member = members_[i];
+      if (member.restores != cluster_.state(i).restores()) {
+        member.restores = cluster_.state(i).restores();
+        member.verified.clear();
+      }
+      member.verified.resize(acknowledged_.size(), false);
+    }
+    for (std::size_t a = 0; a < acknowledged_.size(); ++a) {
+      const Acknowledged& ack = acknowledged_[a];
+      unsigned holders = 0;
+      for (unsigned i = 0; i < n; ++i) {
+        if (cluster_.raft(i)->last_applied < ack.index) {
+          holders += cluster_.stores(i, ack.index, ack.entry);  // In its log.
+        } else if (members_[i].verified[a] || cluster_.state(i).holds(ack.keys)) {
+          members_[i].verified[a] = true;
+          ++holders;
+        } else {
+          return "member " + std::to_string(i) + " applied index " + std::to_string(ack.index) +
+                 " but its ledger lacks a record acknowledged there";
+        }
+      }
+      if (holders < n / 2 + 1)
+        return "acknowledged index " + std::to_string(ack.index) + " held by " + std::to_string(holders) +
+               " members only";
+    }
+    for (unsigned a = 0; a < n; ++a) {
+      for (unsigned b = a + 1; b < n; ++b) {
+        if (cluster_.raft(a)->last_applied == cluster_.raft(b)->last_applied &&
+            cluster_.state(a).snapshot_bytes() != cluster_.state(b).snapshot_bytes()) {
+          return "members " + std::to_string(a) + " and " + std::to_string(b) + " diverge at applied index " +
+                 std::to_string(cluster_.raft(a)->last_applied);
+        }
+      }
+    }
+    return {};
+  }
+
+ private:
+  struct Member {
+    unsigned restores = 0;
+    std::vector<bool> verified;  // by acknowledgement: its keys were found applied
+  };
+
+  LedgerCluster& cluster_;
+  std::vector<Acknowledged> acknowledged_;
+  std::vector<Member> members_;
+};
+
 // Each member's raft state, term, indexes and proposer, for failure messages.
-std::string describe(FixtureCluster& cluster) {
+std::string describe(LedgerCluster& cluster) {
   std::string text;
   for (unsigned i = 0; i < cluster.size(); ++i) {
     const struct raft* r = cluster.raft(i);
@@ -239,7 +388,8 @@ std::string describe(FixtureCluster& cluster) {
             std::to_string(r->current_term) + " applied " + std::to_string(r->last_applied) + " commit " +
             std::to_string(r->commit_index) + " last " + std::to_string(raft_last_index(cluster.raft(i))) +
             " in_flight " + std::to_string(cluster.proposer(i).in_flight()) + " ready " +
-            std::to_string(cluster.proposer(i).ready()) + "]";
+            std::to_string(cluster.proposer(i).ready()) + " records " +
+            std::to_string(cluster.state(i).ledger().records().size()) + "]";
   }
   return text;
 }
@@ -249,13 +399,15 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
   SeededRandom random(seed);
   auto below = [&](std::uint32_t bound) { return static_cast<unsigned>(random.below(bound)); };
   // Without snapshots the threshold stays beyond the run's log length.
-  FixtureCluster cluster(
+  LedgerCluster cluster(
       {.snapshot_threshold = faults.snapshots ? 16 + below(32) : 1000000, .snapshot_trailing = 4 + below(8)});
   raft_fixture* f = cluster.fixture();
-  std::vector<Acknowledged> acknowledged;
-  std::vector<std::shared_ptr<Submitted>> outstanding;
-  std::vector<std::vector<std::uint8_t>> to_resubmit;
-  unsigned next_record = 0;
+  InvariantChecker checker(cluster);
+  std::vector<Pending> outstanding;
+  // Records of submissions that ended other than Committed: re-submitted
+  // later, batched anew with other records (their keys make that safe).
+  std::vector<accounting::Record> to_resubmit;
+  unsigned next_event = 0;
   const unsigned faulty_member = below(3);
 
   for (unsigned round = 0; round < rounds; ++round) {
@@ -263,17 +415,18 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
       case 0:
       case 1:
       case 2:
-      case 3: {  // Submit a few (new or re-submitted after an unknown outcome).
+      case 3: {  // Submit a few entries of re-submitted and new records.
         if (auto leader = cluster.ready_leader()) {
           for (unsigned k = below(6); k > 0; --k) {
-            std::vector<std::uint8_t> entry;
-            if (!to_resubmit.empty()) {
-              entry = to_resubmit.back();
+            Pending pending;
+            for (unsigned r = below(3); r > 0 && !to_resubmit.empty(); --r) {
+              pending.records.push_back(std::move(to_resubmit.back()));
               to_resubmit.pop_back();
-            } else {
-              entry = entry_of("seed" + std::to_string(seed) + "-" + std::to_string(next_record++));
             }
-            outstanding.push_back(cluster.submit(*leader, std::move(entry)));
+            for (unsigned r = (pending.records.empty() ? 1 : 0) + below(3); r > 0; --r)
+              pending.records.push_back(event(seed, next_event++));
+            pending.submitted = cluster.submit(*leader, accounting::encode_records_entry(pending.records));
+            outstanding.push_back(std::move(pending));
           }
         }
         break;
@@ -318,25 +471,27 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
     for (unsigned s = 0; s < steps; ++s) {
       cluster.step();
       for (auto it = outstanding.begin(); it != outstanding.end();) {
-        if (!(*it)->outcome) {
+        if (!it->submitted->outcome) {
           ++it;
           continue;
         }
-        const Outcome& outcome = *(*it)->outcome;
+        const Outcome& outcome = *it->submitted->outcome;
         if (outcome.kind == OutcomeKind::kCommitted) {
-          acknowledged.push_back({outcome.index, (*it)->entry});
+          Acknowledged ack{outcome.index, it->submitted->entry, {}};
+          for (const auto& record : it->records) ack.keys.push_back(record.key);
+          checker.acknowledge(std::move(ack));
         } else {
-          to_resubmit.push_back((*it)->entry);
+          for (auto& record : it->records) to_resubmit.push_back(std::move(record));
         }
         it = outstanding.erase(it);
       }
-      if (std::string violation = check_invariants(cluster, acknowledged); !violation.empty()) {
+      if (std::string violation = checker.check(); !violation.empty()) {
         return "round " + std::to_string(round) + ": " + violation;
       }
     }
   }
 
-  // Heal everything; every acknowledged entry must reach every member.
+  // Heal everything; every acknowledged record must reach every member.
   for (unsigned i = 0; i < 3; ++i) {
     if (!cluster.alive(i)) raft_fixture_revive(f, i);
     raft_fixture_set_disk_latency(f, i, 10);
@@ -346,14 +501,15 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
     }
   }
   // libraft 0.15.0 turns a member RAFT_UNAVAILABLE after a disk fault and
-  // after some other fault sequences (seed 23 without disk faults);
-  // production restarts such a process (docs/consensus.md). Liveness is
-  // checked on the others; safety on all, above.
+  // after some other fault sequences; production restarts such a process
+  // (docs/consensus.md). Liveness is checked on the others; safety on all,
+  // above.
   auto usable = [&](unsigned i) { return raft_state(cluster.raft(i)) != RAFT_UNAVAILABLE; };
   std::uint64_t target = 0;
   for (int attempt = 0; attempt < 10 && target == 0; ++attempt) {
     if (!cluster.step_until_ready_leader(60000)) return "no leader after healing";
-    auto final_entry = cluster.submit(*cluster.ready_leader(), entry_of("final"));
+    auto final_entry = cluster.submit(*cluster.ready_leader(),
+                                      accounting::encode_records_entry(std::vector{event(seed, next_event)}));
     if (!cluster.step_until([&] { return final_entry->outcome.has_value(); }, 20000))
       return "final entry hangs";
     if (final_entry->outcome->kind == OutcomeKind::kCommitted) target = final_entry->outcome->index;
@@ -370,31 +526,15 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
           60000)) {
     return "members do not catch up after healing to " + std::to_string(target) + ":" + describe(cluster);
   }
-  for (const auto& ack : acknowledged) {
+  // Every acknowledged record is held exactly once by every usable member.
+  for (const auto& ack : checker.acknowledged()) {
     for (unsigned i = 0; i < 3; ++i) {
-      if (usable(i) && !cluster.state(i).holds(ack.entry))
-        return "acknowledged entry lost on member " + std::to_string(i);
+      if (usable(i) && cluster.state(i).copies(ack.entry) != 1)
+        return "acknowledged record at index " + std::to_string(ack.index) + " held " +
+               std::to_string(cluster.state(i).copies(ack.entry)) + " times on member " + std::to_string(i);
     }
   }
-  return check_invariants(cluster, acknowledged);
-}
-
-// Seeds 1..last, minus `skipped`, or only $RW_SEED when set.
-std::vector<std::uint64_t> seeds_to_run(std::uint64_t last, const std::set<std::uint64_t>& skipped) {
-  if (const char* replay = std::getenv("RW_SEED")) return {std::strtoull(replay, nullptr, 10)};
-  std::vector<std::uint64_t> seeds;
-  for (std::uint64_t seed = 1; seed <= last; ++seed) {
-    if (skipped.count(seed) == 0) seeds.push_back(seed);
-  }
-  return seeds;
-}
-
-void run_seeds(std::uint64_t last, Faults faults, const char* filter) {
-  for (std::uint64_t seed : seeds_to_run(last, {})) {
-    const std::string violation = run_seed(seed, 150, faults);
-    EXPECT_EQ(violation, "") << "seed " << seed << " failed; replay with RW_SEED=" << seed
-                             << " --gtest_filter=" << filter;
-  }
+  return checker.check();
 }
 
 // Fewer seeds under sanitizers, which run the same code some ten times slower.
@@ -404,28 +544,69 @@ void run_seeds(std::uint64_t last, Faults faults, const char* filter) {
 #endif
 #endif
 #ifdef RW_CONSENSUS_SANITIZED
-constexpr std::uint64_t kSeeds = 20;
+constexpr unsigned kSeedDivisor = 5;
+constexpr unsigned kSeedTimeoutS = 300;
 #else
-constexpr std::uint64_t kSeeds = 100;
+constexpr unsigned kSeedDivisor = 1;
+constexpr unsigned kSeedTimeoutS = 60;
 #endif
+constexpr unsigned kRounds = 150;
+
+// Runs seeds 1..`seeds` (divided under sanitizers; RW_SEED_COUNT=n
+// overrides), each in a forked child. A seed in `library_crashes` may crash
+// (see there); every other crash, and any violation, fails the test with
+// the seed and the command that replays it in this process (RW_SEED=n).
+void run_seeds(unsigned seeds, Faults faults, const std::map<std::uint64_t, const char*>& library_crashes) {
+  const std::string filter = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() +
+                             std::string(".") +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  if (const char* replay = std::getenv("RW_SEED")) {
+    const std::uint64_t seed = std::strtoull(replay, nullptr, 10);
+    EXPECT_EQ(run_seed(seed, kRounds, faults), "") << "seed " << seed;
+    return;
+  }
+  std::uint64_t last = seeds / kSeedDivisor;
+  if (const char* count = std::getenv("RW_SEED_COUNT")) last = std::strtoull(count, nullptr, 10);
+  unsigned crashed_as_known = 0;
+  for (std::uint64_t seed = 1; seed <= last; ++seed) {
+    const SeedReport report = run_forked([&] { return run_seed(seed, kRounds, faults); }, kSeedTimeoutS);
+    const std::string replay =
+        "replay with: RW_SEED=" + std::to_string(seed) + " consensus_test --gtest_filter=" + filter;
+    if (report.end == SeedEnd::kViolated) {
+      ADD_FAILURE() << "seed " << seed << " violated an invariant: " << report.text << "\n" << replay;
+    } else if (report.end == SeedEnd::kCrashed && library_crashes.count(seed) != 0) {
+      ++crashed_as_known;
+    } else if (report.end == SeedEnd::kCrashed) {
+      const std::size_t tail = report.output.size() > 6000 ? report.output.size() - 6000 : 0;
+      ADD_FAILURE() << "seed " << seed << " crashed: " << report.text << "\n"
+                    << replay << "\n--- its stderr (tail) ---\n"
+                    << report.output.substr(tail);
+    }
+  }
+  ::testing::Test::RecordProperty("seeds", static_cast<int>(last));
+  ::testing::Test::RecordProperty("known_library_crashes", static_cast<int>(crashed_as_known));
+}
 
 // Kills, revivals, one-way partitions, disk and network latency.
-TEST(FixtureCluster, RandomisedFaultsKeepAcknowledgedEntriesAndNeverDiverge) {
-  run_seeds(kSeeds, Faults{}, "*RandomisedFaultsKeep*");
+TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { run_seeds(100, Faults{}, {}); }
+
+// Seeds that die inside libraft 0.15.0 itself, triaged one by one (see
+// docs/consensus.md "Known library problems"): a signal or sanitizer exit
+// with no radiusward frame in the faulting stack. They still run, and a
+// violation in one still fails; only their crash is tolerated.
+const std::map<std::uint64_t, const char*> kSnapshotLibraryCrashes = {};
+const std::map<std::uint64_t, const char*> kDiskFaultLibraryCrashes = {};
+
+TEST(LedgerCluster, DISABLED_RandomisedFaultsWithSnapshots) {
+  run_seeds(60, Faults{.snapshots = true}, kSnapshotLibraryCrashes);
 }
 
-// The same with low snapshot thresholds, and with disk faults. Both are
-// disabled: libraft 0.15.0 itself crashes in a few seeds out of a hundred
-// (invalid and double frees inside raft_fixture_step / raft_fixture_close,
-// with no radiusward frame in either stack under ASan), and its silent
-// use-after-free then corrupts later seeds in the same process. No seed that
-// ran to its checks ever violated them. Run with
-// --gtest_also_run_disabled_tests (and RW_SEED=n); see docs/consensus.md.
-TEST(FixtureCluster, DISABLED_RandomisedFaultsWithSnapshots) {
-  run_seeds(40, Faults{.snapshots = true}, "*RandomisedFaultsWithSnapshots*");
+TEST(LedgerCluster, DISABLED_RandomisedFaultsWithDiskFaults) {
+  run_seeds(60, Faults{.disk = true}, kDiskFaultLibraryCrashes);
 }
-TEST(FixtureCluster, DISABLED_RandomisedFaultsWithDiskFaults) {
-  run_seeds(60, Faults{.disk = true}, "*RandomisedFaultsWithDiskFaults*");
+
+TEST(LedgerCluster, DISABLED_RandomisedFaultsWithSnapshotsAndDiskFaults) {
+  run_seeds(60, Faults{.snapshots = true, .disk = true}, kSnapshotLibraryCrashes);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,17 @@ class DedupLog : public ReplicatedState {
     return nullptr;
   }
   [[nodiscard]] bool holds(const std::vector<std::uint8_t>& bytes) const { return seen_.count(bytes) != 0; }
+  // How many times `bytes` is held: 1 once applied, as duplicates are ignored.
+  [[nodiscard]] unsigned copies(const std::vector<std::uint8_t>& bytes) const {
+    unsigned count = 0;
+    for (const auto& record : records_) count += record.second == bytes;
+    return count;
+  }
+
+  // The entry named `name`: its bytes.
+  [[nodiscard]] static std::vector<std::uint8_t> entry(const std::string& name) {
+    return {name.begin(), name.end()};
+  }
 
  private:
   static void put(std::vector<std::uint8_t>& out, std::uint64_t value, int width) {

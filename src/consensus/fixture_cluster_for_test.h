@@ -1,7 +1,7 @@
 // A three-member cluster on libraft's in-memory raft_fixture (deterministic,
-// virtual time), each member a DedupLog behind the production FsmAdapter and
-// a production Proposer, so tests acknowledge by the same rule as Node.
-// Test-only.
+// virtual time), each member a state machine (the real accounting ledger, or
+// the toy DedupLog) behind the production FsmAdapter and a production
+// Proposer, so tests acknowledge by the same rule as Node. Test-only.
 #pragma once
 
 extern "C" {
@@ -18,6 +18,7 @@ extern "C" {
 #include "consensus/dedup_log_for_test.h"
 #include "consensus/envelope.h"
 #include "consensus/fsm_adapter.h"
+#include "consensus/ledger_for_test.h"
 #include "consensus/proposer.h"
 
 namespace rw::consensus {
@@ -28,7 +29,11 @@ struct Submitted {
   std::optional<Outcome> outcome;  // Absent until the callback ran.
 };
 
-class FixtureCluster {
+// `State` is a ReplicatedState with holds(entry) (every record of the entry
+// applied), copies(entry), restores() and a static entry(name) making a
+// distinct entry per name: DedupLog or TestLedger.
+template <class State>
+class BasicFixtureCluster {
  public:
   struct Options {
     unsigned servers = 3;
@@ -37,7 +42,7 @@ class FixtureCluster {
     std::size_t max_in_flight = 16;
   };
 
-  explicit FixtureCluster(Options options) : options_(options) {
+  explicit BasicFixtureCluster(Options options) : options_(options) {
     RW_ASSERT(raft_fixture_initialize(&fixture_) == 0);
     for (unsigned i = 0; i < options.servers; ++i) grow();
     struct raft_configuration configuration {};
@@ -47,14 +52,14 @@ class FixtureCluster {
     RW_ASSERT(raft_fixture_start(&fixture_) == 0);
     started_ = true;
   }
-  ~FixtureCluster() { raft_fixture_close(&fixture_); }
-  FixtureCluster(const FixtureCluster&) = delete;
-  FixtureCluster& operator=(const FixtureCluster&) = delete;
+  ~BasicFixtureCluster() { raft_fixture_close(&fixture_); }
+  BasicFixtureCluster(const BasicFixtureCluster&) = delete;
+  BasicFixtureCluster& operator=(const BasicFixtureCluster&) = delete;
 
   // Adds an empty, non-voting server (not in any configuration yet).
   unsigned grow() {
     const unsigned i = static_cast<unsigned>(states_.size());
-    states_.push_back(std::make_unique<DedupLog>());
+    states_.push_back(std::make_unique<State>());
     adapters_.push_back(std::make_unique<FsmAdapter>(*states_.back()));
     RW_ASSERT(raft_fixture_grow(&fixture_, adapters_.back()->fsm()) == 0);
     struct raft* r = raft_fixture_get(&fixture_, i);
@@ -141,7 +146,7 @@ class FixtureCluster {
   [[nodiscard]] struct raft* raft(unsigned i) const {
     return raft_fixture_get(const_cast<raft_fixture*>(&fixture_), i);
   }
-  [[nodiscard]] DedupLog& state(unsigned i) { return *states_[i]; }
+  [[nodiscard]] State& state(unsigned i) { return *states_[i]; }
   [[nodiscard]] Proposer& proposer(unsigned i) { return *proposers_[i]; }
   [[nodiscard]] bool alive(unsigned i) const {
     return raft_fixture_alive(const_cast<raft_fixture*>(&fixture_), i);
@@ -151,12 +156,15 @@ class FixtureCluster {
   Options options_;
   // Declared before the fixture's users: raft_fixture_close (in the
   // destructor body) fires pending callbacks into the proposers.
-  std::vector<std::unique_ptr<DedupLog>> states_;
+  std::vector<std::unique_ptr<State>> states_;
   std::vector<std::unique_ptr<FsmAdapter>> adapters_;
   std::vector<std::unique_ptr<Proposer>> proposers_;
   struct raft_fixture fixture_ {};
   bool started_ = false;
 };
+
+using FixtureCluster = BasicFixtureCluster<DedupLog>;
+using LedgerCluster = BasicFixtureCluster<TestLedger>;
 
 inline std::vector<std::uint8_t> entry_of(const std::string& text) { return {text.begin(), text.end()}; }
 
