@@ -7,6 +7,7 @@
 // RW_SEED=<n> replays one seed in this process; RW_SEED_COUNT=<n> runs more.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -127,12 +128,10 @@ TYPED_TEST(Scenario, ElectionDuringSubmissionNeverAcknowledgesLostEntries) {
   raft_fixture_depose(cluster.fixture());  // Forces an election with entries in flight.
   ASSERT_TRUE(cluster.step_until_ready_leader());
   cluster.step_for(2000);
-  unsigned committed = 0;
   for (const auto& s : submitted) {
     ASSERT_TRUE(s->outcome.has_value());
     EXPECT_NE(s->outcome->kind, OutcomeKind::kNotLeader);
     if (s->outcome->kind == OutcomeKind::kCommitted) {
-      ++committed;
       for (unsigned i = 0; i < 3; ++i) EXPECT_EQ(cluster.state(i).copies(s->entry), 1U) << "member " << i;
     }
   }
@@ -141,7 +140,6 @@ TYPED_TEST(Scenario, ElectionDuringSubmissionNeverAcknowledgesLostEntries) {
   ASSERT_TRUE(cluster.step_until([&] { return last->outcome.has_value(); }, 5000));
   ASSERT_EQ(last->outcome->kind, OutcomeKind::kCommitted);
   this->expect_identical_snapshots(cluster, last->outcome->index);
-  EXPECT_LE(committed, 10U);
 }
 
 // Cuts the leader off, submits `entry` to it and steps until another member
@@ -544,13 +542,25 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
 #endif
 #endif
 #ifdef RW_CONSENSUS_SANITIZED
-constexpr unsigned kSeedDivisor = 5;
+constexpr unsigned kSeedDivisor = 3;
 constexpr unsigned kSeedTimeoutS = 300;
 #else
 constexpr unsigned kSeedDivisor = 1;
 constexpr unsigned kSeedTimeoutS = 60;
 #endif
 constexpr unsigned kRounds = 150;
+
+// Whether a crash report fits a crash inside libraft: no radiusward
+// assertion, and under ASan the faulting frame's caller is in libraft.
+bool inside_library(const SeedReport& report) {
+  if (report.output.find("radiusward: assertion failed") != std::string::npos) return false;
+  const std::size_t asan = report.output.find("ERROR: AddressSanitizer");
+  if (asan == std::string::npos) return true;
+  const std::size_t caller = report.output.find("    #1 ", asan);
+  const std::size_t end = report.output.find('\n', caller);
+  return caller != std::string::npos &&
+         report.output.substr(caller, end - caller).find("libraft.so") != std::string::npos;
+}
 
 // Runs seeds 1..`seeds` (divided under sanitizers; RW_SEED_COUNT=n
 // overrides), each in a forked child. A seed in `library_crashes` may crash
@@ -574,13 +584,16 @@ void run_seeds(unsigned seeds, Faults faults, const std::map<std::uint64_t, cons
         "replay with: RW_SEED=" + std::to_string(seed) + " consensus_test --gtest_filter=" + filter;
     if (report.end == SeedEnd::kViolated) {
       ADD_FAILURE() << "seed " << seed << " violated an invariant: " << report.text << "\n" << replay;
-    } else if (report.end == SeedEnd::kCrashed && library_crashes.count(seed) != 0) {
+    } else if (report.end == SeedEnd::kCrashed && library_crashes.count(seed) != 0 &&
+               inside_library(report)) {
       ++crashed_as_known;
+      std::printf("seed %llu: known libraft crash (%s): %s\n", static_cast<unsigned long long>(seed),
+                  report.text.c_str(), library_crashes.at(seed));
     } else if (report.end == SeedEnd::kCrashed) {
-      const std::size_t tail = report.output.size() > 6000 ? report.output.size() - 6000 : 0;
+      // The head of a sanitizer report names the fault and its stack.
       ADD_FAILURE() << "seed " << seed << " crashed: " << report.text << "\n"
-                    << replay << "\n--- its stderr (tail) ---\n"
-                    << report.output.substr(tail);
+                    << replay << "\n--- its stderr (head) ---\n"
+                    << report.output.substr(0, 6000);
     }
   }
   ::testing::Test::RecordProperty("seeds", static_cast<int>(last));
@@ -588,25 +601,46 @@ void run_seeds(unsigned seeds, Faults faults, const std::map<std::uint64_t, cons
 }
 
 // Kills, revivals, one-way partitions, disk and network latency.
-TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { run_seeds(100, Faults{}, {}); }
+TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { run_seeds(150, Faults{}, {}); }
 
-// Seeds that die inside libraft 0.15.0 itself, triaged one by one (see
-// docs/consensus.md "Known library problems"): a signal or sanitizer exit
-// with no radiusward frame in the faulting stack. They still run, and a
-// violation in one still fails; only their crash is tolerated.
-const std::map<std::uint64_t, const char*> kSnapshotLibraryCrashes = {};
-const std::map<std::uint64_t, const char*> kDiskFaultLibraryCrashes = {};
+// Seeds that die inside libraft 0.15.0 itself, triaged one by one under gdb
+// (release) and ASan with fast_unwind_on_malloc=0 (docs/consensus.md "Known
+// library problems"): the faulting access, and the allocation and first
+// free it concerns, all happen in libraft code called from one
+// raft_fixture_step or raft_fixture_close, with no radiusward frame between.
+// Such a seed still runs in its own child, and a violation found before the
+// crash still fails the test; only the crash is tolerated. Offsets are into
+// Debian 12's /lib/x86_64-linux-gnu/libraft.so.2 (0.15.0-1).
+constexpr const char* kDoubleFree =
+    "raft_fixture_io_fault: libraft+0x8c3b (from +0xb8f3, raft_fixture_step) frees a buffer that libraft "
+    "allocated (+0x8d18, from +0x11ba8) and already freed (+0xbdc2, from +0xb8dc) in the same step; release: "
+    "glibc aborts with 'double free detected' or 'double free or corruption', or runs on silently";
+constexpr const char* kSnapshotOverflow =
+    "low snapshot thresholds: libraft+0x115ca (from +0xf01f, raft_fixture_step) memcpy reads 1960 bytes from "
+    "a 960-byte buffer libraft reallocated (+0x119c7); release: SIGSEGV in free(0x1) in raft_fixture_close";
 
-TEST(LedgerCluster, DISABLED_RandomisedFaultsWithSnapshots) {
-  run_seeds(60, Faults{.snapshots = true}, kSnapshotLibraryCrashes);
+// Crashes seen in seeds 1..150 (release) and 1..100 (ASan, which runs 1..50)
+// of each variant.
+const std::map<std::uint64_t, const char*> kSnapshotLibraryCrashes = {{60, kSnapshotOverflow}};
+const std::map<std::uint64_t, const char*> kDiskFaultLibraryCrashes = {
+    {8, kDoubleFree},  {25, kDoubleFree}, {41, kDoubleFree},  {52, kDoubleFree},
+    {55, kDoubleFree}, {62, kDoubleFree}, {104, kDoubleFree}, {126, kDoubleFree},
+};
+const std::map<std::uint64_t, const char*> kSnapshotAndDiskFaultLibraryCrashes = {
+    {43, kDoubleFree}, {52, kDoubleFree}, {68, kDoubleFree},
+    {79, kDoubleFree}, {88, kDoubleFree}, {126, kDoubleFree},
+};
+
+TEST(LedgerCluster, RandomisedFaultsWithSnapshots) {
+  run_seeds(150, Faults{.snapshots = true}, kSnapshotLibraryCrashes);
 }
 
-TEST(LedgerCluster, DISABLED_RandomisedFaultsWithDiskFaults) {
-  run_seeds(60, Faults{.disk = true}, kDiskFaultLibraryCrashes);
+TEST(LedgerCluster, RandomisedFaultsWithDiskFaults) {
+  run_seeds(150, Faults{.disk = true}, kDiskFaultLibraryCrashes);
 }
 
-TEST(LedgerCluster, DISABLED_RandomisedFaultsWithSnapshotsAndDiskFaults) {
-  run_seeds(60, Faults{.snapshots = true, .disk = true}, kSnapshotLibraryCrashes);
+TEST(LedgerCluster, RandomisedFaultsWithSnapshotsAndDiskFaults) {
+  run_seeds(150, Faults{.snapshots = true, .disk = true}, kSnapshotAndDiskFaultLibraryCrashes);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace rw::consensus {
@@ -61,17 +62,17 @@ inline SeedReport run_forked(const std::function<std::string()>& body, unsigned 
   using namespace forked_detail;
   // Anonymous files, not pipes: the parent reads them after the child ended,
   // so a long sanitizer report cannot block the child on a full pipe.
-  std::FILE* verdict = std::tmpfile();
-  std::FILE* output = std::tmpfile();
-  if (verdict == nullptr || output == nullptr) return {SeedEnd::kCrashed, "tmpfile failed", {}};
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> verdict(std::tmpfile(), &std::fclose);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> output(std::tmpfile(), &std::fclose);
+  if (!verdict || !output) return {SeedEnd::kCrashed, "tmpfile failed", {}};
   std::fflush(nullptr);
   const pid_t child = ::fork();
   if (child < 0) return {SeedEnd::kCrashed, "fork failed", {}};
   if (child == 0) {
-    ::dup2(::fileno(output), STDERR_FILENO);
+    ::dup2(::fileno(output.get()), STDERR_FILENO);
     ::alarm(timeout_s);
     const std::string violation = body();
-    write_all(::fileno(verdict), violation);
+    write_all(::fileno(verdict.get()), violation);
     // _exit: no destructors, atexit handlers or leak checks of the state
     // copied from the parent.
     ::_exit(violation.empty() ? 0 : kViolationStatus);
@@ -81,14 +82,11 @@ inline SeedReport run_forked(const std::function<std::string()>& body, unsigned 
     if (errno != EINTR) return {SeedEnd::kCrashed, "waitpid failed", {}};
   }
   SeedReport report;
-  report.output = read_all(output);
-  const std::string said = read_all(verdict);
-  std::fclose(verdict);
-  std::fclose(output);
+  report.output = read_all(output.get());
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return report;
   if (WIFEXITED(status) && WEXITSTATUS(status) == kViolationStatus) {
     report.end = SeedEnd::kViolated;
-    report.text = said;
+    report.text = read_all(verdict.get());
     return report;
   }
   report.end = SeedEnd::kCrashed;
