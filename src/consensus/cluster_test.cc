@@ -600,6 +600,24 @@ void run_seeds(unsigned seeds, Faults faults, const std::map<std::uint64_t, cons
   ::testing::Test::RecordProperty("known_library_crashes", static_cast<int>(crashed_as_known));
 }
 
+TEST(RunForked, TellsPassViolationAndCrashApart) {
+  EXPECT_EQ(run_forked([] { return std::string(); }, 60).end, SeedEnd::kPassed);
+  const SeedReport violated = run_forked([] { return std::string("lost index 7"); }, 60);
+  EXPECT_EQ(violated.end, SeedEnd::kViolated);
+  EXPECT_EQ(violated.text, "lost index 7");
+  const SeedReport crashed = run_forked(
+      []() -> std::string {
+        std::fputs("dying\n", stderr);
+        std::abort();
+      },
+      60);
+  EXPECT_EQ(crashed.end, SeedEnd::kCrashed);
+  EXPECT_NE(crashed.text.find("signal 6"), std::string::npos) << crashed.text;
+  EXPECT_EQ(crashed.output, "dying\n");
+  EXPECT_FALSE(
+      inside_library(SeedReport{SeedEnd::kCrashed, "", "radiusward: assertion failed at x.cc:1: y\n"}));
+}
+
 // Kills, revivals, one-way partitions, disk and network latency.
 TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { run_seeds(150, Faults{}, {}); }
 
