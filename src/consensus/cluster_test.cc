@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 
 #include "base/random.h"
@@ -294,16 +293,18 @@ struct Pending {
 };
 
 // The n-th accounting event of a run: sessions of three events each
-// (Start, Interim-Update, Stop) from a few users and NAS ports.
+// (Start, Interim-Update, Stop), of a few users on a few NAS ports, so that
+// the ledger's session table opens, updates and closes sessions.
 accounting::Record event(std::uint64_t seed, unsigned n) {
+  const unsigned session = n / 3;
   accounting::testing::RequestSpec spec;
   spec.identifier = static_cast<std::uint8_t>(n);
   spec.status_type = n % 3 == 0   ? accounting::status::kStart
                      : n % 3 == 1 ? accounting::status::kInterimUpdate
                                   : accounting::status::kStop;
-  spec.user_name = "user" + std::to_string(n % 7);
-  spec.session_id = std::to_string(seed) + "-" + std::to_string(n / 3);
-  spec.nas_port = n % 5;
+  spec.user_name = "user" + std::to_string(session % 7);
+  spec.session_id = std::to_string(seed) + "-" + std::to_string(session);
+  spec.nas_port = session % 5;
   if (n % 3 != 0) {
     spec.session_time_s = 60 * (n % 3);
     spec.input_octets = 1000 * n;
