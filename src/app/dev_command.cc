@@ -70,7 +70,14 @@ Result<deployment::MemberTable, Refusal> member_configs(const DevCommand& comman
   int present = 0;
   for (int id = 1; id <= kMemberCount; ++id)
     present += fs::exists(path_in(dir, deployment::member_config_name(id)));
-  if (present == kMemberCount) return existing_members(dir);
+  if (present == kMemberCount) {
+    if (command.member_port_base) {
+      std::fprintf(stderr,
+                   "radiusward dev: --member-port-base ignored: %s already holds the member configs\n",
+                   dir.c_str());
+    }
+    return existing_members(dir);
+  }
   if (present != 0) {
     return fail(
         Refusal{fmt::format("{} holds some member configs but not all three: restore them or use "
@@ -141,7 +148,7 @@ Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std
   if (!parsed) {
     const std::string auth_only = deployment::without_top_level_key(*text, "accounting");
     const std::string auth_only_path = path_in(dir, "gateway.auth-only.yaml");
-    if (auth_only != *text && (parsed = config::parse_gateway_config(auth_only, auth_only_path))) {
+    if (auth_only != *text && (parsed = config::parse_gateway_config(auth_only, file.path))) {
       file.with_accounting = false;
       file.path = auth_only_path;
       run_text = auth_only;

@@ -198,9 +198,25 @@ class DevTest(unittest.TestCase):
             children = wait_for("the children", lambda: len(dev2.children()) == expected and dev2.children())
             dev2.stop(signal.SIGKILL)
             wait_for("children gone after dev was killed",
-                     lambda: not any(alive(pid) for pid in children.values()), timeout=15)
+                     lambda: not any(alive(pid) for pid in children.values()), timeout=30)
         finally:
             dev2.stop(signal.SIGKILL)
+
+    def test_refuses_a_wrong_config_before_starting_anything(self):
+        missing = os.path.join(self.dir, "no-such-users")
+        done = subprocess.run([BINARY, "dev", "--dir", self.dir, "--users", missing, "--clients", CLIENTS,
+                               "--auth-port", str(free_udp_port())], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        self.assertIn(missing, done.stderr)
+        self.assertNotIn("started", done.stdout + done.stderr)
+
+    def test_refuses_a_folder_with_some_member_configs_only(self):
+        with open(os.path.join(self.dir, "member-1.yaml"), "w") as f:
+            f.write("id: 1\n")
+        done = subprocess.run([BINARY, "dev", "--dir", self.dir], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        self.assertIn("not all three", done.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "member-2.yaml")))
 
     def check_accounting(self, dev, acct_port):
         """radclient accounting is acknowledged once committed, and the
