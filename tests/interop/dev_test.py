@@ -44,6 +44,11 @@ def wait_for(what, predicate, timeout=30.0, interval=0.2):
     raise AssertionError("timed out waiting for " + what)
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -71,8 +76,7 @@ class Dev:
     def read_log(self):
         if not self.log.closed:
             self.log.flush()
-        with open(self.log_path) as f:
-            return f.read()
+        return read(self.log_path)
 
     def children(self):
         """{name: pid} of the running children, by their command line."""
@@ -120,7 +124,7 @@ class DevTest(unittest.TestCase):
                 run.process.wait()
             if not run.log.closed:
                 run.log.close()
-        self.saved_logs = [(run.log_path, open(run.log_path).read()) for run in self.runs]
+        self.saved_logs = [(run.log_path, read(run.log_path)) for run in self.runs]
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def run(self, result=None):
@@ -151,10 +155,10 @@ class DevTest(unittest.TestCase):
                 self.assertIn("started %s (pid" % name, log)
                 self.assertTrue(os.path.exists(os.path.join(self.dir, name + ".yaml")))
             self.assertTrue(os.path.isdir(os.path.join(self.dir, "admin")))
-            gateway = open(os.path.join(self.dir, "gateway.yaml")).read()
+            gateway = read(os.path.join(self.dir, "gateway.yaml"))
             self.assertIn("admin_socket: admin/gateway.sock", gateway)
             self.assertIn("accounting:\n  members: [127.0.0.1:", gateway)
-            members_before = [open(os.path.join(self.dir, "member-%d.yaml" % i)).read() for i in (1, 2, 3)]
+            members_before = [read(os.path.join(self.dir, "member-%d.yaml" % i)) for i in (1, 2, 3)]
 
             # kill -9 of the gateway: dev says so, restarts it, and it answers again.
             old = wait_for("the gateway child", lambda: dev.children().get("gateway"))
@@ -187,11 +191,11 @@ class DevTest(unittest.TestCase):
         try:
             wait_for("radtest answered on the new port", lambda: radtest(auth_port2))
             for i, before in enumerate(members_before, start=1):
-                after = open(os.path.join(self.dir, "member-%d.yaml" % i)).read()
+                after = read(os.path.join(self.dir, "member-%d.yaml" % i))
                 raft = re.compile(r"^raft_address: .*$", re.M)
                 self.assertEqual(raft.search(after).group(0), raft.search(before).group(0))
                 self.assertEqual(after.replace("bootstrap: false", "bootstrap: true"), before)
-            gateway = open(os.path.join(self.dir, "gateway.yaml")).read()
+            gateway = read(os.path.join(self.dir, "gateway.yaml"))
             self.assertIn("\nauth_port: %d\n" % auth_port2, gateway)
             self.assertIn("\nacct_port: %d\n" % acct_port, gateway)
 
@@ -247,7 +251,7 @@ class DevTest(unittest.TestCase):
             return done.returncode == 0 and "dev-test-1" in done.stdout
         wait_for("the record in ctl records", listed)
         wait_for("bootstrap: false in every member config", lambda: all(
-            "\nbootstrap: false\n" in open(os.path.join(self.dir, "member-%d.yaml" % i)).read()
+            "\nbootstrap: false\n" in read(os.path.join(self.dir, "member-%d.yaml" % i))
             for i in (1, 2, 3)))
 
 
