@@ -283,6 +283,15 @@ CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
 int run_dev(const DevCommand& command) {
   const std::string dir = absolute(command.dir);
   const std::string binary = command.binary ? absolute(*command.binary) : own_binary();
+  // The kernel's sun_path holds 107 bytes and a NUL (unix(7)); a deeper
+  // folder would leave every process without its admin socket.
+  const std::string longest_socket = io::admin_socket_path(dir, deployment::member_name(kMemberCount));
+  if (longest_socket.size() > 107) {
+    std::fprintf(stderr,
+                 "radiusward dev: --dir %s is too deep: admin sockets such as %s would exceed 107 bytes\n",
+                 dir.c_str(), longest_socket.c_str());
+    return kExitConfigError;
+  }
   std::error_code error;
   fs::create_directories(fs::path(dir) / "admin", error);
   if (error) {

@@ -216,6 +216,13 @@ class DevTest(unittest.TestCase):
         self.assertIn(missing, done.stderr)
         self.assertNotIn("started", done.stdout + done.stderr)
 
+    def test_refuses_a_folder_too_deep_for_admin_sockets(self):
+        deep = os.path.join(self.dir, "d" * 100)
+        done = subprocess.run([BINARY, "dev", "--dir", deep], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        self.assertIn("too deep", done.stderr)
+        self.assertFalse(os.path.exists(deep))
+
     def test_refuses_a_folder_with_some_member_configs_only(self):
         with open(os.path.join(self.dir, "member-1.yaml"), "w") as f:
             f.write("id: 1\n")
