@@ -5,6 +5,7 @@
 #include "app/bench_command.h"
 #include "app/commands.h"
 #include "app/ctl.h"
+#include "app/dev_command.h"
 #include "app/exit_codes.h"
 
 namespace {
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
   rw::app::CtlCommand ctl;
   CLI::App* ctl_command = rw::app::add_ctl_command(app, ctl);
 
+  rw::app::DevCommand dev;
+  CLI::App* dev_command = rw::app::add_dev_command(app, dev);
+
   rw::app::BenchCommand bench;
   CLI::App* bench_command = rw::app::add_bench_command(app, bench);
 
@@ -66,5 +70,6 @@ int main(int argc, char** argv) {
   if (*version_command) return rw::app::run_version();
   if (*ctl_command) return rw::app::run_ctl(ctl);
   if (*bench_command) return rw::app::run_bench(bench);
+  if (*dev_command) return rw::app::run_dev(dev);
   return rw::app::kExitConfigError;
 }

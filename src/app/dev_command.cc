@@ -1,0 +1,342 @@
+// `radiusward dev`: flags, the deployment folder's files, then the
+// supervisor. Config texts and restart decisions live in src/deployment;
+// processes, ports and files in src/io.
+#include "app/dev_command.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "app/exit_codes.h"
+#include "app/referenced_files.h"
+#include "config/clients_file.h"
+#include "config/gateway_config.h"
+#include "deployment/local_deployment.h"
+#include "io/admin_client.h"
+#include "io/free_ports.h"
+#include "io/process_supervisor.h"
+#include "io/text_file.h"
+
+namespace rw::app {
+namespace {
+
+namespace fs = std::filesystem;
+using deployment::kMemberCount;
+
+// A failure before anything started: the message and the exit status.
+struct Refusal {
+  std::string message;
+  int status = kExitConfigError;
+};
+
+std::string absolute(const std::string& path) { return fs::absolute(path).lexically_normal().string(); }
+
+std::string path_in(const std::string& dir, std::string_view name) { return (fs::path(dir) / name).string(); }
+
+// The demo users and clients: etc/demo under the working directory, else
+// under the checkout that holds this binary (build/<preset>/radiusward).
+std::optional<std::string> demo_file(const std::string& binary, std::string_view name) {
+  const fs::path relative = fs::path("etc") / "demo" / name;
+  for (const fs::path& root : {fs::current_path(), fs::path(binary).parent_path() / ".." / ".."}) {
+    std::error_code error;
+    if (fs::is_regular_file(root / relative, error)) return absolute((root / relative).string());
+  }
+  return std::nullopt;
+}
+
+Result<deployment::MemberTable, Refusal> existing_members(const std::string& dir) {
+  deployment::MemberTable table;
+  for (int id = 1; id <= kMemberCount; ++id) {
+    const std::string path = path_in(dir, deployment::member_config_name(id));
+    auto text = io::read_text_file(path);
+    if (!text) return fail(Refusal{text.error().to_string(), kExitRuntimeFailure});
+    auto summary = deployment::read_member_summary(*text, path);
+    if (!summary) return fail(Refusal{summary.error().to_string()});
+    if (summary->id != id)
+      return fail(Refusal{fmt::format("{}: id is {}, expected {}", path, summary->id, id)});
+    table[id - 1] = {.id = id, .raft_port = summary->raft_port, .submission_port = summary->submission_port};
+  }
+  return table;
+}
+
+// The member table: read back when the configs exist (their raft addresses
+// are in the raft log and must not change), else generated on free ports.
+Result<deployment::MemberTable, Refusal> member_configs(const DevCommand& command, const std::string& dir) {
+  int present = 0;
+  for (int id = 1; id <= kMemberCount; ++id)
+    present += fs::exists(path_in(dir, deployment::member_config_name(id)));
+  if (present == kMemberCount) {
+    if (command.member_port_base) {
+      std::fprintf(stderr,
+                   "radiusward dev: --member-port-base ignored: %s already holds the member configs\n",
+                   dir.c_str());
+    }
+    return existing_members(dir);
+  }
+  if (present != 0) {
+    return fail(
+        Refusal{fmt::format("{} holds some member configs but not all three: restore them or use "
+                            "another --dir",
+                            dir)});
+  }
+  auto ports = io::free_tcp_ports(2 * kMemberCount, command.member_port_base);
+  if (!ports) return fail(Refusal{ports.error().to_string(), kExitRuntimeFailure});
+  std::array<std::uint16_t, 2 * kMemberCount> chosen{};
+  std::copy(ports->begin(), ports->end(), chosen.begin());
+  const deployment::MemberTable table = deployment::member_table(chosen);
+  for (int id = 1; id <= kMemberCount; ++id) {
+    const std::string path = path_in(dir, deployment::member_config_name(id));
+    if (auto written = io::replace_text_file(path, deployment::member_config_text(table, id)); !written) {
+      return fail(Refusal{written.error().to_string(), kExitRuntimeFailure});
+    }
+  }
+  return table;
+}
+
+struct GatewayFile {
+  std::string path{};  // What the gateway runs with.
+  deployment::GatewaySettings settings{};
+  std::string secret{};
+  bool with_accounting = true;
+};
+
+Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::string& dir,
+                                          const std::string& binary, const deployment::MemberTable& members) {
+  const deployment::GatewayOverrides overrides{
+      .users_file = command.users_file ? std::optional(absolute(*command.users_file)) : std::nullopt,
+      .clients_file = command.clients_file ? std::optional(absolute(*command.clients_file)) : std::nullopt,
+      .auth_port = command.auth_port,
+      .acct_port = command.acct_port};
+  const std::string path = path_in(dir, deployment::kGatewayConfigName);
+  if (fs::exists(path)) {
+    auto text = io::read_text_file(path);
+    if (!text) return fail(Refusal{text.error().to_string(), kExitRuntimeFailure});
+    return deployment::apply_gateway_overrides(*text, overrides);
+  }
+  deployment::GatewaySettings settings{.users_file = overrides.users_file.value_or(""),
+                                       .clients_file = overrides.clients_file.value_or(""),
+                                       .auth_port = overrides.auth_port.value_or(1812),
+                                       .acct_port = overrides.acct_port.value_or(1813)};
+  for (auto [file, name, flag] : {std::tuple{&settings.users_file, "users", "--users"},
+                                  std::tuple{&settings.clients_file, "clients.conf", "--clients"}}) {
+    if (!file->empty()) continue;
+    std::optional<std::string> demo = demo_file(binary, name);
+    if (!demo)
+      return fail(
+          Refusal{fmt::format("no etc/demo/{} found here or beside {}: give {} FILE", name, binary, flag)});
+    *file = *demo;
+  }
+  return deployment::gateway_config_text(settings, members, /*with_accounting=*/true);
+}
+
+// Checks gateway.yaml as the gateway will, files included, and writes it.
+// Transitional: a build whose gateway does not know `accounting:` yet runs
+// the gateway from gateway.auth-only.yaml, the same config without it.
+Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std::string& dir,
+                                            const std::string& binary,
+                                            const deployment::MemberTable& members) {
+  auto text = gateway_text(command, dir, binary, members);
+  if (!text) return fail(text.error());
+  GatewayFile file{.path = path_in(dir, deployment::kGatewayConfigName)};
+  auto parsed = config::parse_gateway_config(*text, file.path);
+  std::string run_text = *text;
+  if (!parsed) {
+    const std::string auth_only = deployment::without_top_level_key(*text, "accounting");
+    const std::string auth_only_path = path_in(dir, "gateway.auth-only.yaml");
+    if (auth_only != *text && (parsed = config::parse_gateway_config(auth_only, file.path))) {
+      file.with_accounting = false;
+      file.path = auth_only_path;
+      run_text = auth_only;
+    }
+  }
+  const auto refuse_all = [](const config::ConfigErrors& errors) {
+    std::string message;
+    for (const config::ConfigError& error : errors)
+      message += (message.empty() ? "" : "\n") + error.to_string();
+    return Refusal{message};
+  };
+  if (!parsed) return fail(refuse_all(parsed.error()));
+  if (auto files = load_referenced_files(*parsed); !files) return fail(refuse_all(files.error()));
+  auto settings = deployment::read_gateway_settings(run_text, file.path);
+  if (!settings) return fail(Refusal{settings.error().to_string()});
+  file.settings = *settings;
+  file.settings.users_file = parsed->users_file.path;
+  file.settings.clients_file = parsed->clients_file.path;
+  auto clients = config::load_clients_file(parsed->clients_file.path);
+  file.secret = clients ? deployment::loopback_secret(clients->clients).value_or("SECRET") : "SECRET";
+  for (const auto& [path, content] :
+       {std::pair{path_in(dir, deployment::kGatewayConfigName), *text}, std::pair{file.path, run_text}}) {
+    if (auto written = io::replace_text_file(path, content); !written) {
+      return fail(Refusal{written.error().to_string(), kExitRuntimeFailure});
+    }
+  }
+  return file;
+}
+
+std::string own_binary() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string("/proc/self/exe") : self.string();
+}
+
+// Once a member names a leader, every member config still saying
+// `bootstrap: true` is rewritten to false (deployment::without_bootstrap).
+class BootstrapWatch {
+ public:
+  explicit BootstrapWatch(std::string dir) : dir_(std::move(dir)) {}
+
+  void on_tick() {
+    if (done_) return;
+    std::optional<int> reporter;
+    for (int id = 1; id <= kMemberCount && !reporter; ++id) {
+      const std::string socket = io::admin_socket_path(dir_, deployment::member_name(id));
+      auto reply = io::admin_request(socket, "GET", "/status", {}, Duration::milliseconds(300));
+      if (reply && reply->status == 200 && deployment::status_names_leader(reply->body)) reporter = id;
+    }
+    if (!reporter) return;
+    done_ = true;
+    for (int id = 1; id <= kMemberCount; ++id) {
+      const std::string path = path_in(dir_, deployment::member_config_name(id));
+      auto text = io::read_text_file(path);
+      if (!text) continue;
+      const std::string updated = deployment::without_bootstrap(*text);
+      if (updated == *text) continue;
+      if (auto written = io::replace_text_file(path, updated); !written) {
+        std::fprintf(stderr, "radiusward dev: %s\n", written.error().to_string().c_str());
+        done_ = false;
+      }
+    }
+    std::fprintf(stderr,
+                 "radiusward dev: the cluster has formed (member-%d names a leader): member configs now say "
+                 "bootstrap: false\n",
+                 *reporter);
+  }
+
+ private:
+  std::string dir_;
+  bool done_ = false;
+};
+
+bool any_bootstrap(const std::string& dir) {
+  for (int id = 1; id <= kMemberCount; ++id) {
+    auto text = io::read_text_file(path_in(dir, deployment::member_config_name(id)));
+    if (!text) continue;
+    auto summary = deployment::read_member_summary(*text, "");
+    if (summary && summary->bootstrap) return true;
+  }
+  return false;
+}
+
+std::vector<io::ChildSpec> children(const std::string& dir, const std::string& binary,
+                                    const std::string& gateway_path) {
+  std::vector<io::ChildSpec> specs;
+  for (int id = 1; id <= kMemberCount; ++id) {
+    specs.push_back(io::ChildSpec{
+        .name = deployment::member_name(id),
+        .argv = {binary, "member", "--config", path_in(dir, deployment::member_config_name(id))},
+        .working_dir = dir});
+  }
+  specs.push_back(io::ChildSpec{
+      .name = "gateway", .argv = {binary, "gateway", "--config", gateway_path}, .working_dir = dir});
+  return specs;
+}
+
+}  // namespace
+
+CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
+  CLI::App* dev = app.add_subcommand(
+      "dev",
+      "Run a local deployment on loopback: three members and a gateway, supervised (docs/operations.md)");
+  dev->add_option("--dir", command.dir, "Deployment folder: configs, raft data, admin sockets")
+      ->type_name("DIR")
+      ->capture_default_str();
+  dev->add_option("--users", command.users_file, "Users file (default etc/demo/users)")->type_name("FILE");
+  dev->add_option("--clients", command.clients_file, "clients.conf (default etc/demo/clients.conf)")
+      ->type_name("FILE");
+  dev->add_option("--auth-port", command.auth_port, "Gateway authentication port (default 1812)")
+      ->type_name("PORT");
+  dev->add_option("--acct-port", command.acct_port, "Gateway accounting port (default 1813)")
+      ->type_name("PORT");
+  dev->add_option("--binary", command.binary, "radiusward binary the processes run (default: this one)")
+      ->type_name("PATH");
+  dev->add_option("--member-port-base", command.member_port_base,
+                  "First TCP port to try for the members' raft and submission ports, when generating "
+                  "(default: the kernel's choice)")
+      ->type_name("PORT");
+  dev->add_option("--restart-delay-ms", command.restart_delay_ms,
+                  "Delay before restarting a process that exited")
+      ->type_name("MS")
+      ->check(CLI::Range(1, 600'000))
+      ->capture_default_str();
+  dev->add_option("--stop-timeout-ms", command.stop_timeout_ms, "How long a stop waits before SIGKILL")
+      ->type_name("MS")
+      ->check(CLI::Range(1, 600'000))
+      ->capture_default_str();
+  return dev;
+}
+
+int run_dev(const DevCommand& command) {
+  const std::string dir = absolute(command.dir);
+  const std::string binary = command.binary ? absolute(*command.binary) : own_binary();
+  // The kernel's sun_path holds 107 bytes and a NUL (unix(7)); a deeper
+  // folder would leave every process without its admin socket.
+  const std::string longest_socket = io::admin_socket_path(dir, deployment::member_name(kMemberCount));
+  if (longest_socket.size() > 107) {
+    std::fprintf(stderr,
+                 "radiusward dev: --dir %s is too deep: admin sockets such as %s would exceed 107 bytes\n",
+                 dir.c_str(), longest_socket.c_str());
+    return kExitConfigError;
+  }
+  std::error_code error;
+  fs::create_directories(fs::path(dir) / "admin", error);
+  if (error) {
+    std::fprintf(stderr, "radiusward dev: cannot create %s/admin: %s\n", dir.c_str(),
+                 error.message().c_str());
+    return kExitRuntimeFailure;
+  }
+  const auto refused = [](const Refusal& refusal) {
+    std::fprintf(stderr, "radiusward dev: %s\n", refusal.message.c_str());
+    return refusal.status;
+  };
+  auto members = member_configs(command, dir);
+  if (!members) return refused(members.error());
+  auto gateway = gateway_config(command, dir, binary, *members);
+  if (!gateway) return refused(gateway.error());
+  std::fputs(deployment::banner_text(deployment::Banner{.dir = dir,
+                                                        .binary = binary,
+                                                        .members = *members,
+                                                        .gateway = gateway->settings,
+                                                        .secret = gateway->secret,
+                                                        .with_accounting = gateway->with_accounting})
+                 .c_str(),
+             stdout);
+  std::fflush(stdout);
+
+  const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);
+  auto supervisor = io::ProcessSupervisor::create(
+      io::SupervisorOptions{.restart = {.delay = restart_delay,
+                                        .delay_max = std::max(restart_delay, Duration::seconds(30)),
+                                        .stable_after = Duration::seconds(10)},
+                            .stop_timeout = Duration::milliseconds(command.stop_timeout_ms)});
+  if (!supervisor) {
+    std::fprintf(stderr, "radiusward dev: %s\n", supervisor.error().to_string().c_str());
+    return kExitRuntimeFailure;
+  }
+  BootstrapWatch watch(dir);
+  const bool watch_bootstrap = any_bootstrap(dir);
+  const std::string reason = (*supervisor)
+                                 ->run(
+                                     children(dir, binary, gateway->path), [](const io::ChildEvent&) {},
+                                     [&] {
+                                       if (watch_bootstrap) watch.on_tick();
+                                     });
+  std::fprintf(stderr, "radiusward dev: stopped (%s)\n", reason.c_str());
+  return kExitOk;
+}
+
+}  // namespace rw::app
