@@ -54,8 +54,9 @@ class EchoHandler final : public gateway::DatagramHandler {
       : index_(index), ticks_(ticks), destroyed_(destroyed) {}
   ~EchoHandler() override { destroyed_.fetch_add(1); }
 
-  std::size_t on_datagram(Instant now, Listener listener, const Endpoint& from, Bytes datagram,
+  std::size_t on_datagram(Instant now, const gateway::Arrival& arrival, const Endpoint& from, Bytes datagram,
                           MutableBytes reply) override {
+    const Listener listener = arrival.listener;
     // The shell's clock never goes backwards.
     if (now < last_now_) return 0;
     last_now_ = now;
