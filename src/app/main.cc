@@ -27,6 +27,15 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
   command.add_option("--workers", flags.workers, "Worker threads; 0 = one per CPU")->type_name("N");
   command.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")
       ->type_name("LEVEL");
+  command
+      .add_option("--member", flags.members,
+                  "A member's submission address; repeatable (replaces accounting.members)")
+      ->type_name("HOST:PORT")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command.add_option("--admin-socket", flags.admin_socket, "Admin API Unix socket (docs/admin_api.md)")
+      ->type_name("PATH");
 }
 
 }  // namespace
