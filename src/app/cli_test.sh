@@ -110,6 +110,8 @@ if wait_for "$work/acct.err" "(accounting)"; then
   expect_status 0 "$binary" ctl --socket "$work/gw.sock" metrics
   expect_in "$work/out" "radiusward_submission_pending_records 0"
   expect_in "$work/out" 'radiusward_submission_events_total{reason="connects"}'
+  expect_in "$work/out" 'radiusward_gateway_drops_total{reason="accounting_refused"} 0'
+  expect_in "$work/out" 'radiusward_gateway_accounting_total{event="submitted"} 0'
   expect_status 0 "$binary" ctl --socket "$work/gw.sock" version
   expect_in "$work/out" '"role":"gateway"'
   kill -TERM "$accounting"

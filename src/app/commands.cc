@@ -84,12 +84,12 @@ Result<std::unique_ptr<io::SubmissionClient>, io::SystemError> make_submission_c
 }
 
 // Starts the admin API on `admin_socket`, when configured.
-Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(const config::GatewayConfig& config,
-                                                                      const io::SubmissionClient* client,
-                                                                      Instant started_at) {
+Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
+    const config::GatewayConfig& config, const io::SubmissionClient* client,
+    const gateway::RequestHandlerFactory& factory, Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
-  io::add_gateway_routes(*server, client, RW_VERSION, started_at);
+  io::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
   auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
   if (!started) return fail(started.error());
   spdlog::info("admin API on {}", config.admin_socket->path);
@@ -136,7 +136,7 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin = start_admin(config, client->get(), started_at);
+  auto admin = start_admin(config, client->get(), *factory, started_at);
   if (!admin) {
     spdlog::critical("{}", admin.error().to_string());
     return kExitRuntimeFailure;

@@ -36,8 +36,38 @@ nlohmann::ordered_json gateway_status_json(const submission::ForwarderStatus* st
   };
 }
 
-void add_gateway_routes(AdminServer& server, const SubmissionClient* client, std::string version,
-                        Instant started_at) {
+namespace {
+
+// The request handlers' counters summed over the workers.
+void add_handler_metrics(PrometheusText& page,
+                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers) {
+  const auto sum = [&](auto member) {
+    std::uint64_t total = 0;
+    for (const auto& counters : workers) total += ((*counters).*member).get();
+    return total;
+  };
+  for (std::size_t i = 0; i < gateway::kDropReasonCount; ++i) {
+    std::uint64_t total = 0;
+    for (const auto& counters : workers) total += counters->drops[i].get();
+    page.counter("radiusward_gateway_drops_total", "Datagrams dropped without an answer, by reason.", total,
+                 {{"reason", gateway::to_string(static_cast<gateway::DropReason>(i))}});
+  }
+  constexpr std::string_view kHelp = "Accounting-Requests on the replicated path, by event.";
+  page.counter("radiusward_gateway_accounting_total", kHelp,
+               sum(&gateway::GatewayCounters::accounting_submitted), {{"event", "submitted"}});
+  page.counter("radiusward_gateway_accounting_total", kHelp,
+               sum(&gateway::GatewayCounters::accounting_responses), {{"event", "answered"}});
+  page.counter("radiusward_gateway_accounting_total", kHelp,
+               sum(&gateway::GatewayCounters::accounting_expired), {{"event", "expired"}});
+  page.counter("radiusward_gateway_accounting_total", kHelp, sum(&gateway::GatewayCounters::accounting_stale),
+               {{"event", "stale_answer"}});
+}
+
+}  // namespace
+
+void add_gateway_routes(AdminServer& server, const SubmissionClient* client,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::string version, Instant started_at) {
   add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -46,7 +76,8 @@ void add_gateway_routes(AdminServer& server, const SubmissionClient* client, std
         gateway_status_json(status ? &*status : nullptr, started_at, monotonic_now());
     return AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  add_metrics_route(server, [client](PrometheusText& page) {
+  add_metrics_route(server, [client, &workers](PrometheusText& page) {
+    add_handler_metrics(page, workers);
     if (client == nullptr) return;
     const submission::ForwarderStatus status = client->status();
     for (const auto& [name, value] : submission::named_counters(status.counters)) {

@@ -2,11 +2,14 @@
 // submission state, GET /metrics with the submission metrics, GET /version.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/time.h"
+#include "gateway/counters.h"
 #include "io/admin_server.h"
 #include "io/submission_client.h"
 #include "submission/forwarder.h"
@@ -22,9 +25,11 @@ namespace rw::io {
                                                          Instant started_at, Instant now);
 
 // Registers /status, /metrics and /version on `server`. `client` (null
-// without accounting) must outlive the server's thread. Requires: the
-// server is not started.
-void add_gateway_routes(AdminServer& server, const SubmissionClient* client, std::string version,
-                        Instant started_at);
+// without accounting) and `workers` (the handlers' counters, one per worker,
+// fixed once the UDP server started) must outlive the server's thread.
+// Requires: the server is not started.
+void add_gateway_routes(AdminServer& server, const SubmissionClient* client,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::string version, Instant started_at);
 
 }  // namespace rw::io
