@@ -94,6 +94,36 @@ if wait_for "$work/gw.err" "(accounting)"; then
   expect_in "$work/gw.err" "all workers: received 0 sent 0"
 fi
 
+# gateway with accounting: the admin API shows the submission state; SIGTERM
+# stops it cleanly and removes the socket. Port 9 has no member: nothing is
+# answered, which is the point (DESIGN.md invariant 1).
+"$binary" gateway --config "$work/good.yaml" --auth-port 0 --acct-port 0 --workers 1 \
+  --member 127.0.0.1:9 --admin-socket "$work/gw.sock" >"$work/acct.out" 2>"$work/acct.err" &
+accounting=$!
+pids+=("$accounting")
+if wait_for "$work/acct.err" "(accounting)"; then
+  expect_in "$work/acct.err" "accounting: submitting to 1 member(s), first 127.0.0.1:9"
+  expect_status 0 "$binary" ctl --socket "$work/gw.sock" status
+  expect_in "$work/out" '"role":"gateway"'
+  expect_in "$work/out" '"submission":{"state":'
+  expect_in "$work/out" '"address":"127.0.0.1:9"'
+  expect_status 0 "$binary" ctl --socket "$work/gw.sock" metrics
+  expect_in "$work/out" "radiusward_submission_pending_records 0"
+  expect_in "$work/out" 'radiusward_submission_events_total{reason="connects"}'
+  expect_in "$work/out" 'radiusward_gateway_drops_total{reason="accounting_refused"} 0'
+  expect_in "$work/out" 'radiusward_gateway_accounting_total{event="submitted"} 0'
+  expect_status 0 "$binary" ctl --socket "$work/gw.sock" version
+  expect_in "$work/out" '"role":"gateway"'
+  kill -TERM "$accounting"
+  wait "$accounting" || fail "accounting gateway did not stop cleanly on SIGTERM"
+  [ -e "$work/gw.sock" ] && fail "admin socket left behind after SIGTERM"
+fi
+
+# check: a session-key recipe naming an unknown attribute, at its position
+printf 'users_file: users\nclients_file: clients.conf\ndictionary_dir:\naccounting:\n  members: [127.0.0.1:7301]\n  key: User-Name,Nope\n' >"$work/key.yaml"
+expect_status 2 "$binary" check --config "$work/key.yaml"
+expect_in "$work/err" "$work/key.yaml:6:8: accounting.key: unknown attribute 'Nope'"
+
 # gateway: a port in use is a runtime failure (1) naming the call and address
 port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$binary" gateway --config "$work/good.yaml" --auth-port "$port" --acct-port 0 >"$work/first.out" 2>"$work/first.err" &

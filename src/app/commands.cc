@@ -4,16 +4,22 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <span>
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
+#include "io/admin_server.h"
+#include "io/clock.h"
 #include "io/csprng.h"
 #include "io/decision_log.h"
+#include "io/gateway_admin.h"
 #include "io/logging.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
+#include "io/submission_client.h"
 #include "io/udp_server.h"
 
 namespace rw::app {
@@ -58,6 +64,38 @@ void log_listeners(const io::UdpServer& server) {
   }
 }
 
+// The submission client of `accounting:`, not started yet; null without it.
+Result<std::unique_ptr<io::SubmissionClient>, io::SystemError> make_submission_client(
+    const config::GatewayConfig& config, RandomSource& random) {
+  if (!config.accounting) return std::unique_ptr<io::SubmissionClient>();
+  const config::AccountingConfig& accounting = *config.accounting;
+  io::SubmissionClientOptions options;
+  for (const config::MemberAddress& member : accounting.members)
+    options.forwarder.members.push_back(member.text);
+  // Announced in Hello for the members' logs only.
+  random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&options.forwarder.gateway_id),
+                           sizeof options.forwarder.gateway_id));
+  options.forwarder.pending_records_max = accounting.pending_records_max;
+  options.forwarder.batch_records_max = accounting.batch_records_max;
+  options.forwarder.batch_delay = accounting.batch_delay;
+  options.queue_records_max =
+      std::min<std::size_t>(accounting.pending_records_max, options.queue_records_max);
+  return io::SubmissionClient::create(std::move(options));
+}
+
+// Starts the admin API on `admin_socket`, when configured.
+Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
+    const config::GatewayConfig& config, const io::SubmissionClient* client,
+    const gateway::RequestHandlerFactory& factory, Instant started_at) {
+  if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
+  auto server = std::make_unique<io::AdminServer>();
+  io::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
+  auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
+  if (!started) return fail(started.error());
+  spdlog::info("admin API on {}", config.admin_socket->path);
+  return server;
+}
+
 }  // namespace
 
 int run_gateway(const GatewayCommand& command) {
@@ -70,19 +108,46 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", blocked.error().to_string());
     return kExitRuntimeFailure;
   }
+  const Instant started_at = io::monotonic_now();
   io::ThreadLocalCsprng random;
   io::DecisionLog decision_log;
+  auto client = make_submission_client(config, random);
+  if (!client) {
+    spdlog::critical("{}", client.error().to_string());
+    return kExitRuntimeFailure;
+  }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
-      make_handler_factory(loaded->files, random, &decision_log);
+      make_handler_factory(loaded->files, random, &decision_log, client->get());
   auto server = io::UdpServer::start(io::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
+    return kExitRuntimeFailure;
+  }
+  if (*client) {
+    io::UdpServer* udp = server->get();
+    auto started = (*client)->start(
+        [udp](int worker, std::span<const io::AnswerNotice> answers) { udp->post_answers(worker, answers); });
+    if (!started) {
+      spdlog::critical("{}", started.error().to_string());
+      return kExitRuntimeFailure;
+    }
+    spdlog::info("accounting: submitting to {} member(s), first {}", config.accounting->members.size(),
+                 config.accounting->members.front().text);
+  } else {
+    spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
+  }
+  auto admin = start_admin(config, client->get(), *factory, started_at);
+  if (!admin) {
+    spdlog::critical("{}", admin.error().to_string());
     return kExitRuntimeFailure;
   }
   spdlog::info("radiusward {} gateway started with {} workers", RW_VERSION, (*server)->worker_count());
   log_listeners(**server);
   const std::string_view signal = io::wait_for_stop_signal();
   spdlog::info("{} received: stopping", signal);
+  if (*admin) (*admin)->stop();
+  // The client first: it posts answers to the workers, which stop next.
+  if (*client) (*client)->stop();
   (*server)->stop();
   io::log_counters((*server)->counters());
   spdlog::info("stopped");

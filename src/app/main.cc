@@ -10,6 +10,14 @@
 
 namespace {
 
+// An option that may be given several times, one value each time.
+void repeatable(CLI::Option* option, std::string type_name) {
+  option->type_name(std::move(type_name))
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
   rw::config::GatewayOverrides& flags = gateway.overrides;
   command.add_option("--config", gateway.config_file, "Gateway YAML config file (docs/configuration.md)")
@@ -18,16 +26,19 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
   command.add_option("--clients", flags.clients_file, "FreeRADIUS-format clients.conf")->type_name("FILE");
   command.add_option("--auth-port", flags.auth_port, "Authentication port (default 1812)")->type_name("PORT");
   command.add_option("--acct-port", flags.acct_port, "Accounting port (default 1813)")->type_name("PORT");
-  command.add_option("--listen", flags.listen, "Address to listen on; repeatable (default 0.0.0.0 and ::)")
-      ->type_name("ADDR")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(command.add_option("--listen", flags.listen,
+                                "Address to listen on; repeatable (default 0.0.0.0 and ::)"),
+             "ADDR");
   command.add_option("--dictionary-dir", flags.dictionary_dir, "Folder with a FreeRADIUS `dictionary` file")
       ->type_name("DIR");
   command.add_option("--workers", flags.workers, "Worker threads; 0 = one per CPU")->type_name("N");
   command.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")
       ->type_name("LEVEL");
+  repeatable(command.add_option("--member", flags.members,
+                                "A member's submission address; repeatable (replaces accounting.members)"),
+             "HOST:PORT");
+  command.add_option("--admin-socket", flags.admin_socket, "Admin API Unix socket (docs/admin_api.md)")
+      ->type_name("PATH");
 }
 
 }  // namespace

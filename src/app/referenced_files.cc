@@ -2,6 +2,7 @@
 // ConfigErrors; no logic of its own.
 #include "app/referenced_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -74,13 +75,38 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});
   }
-  return LoadedFiles{std::move(*state)};
+  LoadedFiles loaded{std::move(*state)};
+  if (config.accounting) {
+    const config::AccountingConfig& accounting = *config.accounting;
+    if (!accounting.key) {
+      loaded.recipe =
+          std::make_shared<const accounting::KeyRecipe>(accounting::KeyRecipe::freeradius_default());
+    } else {
+      // FreeRADIUS's class_value_prefix, as in freeradius_default().
+      auto recipe = accounting::KeyRecipe::parse(*accounting.key, "ai:", *dictionary);
+      if (!recipe) {
+        const config::SourceLocation& where = accounting.key_where;
+        return fail(config::ConfigErrors{
+            config_error(where.file, where.line, where.column, "accounting.key: " + recipe.error())});
+      }
+      loaded.recipe = std::make_shared<const accounting::KeyRecipe>(std::move(*recipe));
+    }
+  }
+  return loaded;
 }
 
 std::unique_ptr<gateway::RequestHandlerFactory> make_handler_factory(const LoadedFiles& files,
                                                                      RandomSource& random,
-                                                                     gateway::DecisionObserver* observer) {
-  return std::make_unique<gateway::RequestHandlerFactory>(files.state, random, observer);
+                                                                     gateway::DecisionObserver* observer,
+                                                                     gateway::AccountingSink* sink) {
+  gateway::AccountingSetup accounting;
+  if (sink != nullptr) {
+    accounting.sink = sink;
+    accounting.recipe = files.recipe;
+    accounting.deferred_max = std::min<std::size_t>(files.state->options().duplicates.in_progress_max, 65536);
+  }
+  return std::make_unique<gateway::RequestHandlerFactory>(files.state, random, observer,
+                                                          std::move(accounting));
 }
 
 }  // namespace rw::app

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "accounting/record.h"
 #include "base/random.h"
 #include "base/result.h"
 #include "config/gateway_config.h"
@@ -17,6 +18,9 @@ namespace rw::app {
 
 struct LoadedFiles {
   std::shared_ptr<const gateway::GatewayState> state;
+  // The session-key recipe of `accounting.key`, resolved against the
+  // dictionary; null when accounting is not configured.
+  std::shared_ptr<const accounting::KeyRecipe> recipe{};
 };
 
 // Loads every file `config` names and builds the gateway state. Collects
@@ -25,8 +29,11 @@ struct LoadedFiles {
 [[nodiscard]] Result<LoadedFiles, config::ConfigErrors> load_referenced_files(
     const config::GatewayConfig& config);
 
-// The workers' handler factory. `random` and `observer` must outlive it.
+// The workers' handler factory. `random`, `observer` and `sink` (null: no
+// accounting) must outlive it. Each worker may hold as many deferred
+// Accounting-Requests as its duplicate cache has in-progress entries.
 [[nodiscard]] std::unique_ptr<gateway::RequestHandlerFactory> make_handler_factory(
-    const LoadedFiles& files, RandomSource& random, gateway::DecisionObserver* observer);
+    const LoadedFiles& files, RandomSource& random, gateway::DecisionObserver* observer,
+    gateway::AccountingSink* sink = nullptr);
 
 }  // namespace rw::app

@@ -168,6 +168,7 @@ class Parser {
         {"mab_default", &Parser::on_mab_default},
         {"admin_socket", &Parser::on_admin_socket},
         {"require_message_authenticator", &Parser::on_require_message_authenticator},
+        {"accounting", &Parser::on_accounting},
     };
     dispatch(kTopLevel, key, key_node, value, "");
   }
@@ -354,6 +355,78 @@ class Parser {
     }
   }
 
+  void on_accounting(const YAML::Node& value, const SourceLocation& where) {
+    static const std::vector<std::pair<std::string_view, KeyHandler>> kAccounting = {
+        {"members", &Parser::on_members},
+        {"pending_records_max", &Parser::on_pending_records_max},
+        {"batch_records_max", &Parser::on_batch_records_max},
+        {"batch_delay_us", &Parser::on_batch_delay_us},
+        {"key", &Parser::on_key},
+    };
+    if (!value.IsMap()) {
+      errors_.push_back(value_at(value, where).error("expected a mapping with 'members' and bounds"));
+      return;
+    }
+    config_.accounting.emplace();
+    std::set<std::string> seen;
+    for (const auto& entry : value) {
+      if (std::optional<std::string> key = key_name(entry.first, seen)) {
+        dispatch(kAccounting, *key, entry.first, entry.second, "accounting.");
+      }
+    }
+    if (seen.count("members") == 0)
+      errors_.push_back(at(value).error("missing required key 'accounting.members'"));
+  }
+
+  void on_members(const YAML::Node& value, const SourceLocation& where) {
+    std::vector<MemberAddress>& members = config_.accounting->members;
+    std::set<std::string> seen;
+    sequence(value, where, "member addresses", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "a member address");
+      if (!text) return;
+      if (!parse_host_port(*text)) {
+        errors_.push_back(at(element).error(fmt::format("'{}' is not IPv4:port or [IPv6]:port", *text)));
+      } else if (!seen.insert(*text).second) {
+        errors_.push_back(at(element).error(fmt::format("member '{}' is listed twice", *text)));
+      } else {
+        members.push_back(MemberAddress{.text = *text, .where = at(element)});
+      }
+    });
+    if (value.IsSequence() && (value.size() == 0 || value.size() > kAccountingMembersMax)) {
+      errors_.push_back(
+          at(value).error(fmt::format("accounting.members needs 1 to {} addresses", kAccountingMembersMax)));
+    }
+  }
+
+  void on_pending_records_max(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 1, kPendingRecordsMax)) {
+      config_.accounting->pending_records_max = static_cast<std::size_t>(*n);
+    }
+  }
+
+  void on_batch_records_max(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 1, kBatchRecordsMax)) {
+      config_.accounting->batch_records_max = static_cast<std::size_t>(*n);
+    }
+  }
+
+  void on_batch_delay_us(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 0, kBatchDelayUsMax)) {
+      config_.accounting->batch_delay = Duration::microseconds(*n);
+    }
+  }
+
+  void on_key(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "a session-key recipe");
+    if (!text) return;
+    if (text->empty()) {
+      errors_.push_back(at(value).error("expected a session-key recipe, got an empty string"));
+      return;
+    }
+    config_.accounting->key = std::move(*text);
+    config_.accounting->key_where = at(value);
+  }
+
   std::string file_;
   GatewayConfig config_;
   ConfigErrors errors_;
@@ -361,6 +434,26 @@ class Parser {
 
 ConfigError flag_error(std::string_view flag, std::string message) {
   return ConfigError{.file = std::string(flag), .message = std::move(message)};
+}
+
+void apply_members(const std::vector<std::string>& members, GatewayConfig& config, ConfigErrors& errors) {
+  if (members.empty()) return;
+  if (!config.accounting) config.accounting.emplace();
+  config.accounting->members.clear();
+  std::set<std::string> seen;
+  for (const std::string& text : members) {
+    if (!parse_host_port(text)) {
+      errors.push_back(flag_error("--member", fmt::format("'{}' is not IPv4:port or [IPv6]:port", text)));
+    } else if (!seen.insert(text).second) {
+      errors.push_back(flag_error("--member", fmt::format("member '{}' is given twice", text)));
+    } else {
+      config.accounting->members.push_back(
+          MemberAddress{.text = text, .where = SourceLocation{.file = "--member"}});
+    }
+  }
+  if (members.size() > kAccountingMembersMax) {
+    errors.push_back(flag_error("--member", fmt::format("at most {} members", kAccountingMembersMax)));
+  }
 }
 
 void apply_port(const std::optional<int>& value, std::string_view flag, std::uint16_t& port,
@@ -460,6 +553,31 @@ std::string_view to_string(MabDefault action) {
   return "unknown";
 }
 
+std::optional<ParsedHostPort> parse_host_port(std::string_view text) {
+  ParsedHostPort parsed;
+  std::string host;
+  std::string_view port_text;
+  if (text.starts_with('[')) {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return std::nullopt;
+    host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+    if (inet_pton(AF_INET6, host.c_str(), parsed.bytes.data()) != 1) return std::nullopt;
+    parsed.is_v6 = true;
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+    if (inet_pton(AF_INET, host.c_str(), parsed.bytes.data()) != 1) return std::nullopt;
+  }
+  std::optional<std::int64_t> port = parse_integer(port_text);
+  if (!port || *port < 1 || *port > 65535) return std::nullopt;
+  parsed.port = static_cast<std::uint16_t>(*port);
+  return parsed;
+}
+
 std::optional<LogLevel> parse_log_level(std::string_view text) {
   return parse_named(text, {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn,
                             LogLevel::kError, LogLevel::kOff});
@@ -532,6 +650,12 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
     }
   }
   apply_listen(overrides.listen, base, errors);
+  apply_members(overrides.members, base, errors);
+  if (overrides.admin_socket) {
+    ConfiguredPath socket;
+    apply_path(overrides.admin_socket, "--admin-socket", socket, errors);
+    base.admin_socket = std::move(socket);
+  }
   if (overrides.log_level) {
     if (auto level = parse_log_level(*overrides.log_level)) {
       base.logging.level = *level;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -91,6 +92,48 @@ inline constexpr std::int64_t kDuplicateWindowMsDefault = 10'000;
 // The largest `workers` value accepted.
 inline constexpr int kWorkersMax = 1024;
 
+// Bounds of the `accounting:` section. The batch bound is the submission
+// protocol's (submission::kSubmitRecordsMax); the member count that of a
+// cluster's address book.
+inline constexpr std::size_t kAccountingMembersMax = 9;
+inline constexpr std::int64_t kPendingRecordsMax = 16 * 1024 * 1024;
+inline constexpr std::int64_t kBatchRecordsMax = 4096;
+inline constexpr std::int64_t kBatchDelayUsMax = 1'000'000;
+
+// A member's submission address, "IPv4:port" or "[IPv6]:port", as written.
+struct MemberAddress {
+  std::string text{};
+  SourceLocation where{};
+
+  friend bool operator==(const MemberAddress&, const MemberAddress&) = default;
+};
+
+// The `accounting:` section: where validated Accounting-Requests are
+// submitted (docs/configuration.md). Its bounds become
+// submission::ForwarderOptions.
+struct AccountingConfig {
+  // The members' submission addresses, 1..kAccountingMembersMax, distinct.
+  std::vector<MemberAddress> members{};
+  std::size_t pending_records_max = 65536;
+  std::size_t batch_records_max = 512;
+  Duration batch_delay = Duration::microseconds(1000);
+  // The session-key recipe (accounting::KeyRecipe::parse); absent:
+  // FreeRADIUS's default. Checked against the dictionary when it is loaded.
+  std::optional<std::string> key{};
+  SourceLocation key_where{};
+
+  friend bool operator==(const AccountingConfig&, const AccountingConfig&) = default;
+};
+
+// Parses "IPv4:port" or "[IPv6]:port" (port 1..65535). Returns the address
+// bytes through `bytes`/`is_v6` and the port, or nothing.
+struct ParsedHostPort {
+  std::array<std::uint8_t, 16> bytes{};
+  bool is_v6 = false;
+  std::uint16_t port = 0;
+};
+[[nodiscard]] std::optional<ParsedHostPort> parse_host_port(std::string_view text);
+
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of
 // docs/configuration.md.
@@ -132,8 +175,11 @@ struct GatewayConfig {
 
   MabDefault mab_default = MabDefault::kReject;
 
-  // The admin API's Unix socket; absent: no admin API. Not used yet.
+  // The admin API's Unix socket (docs/admin_api.md); absent: no admin API.
   std::optional<ConfiguredPath> admin_socket;
+
+  // Replicated accounting; absent: Accounting-Requests are dropped unanswered.
+  std::optional<AccountingConfig> accounting;
 
   // The default of each client's require_message_authenticator (RFC 3579
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
@@ -166,6 +212,10 @@ struct GatewayOverrides {
   std::optional<int> workers{};
   std::vector<std::string> listen{};
   std::optional<std::string> log_level{};
+  // --member HOST:PORT (repeatable): replaces accounting.members, and turns
+  // accounting on with the default bounds when the file has no section.
+  std::vector<std::string> members{};
+  std::optional<std::string> admin_socket{};
 };
 
 // The configuration with every default and no users or clients file: the

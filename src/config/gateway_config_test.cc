@@ -279,6 +279,114 @@ TEST(ApplyOverrides, RejectsInvalidFlagValues) {
             }));
 }
 
+TEST(ParseGatewayConfig, ReadsTheAccountingSection) {
+  constexpr std::string_view kText =
+      "users_file: users\n"
+      "clients_file: clients.conf\n"
+      "admin_socket: admin/gateway.sock\n"
+      "accounting:\n"
+      "  members: [127.0.0.1:7301, '[::1]:7302']\n"
+      "  pending_records_max: 1000\n"
+      "  batch_records_max: 64\n"
+      "  batch_delay_us: 250\n"
+      "  key: User-Name,Acct-Session-Id\n";
+  auto result = parse_gateway_config(kText, "/etc/gw.yaml");
+  ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
+  ASSERT_TRUE(result->accounting.has_value());
+  const AccountingConfig& accounting = *result->accounting;
+  ASSERT_EQ(accounting.members.size(), 2u);
+  EXPECT_EQ(accounting.members[0].text, "127.0.0.1:7301");
+  EXPECT_EQ(accounting.members[1].text, "[::1]:7302");
+  EXPECT_EQ(accounting.members[1].where.line, 5);
+  EXPECT_EQ(accounting.pending_records_max, 1000u);
+  EXPECT_EQ(accounting.batch_records_max, 64u);
+  EXPECT_EQ(accounting.batch_delay, Duration::microseconds(250));
+  EXPECT_EQ(accounting.key, "User-Name,Acct-Session-Id");
+  EXPECT_EQ(accounting.key_where.line, 9);
+  EXPECT_EQ(accounting.key_where.column, 8);
+  ASSERT_TRUE(result->admin_socket.has_value());
+  EXPECT_EQ(result->admin_socket->path, "/etc/admin/gateway.sock");
+}
+
+TEST(ParseGatewayConfig, AccountingDefaultsAndAbsence) {
+  auto absent = parse_gateway_config(kMinimal, "gw.yaml");
+  ASSERT_TRUE(absent.has_value());
+  EXPECT_FALSE(absent->accounting.has_value());
+  auto defaults =
+      parse_gateway_config(std::string(kMinimal) + "accounting: {members: [10.0.0.1:7301]}\n", "gw.yaml");
+  ASSERT_TRUE(defaults.has_value()) << error_strings(defaults.error())[0];
+  ASSERT_TRUE(defaults->accounting.has_value());
+  EXPECT_EQ(defaults->accounting->pending_records_max, 65536u);
+  EXPECT_EQ(defaults->accounting->batch_records_max, 512u);
+  EXPECT_EQ(defaults->accounting->batch_delay, Duration::microseconds(1000));
+  EXPECT_FALSE(defaults->accounting->key.has_value());
+}
+
+TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) +
+                         "accounting:\n"
+                         "  members: [localhost:7301, 127.0.0.1:0, 127.0.0.1:7301, 127.0.0.1:7301]\n"
+                         "  batch_records_max: 5000\n"
+                         "  pending_records_max: 0\n"
+                         "  colour: blue\n"),
+            (std::vector<std::string>{
+                "etc/gw.yaml:4:13: 'localhost:7301' is not IPv4:port or [IPv6]:port",
+                "etc/gw.yaml:4:29: '127.0.0.1:0' is not IPv4:port or [IPv6]:port",
+                "etc/gw.yaml:4:58: member '127.0.0.1:7301' is listed twice",
+                "etc/gw.yaml:5:22: expected an integer between 1 and 4096, got '5000'",
+                "etc/gw.yaml:6:24: expected an integer between 1 and 16777216, got '0'",
+                "etc/gw.yaml:7:3: unknown key 'accounting.colour'",
+            }));
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  batch_delay_us: 10\n"),
+            (std::vector<std::string>{"etc/gw.yaml:4:3: missing required key 'accounting.members'"}));
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  members: []\n"),
+            (std::vector<std::string>{"etc/gw.yaml:4:12: accounting.members needs 1 to 9 addresses"}));
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting: yes\n"),
+            (std::vector<std::string>{"etc/gw.yaml:3:13: expected a mapping with 'members' and bounds"}));
+}
+
+TEST(ApplyOverrides, MemberFlagsReplaceOrEnableAccounting) {
+  auto base = parse_gateway_config(
+      std::string(kMinimal) + "accounting: {members: [10.0.0.1:7301], batch_records_max: 8}\n",
+      "/etc/gw.yaml");
+  ASSERT_TRUE(base.has_value());
+  GatewayOverrides overrides{.members = {"127.0.0.1:1", "127.0.0.1:2"}, .admin_socket = "gw.sock"};
+  auto replaced = apply_overrides(*base, overrides);
+  ASSERT_TRUE(replaced.has_value());
+  ASSERT_EQ(replaced->accounting->members.size(), 2u);
+  EXPECT_EQ(replaced->accounting->members[1].text, "127.0.0.1:2");
+  EXPECT_EQ(replaced->accounting->batch_records_max, 8u);
+  EXPECT_EQ(replaced->admin_socket->path, "gw.sock");
+
+  auto enabled = apply_overrides(*parse_gateway_config(kMinimal, "/etc/gw.yaml"), overrides);
+  ASSERT_TRUE(enabled.has_value());
+  ASSERT_TRUE(enabled->accounting.has_value());
+  EXPECT_EQ(enabled->accounting->members.size(), 2u);
+  EXPECT_EQ(enabled->accounting->pending_records_max, 65536u);
+
+  auto bad = apply_overrides(*base, GatewayOverrides{.members = {"1.2.3.4", "1.2.3.4:5", "1.2.3.4:5"}});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(error_strings(bad.error()), (std::vector<std::string>{
+                                            "--member: '1.2.3.4' is not IPv4:port or [IPv6]:port",
+                                            "--member: member '1.2.3.4:5' is given twice",
+                                        }));
+}
+
+TEST(ParseHostPort, ReadsIpv4AndBracketedIpv6) {
+  auto v4 = parse_host_port("192.0.2.1:7301");
+  ASSERT_TRUE(v4.has_value());
+  EXPECT_FALSE(v4->is_v6);
+  EXPECT_EQ(v4->port, 7301);
+  EXPECT_EQ(v4->bytes[0], 192);
+  auto v6 = parse_host_port("[2001:db8::1]:65535");
+  ASSERT_TRUE(v6.has_value());
+  EXPECT_TRUE(v6->is_v6);
+  EXPECT_EQ(v6->port, 65535);
+  for (std::string_view bad : {"", ":1", "1.2.3.4:", "1.2.3.4:65536", "[::1]", "[::1:5", "::1:5", "a:1"}) {
+    EXPECT_FALSE(parse_host_port(bad).has_value()) << bad;
+  }
+}
+
 class CheckReferencedFiles : public testing::Test {
  protected:
   void SetUp() override {

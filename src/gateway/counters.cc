@@ -23,6 +23,12 @@ std::string_view to_string(DropReason reason) {
       return "too_many_in_progress";
     case DropReason::kAccountingNotReplicated:
       return "accounting_not_replicated";
+    case DropReason::kAccountingInvalid:
+      return "accounting_invalid";
+    case DropReason::kAccountingTableFull:
+      return "accounting_table_full";
+    case DropReason::kAccountingRefused:
+      return "accounting_refused";
     case DropReason::kReplyTooLarge:
       return "reply_too_large";
     case DropReason::kCount:

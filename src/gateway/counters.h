@@ -24,7 +24,10 @@ enum class DropReason : std::uint8_t {
   kBadRequestAuthenticator,      // RFC 2866 §3 Accounting-Request authenticator mismatch.
   kDuplicateInProgress,          // A retransmission of a request still being processed.
   kTooManyInProgress,            // The duplicate cache's in-progress table is full.
-  kAccountingNotReplicated,      // Valid accounting, not answered until replication exists.
+  kAccountingNotReplicated,      // Valid accounting, but no `accounting:` configured.
+  kAccountingInvalid,            // Valid accounting that makes no record (no Acct-Status-Type, ...).
+  kAccountingTableFull,          // The worker's deferred-request table is full.
+  kAccountingRefused,            // The submission queue or forwarder refused the record.
   kReplyTooLarge,                // The reply did not fit 4096 octets.
   kCount,
 };
@@ -51,6 +54,10 @@ struct GatewayCounters {
   Counter access_rejects;
   Counter status_server;
   Counter retransmissions_answered;
+  Counter accounting_submitted;  // Records handed to the sink and taken.
+  Counter accounting_responses;  // Accounting-Responses sent after commit.
+  Counter accounting_expired;    // Deferred requests forgotten after deferred_timeout.
+  Counter accounting_stale;      // Answers for a slot already freed or reused.
   std::array<Counter, kDropReasonCount> drops;
   std::array<Counter, kDecodeErrorCount> malformed_by_reason;
 

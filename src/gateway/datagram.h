@@ -1,14 +1,17 @@
 // The seam between the I/O shell and the gateway's pure request handling:
-// the shell receives datagrams, hands each to a DatagramHandler with the time
-// and the source address, and sends back whatever reply the handler wrote.
-// One handler instance per worker thread; a handler is never shared between
-// threads, so it needs no locks (DESIGN.md "EAP across several gateways").
+// the shell receives datagrams, hands each to a DatagramHandler with the time,
+// where it arrived and the source address, and sends back whatever reply the
+// handler wrote. Replies that come later (an Accounting-Response once its
+// record is committed) are asked for with on_answer. One handler instance per
+// worker thread; a handler is never shared between threads, so it needs no
+// locks (DESIGN.md "EAP across several gateways").
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "base/bytes.h"
 #include "base/time.h"
@@ -31,20 +34,78 @@ enum class Listener : std::uint8_t {
   kAccounting,      // default UDP 1813
 };
 
+// Where and when a datagram arrived. A deferred reply carries it back, so
+// that it leaves from the same socket and local address the request was sent
+// to (RFC 2865 §3: the NAS matches replies by address and port).
+struct Arrival {
+  Listener listener = Listener::kAuthentication;
+  // The shell's index of the socket the datagram came in on.
+  std::uint16_t socket = 0;
+  // The local address the NAS sent to, when the shell learned it (a wildcard
+  // socket's IP_PKTINFO / IPV6_PKTINFO); without it the socket's own address
+  // is the source. The port is not used.
+  std::optional<Endpoint> local{};
+  // The interface of a link-local IPv6 `local` (0 otherwise).
+  std::uint32_t interface_index = 0;
+  // The wall clock at arrival, Unix milliseconds: the time an accounting
+  // record carries (the handler reads no clock).
+  std::int64_t unix_ms = 0;
+};
+
+// Names one request whose reply comes later: the worker whose handler holds
+// it, its slot there and the slot's generation (so that an answer for a slot
+// since reused is recognised as stale). Opaque outside the handler except
+// for ticket_worker, which the shell routes answers by.
+using Ticket = std::uint64_t;
+[[nodiscard]] constexpr Ticket make_ticket(std::uint16_t worker, std::uint16_t slot,
+                                           std::uint32_t generation) {
+  return Ticket{worker} << 48 | Ticket{slot} << 32 | generation;
+}
+[[nodiscard]] constexpr std::uint16_t ticket_worker(Ticket ticket) {
+  return static_cast<std::uint16_t>(ticket >> 48);
+}
+[[nodiscard]] constexpr std::uint16_t ticket_slot(Ticket ticket) {
+  return static_cast<std::uint16_t>(ticket >> 32);
+}
+[[nodiscard]] constexpr std::uint32_t ticket_generation(Ticket ticket) {
+  return static_cast<std::uint32_t>(ticket);
+}
+
+// A reply produced after its request: `length` bytes written into the
+// caller's buffer, to be sent to `to` from `arrival`'s socket and address.
+struct DeferredReply {
+  Arrival arrival{};
+  Endpoint to{};
+  std::size_t length = 0;
+};
+
 // Handles datagrams for one worker. The shell owns the buffers.
 class DatagramHandler {
  public:
   virtual ~DatagramHandler() = default;
 
-  // Handles one datagram from `from` on `listener`. Writes a reply into
-  // `reply` (at least 4096 bytes) and returns its length, or returns 0 when
-  // nothing is to be sent (dropped, or the answer comes later).
+  // Handles one datagram from `from` that arrived as `arrival` says. Writes a
+  // reply into `reply` (at least 4096 bytes) and returns its length, or
+  // returns 0 when nothing is to be sent (dropped, or the answer comes later).
   // Requires: datagram.size() <= 65535; never throws, never crashes on input.
-  [[nodiscard]] virtual std::size_t on_datagram(Instant now, Listener listener, const Endpoint& from,
+  [[nodiscard]] virtual std::size_t on_datagram(Instant now, const Arrival& arrival, const Endpoint& from,
                                                 Bytes datagram, MutableBytes reply) = 0;
 
   // Called at least every 100 ms: expires caches. Bounded work.
   virtual void on_tick(Instant now) = 0;
+
+  // The request `ticket` names may be answered now (its accounting record is
+  // committed): writes the reply into `reply` (at least 4096 bytes) and says
+  // where it goes, or returns nothing (stale ticket, nothing to send).
+  [[nodiscard]] virtual std::optional<DeferredReply> on_answer(Instant /*now*/, Ticket /*ticket*/,
+                                                               MutableBytes /*reply*/) {
+    return std::nullopt;
+  }
+
+  // The request `ticket` names will not be answered (its record was refused
+  // after all): forget it, so that the NAS's next retransmission is handled
+  // afresh. A stale ticket is ignored.
+  virtual void on_refused(Instant /*now*/, Ticket /*ticket*/) {}
 };
 
 // Builds one handler per worker thread.

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <optional>
 
+#include "accounting/entry.h"
+#include "base/assert.h"
 #include "radius/attribute_crypto.h"
 #include "radius/packet.h"
 
@@ -76,6 +78,7 @@ void copy_proxy_states(PacketBuilder& builder, const radius::Packet& request) {
 
 struct RequestHandler::Request {
   Instant now;
+  const Arrival& arrival;
   Listener listener;
   const Endpoint& from;
   radius::Packet packet;
@@ -84,7 +87,8 @@ struct RequestHandler::Request {
 };
 
 RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, RandomSource& random,
-                               GatewayCounters& counters, DecisionObserver* observer)
+                               GatewayCounters& counters, DecisionObserver* observer,
+                               AccountingSetup accounting, std::uint16_t worker)
     : state_(std::move(state)),
       random_(random),
       counters_(counters),
@@ -96,12 +100,32 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
         options.hash_seed = seed;
         return options;
       }()),
-      learned_message_authenticator_(state_->client_count(), false) {}
+      learned_message_authenticator_(state_->client_count(), false),
+      accounting_(std::move(accounting)),
+      worker_(worker) {
+  if (accounting_.sink == nullptr) return;
+  RW_ASSERT(accounting_.recipe != nullptr);
+  RW_ASSERT(accounting_.deferred_max >= 1 && accounting_.deferred_max <= 65536);
+  deferred_.resize(accounting_.deferred_max);
+  for (std::size_t i = 0; i < deferred_.size(); ++i)
+    deferred_[i].next_free = static_cast<std::uint32_t>(i + 1);
+  record_bytes_.reserve(accounting::kRecordLengthMax);
+}
 
-void RequestHandler::on_tick(Instant now) { duplicates_.expire(now); }
+void RequestHandler::on_tick(Instant now) {
+  duplicates_.expire(now);
+  // Bounded by the table size; deferred_ is empty without accounting.
+  for (Deferred& deferred : deferred_) {
+    if (!deferred.used || now < deferred.deadline) continue;
+    duplicates_.abandon(deferred.key);
+    counters_.accounting_expired.add();
+    release(deferred);
+  }
+}
 
-std::size_t RequestHandler::on_datagram(Instant now, Listener listener, const Endpoint& from, Bytes datagram,
-                                        MutableBytes reply) {
+std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, const Endpoint& from,
+                                        Bytes datagram, MutableBytes reply) {
+  const Listener listener = arrival.listener;
   counters_.received.add();
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
@@ -142,7 +166,7 @@ std::size_t RequestHandler::on_datagram(Instant now, Listener listener, const En
       break;
   }
 
-  Request request{now, listener, from, *packet, *client, state_->secret_of(*client)};
+  Request request{now, arrival, listener, from, *packet, *client, state_->secret_of(*client)};
   std::size_t length = 0;
   if (verify_request(request)) {
     switch (code) {
@@ -153,7 +177,9 @@ std::size_t RequestHandler::on_datagram(Instant now, Listener listener, const En
         length = handle_access_request(request, reply);
         break;
       default:
-        counters_.drop(DropReason::kAccountingNotReplicated);
+        // The entry stays in progress until the answer: NAS retransmissions
+        // meanwhile are coalesced (RFC 5080 §2.2.2), never re-submitted.
+        if (defer_accounting_request(request, key)) return 0;
         break;
     }
   }
@@ -170,9 +196,17 @@ std::size_t RequestHandler::on_datagram(Instant now, Listener listener, const En
 bool RequestHandler::verify_request(const Request& request) {
   const radius::Packet& packet = request.packet;
   if (packet.code() == Code::kAccountingRequest) {
-    if (radius::verify_request_authenticator(packet, request.secret)) return true;
-    counters_.drop(DropReason::kBadRequestAuthenticator);
-    return false;
+    if (!radius::verify_request_authenticator(packet, request.secret)) {
+      counters_.drop(DropReason::kBadRequestAuthenticator);
+      return false;
+    }
+    // RFC 3579 §3.2: a Message-Authenticator, when present, must be valid.
+    if (radius::check_request_message_authenticator(packet, request.secret) ==
+        radius::MessageAuthenticatorStatus::kInvalid) {
+      counters_.drop(DropReason::kBadMessageAuthenticator);
+      return false;
+    }
+    return true;
   }
   const std::size_t client = state_->index_of(request.client);
   const bool has_eap = packet.find(attr::kEapMessage).has_value();
@@ -288,17 +322,125 @@ std::size_t RequestHandler::finish_reply(const Request& request, PacketBuilder& 
   return finished->size();
 }
 
+bool RequestHandler::defer_accounting_request(const Request& request, const RequestKey& key) {
+  if (accounting_.sink == nullptr) {
+    counters_.drop(DropReason::kAccountingNotReplicated);
+    return false;
+  }
+  if (free_deferred_ >= deferred_.size()) {
+    counters_.drop(DropReason::kAccountingTableFull);
+    return false;
+  }
+  auto record = accounting::make_record(request.packet, request.client.shortname, request.arrival.unix_ms,
+                                        *accounting_.recipe);
+  if (!record) {
+    counters_.drop(DropReason::kAccountingInvalid);
+    return false;
+  }
+  record_bytes_.clear();
+  accounting::encode_record(*record, record_bytes_);
+
+  const std::uint32_t slot = free_deferred_;
+  Deferred& deferred = deferred_[slot];
+  const Ticket ticket = make_ticket(worker_, static_cast<std::uint16_t>(slot), deferred.generation);
+  if (!accounting_.sink->submit(record->key, record_bytes_, ticket)) {
+    counters_.drop(DropReason::kAccountingRefused);
+    return false;
+  }
+  free_deferred_ = deferred.next_free;
+  ++deferred_count_;
+  deferred.used = true;
+  deferred.key = key;
+  deferred.arrival = request.arrival;
+  deferred.state = state_;
+  deferred.secret = &request.secret;
+  deferred.message_authenticator = request.packet.find(attr::kMessageAuthenticator).has_value();
+  deferred.deadline = request.now + accounting_.deferred_timeout;
+  deferred.proxy_states.clear();
+  for (const radius::Attribute attribute : request.packet.attributes()) {
+    if (attribute.type != attr::kProxyState) continue;
+    deferred.proxy_states.push_back(attr::kProxyState);
+    deferred.proxy_states.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
+    deferred.proxy_states.insert(deferred.proxy_states.end(), attribute.value.begin(), attribute.value.end());
+  }
+  counters_.accounting_submitted.add();
+  return true;
+}
+
+RequestHandler::Deferred* RequestHandler::find_deferred(Ticket ticket) {
+  const std::size_t slot = ticket_slot(ticket);
+  if (ticket_worker(ticket) != worker_ || slot >= deferred_.size()) return nullptr;
+  Deferred& deferred = deferred_[slot];
+  if (!deferred.used || deferred.generation != ticket_generation(ticket)) return nullptr;
+  return &deferred;
+}
+
+void RequestHandler::release(Deferred& deferred) {
+  RW_ASSERT(deferred.used);
+  deferred.used = false;
+  deferred.state.reset();
+  deferred.secret = nullptr;
+  ++deferred.generation;  // Answers still on their way for this use are now stale.
+  deferred.next_free = free_deferred_;
+  free_deferred_ = static_cast<std::uint32_t>(&deferred - deferred_.data());
+  --deferred_count_;
+}
+
+std::optional<DeferredReply> RequestHandler::on_answer(Instant now, Ticket ticket, MutableBytes reply) {
+  Deferred* deferred = find_deferred(ticket);
+  if (deferred == nullptr) {
+    counters_.accounting_stale.add();
+    return std::nullopt;
+  }
+  const RequestKey& key = deferred->key;
+  PacketBuilder builder(reply);
+  builder.begin(Code::kAccountingResponse, key.identifier, key.authenticator);
+  if (deferred->message_authenticator) builder.reserve_message_authenticator();
+  // RFC 2866 §4.2 and RFC 2865 §5.33: Proxy-State copied unmodified, in order.
+  const Bytes proxy_states(deferred->proxy_states);
+  for (const radius::Attribute attribute : radius::AttributeRange{proxy_states, 0, proxy_states.size()}) {
+    builder.add(attr::kProxyState, attribute.value);
+  }
+  auto finished = builder.finish();
+  if (!finished) {
+    // Cannot happen: the reply is smaller than its request. Let the NAS retry.
+    duplicates_.abandon(key);
+    counters_.drop(DropReason::kReplyTooLarge);
+    release(*deferred);
+    return std::nullopt;
+  }
+  // RFC 2866 §3: MD5(Code+Identifier+Length+Request Authenticator+Attributes+Secret).
+  radius::sign_response(*finished, key.authenticator, *deferred->secret);
+  duplicates_.complete(now, key, *finished);
+  counters_.accounting_responses.add();
+  DeferredReply out{.arrival = deferred->arrival, .to = key.from, .length = finished->size()};
+  release(*deferred);
+  return out;
+}
+
+void RequestHandler::on_refused(Instant /*now*/, Ticket ticket) {
+  Deferred* deferred = find_deferred(ticket);
+  if (deferred == nullptr) {
+    counters_.accounting_stale.add();
+    return;
+  }
+  duplicates_.abandon(deferred->key);
+  counters_.drop(DropReason::kAccountingRefused);
+  release(*deferred);
+}
+
 }  // namespace rw::gateway
 
 namespace rw::gateway {
 
 RequestHandlerFactory::RequestHandlerFactory(std::shared_ptr<const GatewayState> state, RandomSource& random,
-                                             DecisionObserver* observer)
-    : state_(std::move(state)), random_(random), observer_(observer) {}
+                                             DecisionObserver* observer, AccountingSetup accounting)
+    : state_(std::move(state)), random_(random), observer_(observer), accounting_(std::move(accounting)) {}
 
-std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int /*worker_index*/) {
+std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int worker_index) {
   counters_.push_back(std::make_unique<GatewayCounters>());
-  return std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_);
+  return std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
+                                          static_cast<std::uint16_t>(worker_index));
 }
 
 }  // namespace rw::gateway

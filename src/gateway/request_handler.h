@@ -1,8 +1,10 @@
 // The gateway's request handling for one worker (RFC 2865, 2866, 3579,
 // 5080, 5997): checks each datagram, answers retransmissions from the
 // duplicate cache, decides Access-Requests (PAP, CHAP, MS-CHAPv1/v2, MAB)
-// from the users policy, and encodes the signed reply. Pure: the shell feeds
-// datagrams and the time, and sends what is returned.
+// from the users policy, and encodes the signed reply. Accounting-Requests
+// become records handed to an AccountingSink; their Accounting-Response is
+// built when the shell says the record is committed. Pure: the shell feeds
+// datagrams, answers and the time, and sends what is returned.
 #pragma once
 
 #include <array>
@@ -10,8 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "accounting/record.h"
 #include "base/random.h"
 #include "gateway/access.h"
+#include "gateway/accounting_sink.h"
 #include "gateway/counters.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
@@ -40,16 +44,42 @@ class DecisionObserver {
   virtual void on_decision(const Decision& decision) = 0;
 };
 
+// How a handler replicates accounting. Without a sink, Accounting-Requests
+// are dropped unanswered (kAccountingNotReplicated).
+struct AccountingSetup {
+  // Borrowed; outlives every handler. Null: accounting is off.
+  AccountingSink* sink = nullptr;
+  // The session-key recipe records are built with. Requires: set with a sink.
+  std::shared_ptr<const accounting::KeyRecipe> recipe{};
+  // Requests waiting for their record's commit, per worker (each holds a
+  // duplicate-cache entry in progress). At the bound new ones are dropped
+  // (kAccountingTableFull) and the NAS retries. Requires: 1..65536.
+  std::size_t deferred_max = 4096;
+  // A request waiting longer is forgotten (counted as accounting_expired):
+  // its slot and duplicate-cache entry are freed, and the NAS's next
+  // retransmission is submitted afresh (the record key makes that safe).
+  Duration deferred_timeout = Duration::seconds(30);
+};
+
 class RequestHandler final : public DatagramHandler {
  public:
   // Requires: `random`, `counters` and `observer` (when not null) outlive the
   // handler; `random` is a CSPRNG in production (salts, MS-CHAP challenges).
+  // `worker` goes into the tickets of deferred requests.
   RequestHandler(std::shared_ptr<const GatewayState> state, RandomSource& random, GatewayCounters& counters,
-                 DecisionObserver* observer);
+                 DecisionObserver* observer, AccountingSetup accounting = {}, std::uint16_t worker = 0);
 
-  [[nodiscard]] std::size_t on_datagram(Instant now, Listener listener, const Endpoint& from, Bytes datagram,
-                                        MutableBytes reply) override;
+  [[nodiscard]] std::size_t on_datagram(Instant now, const Arrival& arrival, const Endpoint& from,
+                                        Bytes datagram, MutableBytes reply) override;
   void on_tick(Instant now) override;
+  // Builds the Accounting-Response (RFC 2866 §3) of a deferred request and
+  // completes its duplicate-cache entry with it. Stale tickets: nothing.
+  [[nodiscard]] std::optional<DeferredReply> on_answer(Instant now, Ticket ticket,
+                                                       MutableBytes reply) override;
+  void on_refused(Instant now, Ticket ticket) override;
+
+  // Deferred requests held now.
+  [[nodiscard]] std::size_t deferred_size() const { return deferred_count_; }
 
   // Replaces the shared state (a reload); the duplicate cache is kept, what
   // `auto` clients taught this worker is forgotten.
@@ -62,7 +92,26 @@ class RequestHandler final : public DatagramHandler {
 
  private:
   struct Request;
+  // An Accounting-Request waiting for its record's commit.
+  struct Deferred {
+    RequestKey key{};  // Also the reply's destination and Identifier.
+    Arrival arrival{};
+    std::shared_ptr<const GatewayState> state{};  // Keeps `secret` alive across a reload.
+    const radius::SharedSecret* secret = nullptr;
+    bool message_authenticator = false;        // The request had one: so does the reply.
+    std::vector<std::uint8_t> proxy_states{};  // RFC 2866 §4.2: copied into the reply, in order.
+    Instant deadline{};
+    std::uint32_t generation = 0;
+    std::uint32_t next_free = 0;
+    bool used = false;
+  };
+
   [[nodiscard]] bool verify_request(const Request& request);
+  // Hands an Accounting-Request's record to the sink; true when it is now
+  // deferred (its duplicate-cache entry stays in progress).
+  [[nodiscard]] bool defer_accounting_request(const Request& request, const RequestKey& key);
+  [[nodiscard]] Deferred* find_deferred(Ticket ticket);
+  void release(Deferred& deferred);
   std::size_t handle_status_server(const Request& request, MutableBytes reply);
   std::size_t handle_access_request(const Request& request, MutableBytes reply);
   std::size_t finish_reply(const Request& request, radius::PacketBuilder& builder);
@@ -79,6 +128,13 @@ class RequestHandler final : public DatagramHandler {
   // worker has seen one send a valid Message-Authenticator (then it must).
   std::vector<bool>
       learned_message_authenticator_;  // Reused per request: large, and the packet path allocates nothing.
+
+  AccountingSetup accounting_;
+  std::uint16_t worker_ = 0;
+  std::vector<Deferred> deferred_;  // Fixed size: accounting_.deferred_max.
+  std::uint32_t free_deferred_ = 0;
+  std::size_t deferred_count_ = 0;
+  std::vector<std::uint8_t> record_bytes_;  // Reused for each encoded record.
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with
@@ -86,7 +142,7 @@ class RequestHandler final : public DatagramHandler {
 class RequestHandlerFactory final : public DatagramHandlerFactory {
  public:
   RequestHandlerFactory(std::shared_ptr<const GatewayState> state, RandomSource& random,
-                        DecisionObserver* observer);
+                        DecisionObserver* observer, AccountingSetup accounting = {});
   [[nodiscard]] std::unique_ptr<DatagramHandler> make_handler(int worker_index) override;
 
   // Counters of every handler made so far, for metrics and the exit summary.
@@ -96,6 +152,7 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   std::shared_ptr<const GatewayState> state_;
   RandomSource& random_;
   DecisionObserver* observer_;
+  AccountingSetup accounting_;
   std::vector<std::unique_ptr<GatewayCounters>> counters_;
 };
 

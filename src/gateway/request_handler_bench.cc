@@ -105,8 +105,8 @@ void BM_FullReceivePath(benchmark::State& state) {
   Instant now{1'000'000'000};
   std::size_t i = 0;
   for (auto _ : state) {
-    const std::size_t n = fixture.handler->on_datagram(now, Listener::kAuthentication, fixture.from,
-                                                       fixture.requests[i], reply);
+    const std::size_t n =
+        fixture.handler->on_datagram(now, Arrival{}, fixture.from, fixture.requests[i], reply);
     benchmark::DoNotOptimize(n);
     i = (i + 1) % kDistinctRequests;
     now = now + per_request;
@@ -124,10 +124,10 @@ void BM_RetransmissionFromCache(benchmark::State& state) {
   std::array<std::uint8_t, radius::kMaxPacketLength> reply{};
   const Instant now{1'000'000'000};
   benchmark::DoNotOptimize(
-      fixture.handler->on_datagram(now, Listener::kAuthentication, fixture.from, fixture.requests[0], reply));
+      fixture.handler->on_datagram(now, Arrival{}, fixture.from, fixture.requests[0], reply));
   for (auto _ : state) {
-    benchmark::DoNotOptimize(fixture.handler->on_datagram(now, Listener::kAuthentication, fixture.from,
-                                                          fixture.requests[0], reply));
+    benchmark::DoNotOptimize(
+        fixture.handler->on_datagram(now, Arrival{}, fixture.from, fixture.requests[0], reply));
   }
 }
 BENCHMARK(BM_RetransmissionFromCache);

@@ -3,11 +3,15 @@
 // octet chooses the shape: raw bytes as they are, or the remaining bytes as
 // the attributes of an Access-Request or Accounting-Request signed with the
 // client's secret, so that inputs reach the users policy and every method
-// behind the Message-Authenticator and authenticator checks.
+// behind the Message-Authenticator and authenticator checks. Accounting goes
+// to a sink that takes or refuses records by the input's first octet, and
+// pending requests are answered, refused or left to expire, so the deferred
+// path and its stale tickets are fuzzed too.
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "base/random.h"
 #include "config/clients_file.h"
@@ -34,6 +38,17 @@ constexpr std::string_view kUsers =
     "      Reply-Message = \"no\"\n";
 constexpr std::string_view kClients = "client nas { ipaddr = 127.0.0.1\n secret = testing123 }\n";
 
+// Takes a record unless told to refuse; remembers the tickets it took.
+struct Sink final : gateway::AccountingSink {
+  bool submit(const accounting::RecordKey&, Bytes record, gateway::Ticket ticket) override {
+    if (refuse || record.empty() || tickets.size() >= 64) return false;
+    tickets.push_back(ticket);
+    return true;
+  }
+  bool refuse = false;
+  std::vector<gateway::Ticket> tickets;
+};
+
 struct Fixture {
   Fixture() : random(1), secret(*radius::SharedSecret::create(as_bytes("testing123"))) {
     auto dictionary = radius::Dictionary::builtin();
@@ -44,11 +59,18 @@ struct Fixture {
     options.duplicates.reply_bytes_max = 64 << 10;
     options.duplicates.in_progress_max = 16;
     state = *gateway::GatewayState::build({dictionary, clients->clients, std::move(*users), options});
-    handler = std::make_unique<gateway::RequestHandler>(state, random, counters, nullptr);
+    handler = std::make_unique<gateway::RequestHandler>(
+        state, random, counters, nullptr,
+        gateway::AccountingSetup{.sink = &sink,
+                                 .recipe = std::make_shared<const accounting::KeyRecipe>(
+                                     accounting::KeyRecipe::freeradius_default()),
+                                 .deferred_max = 8,
+                                 .deferred_timeout = Duration::milliseconds(20)});
     from.address = {127, 0, 0, 1};
     from.port = 1812;
   }
   SeededRandom random;
+  Sink sink;
   radius::SharedSecret secret;
   gateway::GatewayCounters counters;
   std::shared_ptr<const gateway::GatewayState> state;
@@ -91,20 +113,35 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fixture.now = fixture.now + Duration::milliseconds(1);
   const std::uint8_t shape = data[0] % 3;
   const bool accounting = shape == 2 || (shape == 0 && (data[0] & 0x80) != 0);
-  const gateway::Listener listener =
-      accounting ? gateway::Listener::kAccounting : gateway::Listener::kAuthentication;
+  const gateway::Arrival arrival{.listener = accounting ? gateway::Listener::kAccounting
+                                                        : gateway::Listener::kAuthentication};
+  fixture.sink.refuse = (data[0] & 0x40) != 0;
   std::size_t n = 0;
   if (shape == 0) {
-    n = fixture.handler->on_datagram(fixture.now, listener, fixture.from, rw::Bytes(data + 1, size - 1),
+    n = fixture.handler->on_datagram(fixture.now, arrival, fixture.from, rw::Bytes(data + 1, size - 1),
                                      reply);
   } else {
     const radius::Code code = shape == 1 ? radius::Code::kAccessRequest : radius::Code::kAccountingRequest;
     const std::size_t length = make_signed(fixture, code, data + 1, size - 1, datagram);
-    n = fixture.handler->on_datagram(fixture.now, listener, fixture.from, rw::Bytes(datagram.data(), length),
+    n = fixture.handler->on_datagram(fixture.now, arrival, fixture.from, rw::Bytes(datagram.data(), length),
                                      reply);
   }
   // Whatever is answered must itself be a well-formed RADIUS packet.
   if (n != 0 && !radius::Packet::parse(rw::Bytes(reply.data(), n))) __builtin_trap();
+  // Settle one taken record: answered (twice: the second is stale) or refused.
+  if (!fixture.sink.tickets.empty() && (data[0] & 0x20) != 0) {
+    const gateway::Ticket ticket = fixture.sink.tickets.front();
+    fixture.sink.tickets.erase(fixture.sink.tickets.begin());
+    if ((data[0] & 0x10) != 0) {
+      fixture.handler->on_refused(fixture.now, ticket);
+    } else {
+      for (int i = 0; i < 2; ++i) {
+        auto answer = fixture.handler->on_answer(fixture.now, ticket, reply);
+        if (answer && !radius::Packet::parse(rw::Bytes(reply.data(), answer->length))) __builtin_trap();
+      }
+    }
+  }
+  if (fixture.sink.tickets.size() >= 64) fixture.sink.tickets.clear();
   fixture.handler->on_tick(fixture.now);
   return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "accounting/entry.h"
 #include "auth/chap.h"
 #include "auth/mppe.h"
 #include "auth/mschap.h"
@@ -18,6 +19,7 @@
 #include "config/users_file.h"
 #include "radius/attribute_crypto.h"
 #include "radius/authenticator.h"
+#include "radius/md5.h"
 #include "radius/packet.h"
 
 // Counts heap allocations while `g_counting` is set. Sanitizer runtimes
@@ -143,7 +145,8 @@ class RequestHandlerTest : public ::testing::Test {
   // Sends and returns the reply bytes (empty when dropped).
   std::vector<std::uint8_t> send(Bytes request, Listener listener = Listener::kAuthentication,
                                  Endpoint from = endpoint(1, 40000)) {
-    const std::size_t n = handler_->on_datagram(kNow, listener, from, request, reply_buffer_);
+    const std::size_t n =
+        handler_->on_datagram(kNow, Arrival{.listener = listener}, from, request, reply_buffer_);
     return {reply_buffer_.begin(), reply_buffer_.begin() + static_cast<std::ptrdiff_t>(n)};
   }
 
@@ -411,6 +414,224 @@ TEST_F(RequestHandlerTest, AccountingIsValidatedButNotAnswered) {
   EXPECT_EQ(drops(DropReason::kBadRequestAuthenticator), 1u);
 }
 
+// Takes or refuses records as told; remembers what it took.
+class RecordingSink final : public AccountingSink {
+ public:
+  struct Submission {
+    accounting::RecordKey key;
+    std::vector<std::uint8_t> record;
+    Ticket ticket;
+  };
+  bool submit(const accounting::RecordKey& key, Bytes record, Ticket ticket) override {
+    if (refuse) return false;
+    submissions.push_back({key, {record.begin(), record.end()}, ticket});
+    return true;
+  }
+  bool refuse = false;
+  std::vector<Submission> submissions;
+};
+
+class AccountingTest : public RequestHandlerTest {
+ protected:
+  AccountingTest() {
+    handler_ = std::make_unique<RequestHandler>(
+        state_, random_, counters_, nullptr,
+        AccountingSetup{.sink = &sink_,
+                        .recipe = std::make_shared<const accounting::KeyRecipe>(
+                            accounting::KeyRecipe::freeradius_default()),
+                        .deferred_max = 2,
+                        .deferred_timeout = Duration::seconds(30)},
+        /*worker=*/3);
+  }
+
+  // A signed Accounting-Request Start for session `session`, with the given
+  // Proxy-States and optionally a Message-Authenticator.
+  std::vector<std::uint8_t> accounting_request(std::uint8_t identifier, std::string_view session,
+                                               std::vector<std::string_view> proxy_states = {},
+                                               bool message_authenticator = false) {
+    builder_.emplace(request_buffer_);
+    builder_->begin(Code::kAccountingRequest, identifier);
+    if (message_authenticator) builder_->reserve_message_authenticator();
+    builder_->add(attr::kUserName, as_bytes("alice"));
+    builder_->add_u32(attr::kAcctStatusType, 1);
+    builder_->add(attr::kAcctSessionId, as_bytes(session));
+    for (std::string_view state : proxy_states) builder_->add(attr::kProxyState, as_bytes(state));
+    auto finished = builder_->finish();
+    EXPECT_TRUE(finished.has_value());
+    radius::sign_request(*finished, secret_);
+    return {finished->begin(), finished->end()};
+  }
+
+  std::vector<std::uint8_t> send_accounting(const std::vector<std::uint8_t>& request, Instant now = kNow) {
+    const Arrival arrival{.listener = Listener::kAccounting, .socket = 7, .unix_ms = 1'700'000'000'000};
+    const std::size_t n = handler_->on_datagram(now, arrival, endpoint(1, 40001), request, reply_buffer_);
+    return {reply_buffer_.begin(), reply_buffer_.begin() + static_cast<std::ptrdiff_t>(n)};
+  }
+
+  std::optional<std::vector<std::uint8_t>> answer(Ticket ticket) {
+    auto reply = handler_->on_answer(kNow, ticket, reply_buffer_);
+    if (!reply) return std::nullopt;
+    EXPECT_EQ(reply->to, endpoint(1, 40001));
+    EXPECT_EQ(reply->arrival.socket, 7);
+    EXPECT_EQ(reply->arrival.listener, Listener::kAccounting);
+    return std::vector<std::uint8_t>(reply_buffer_.begin(),
+                                     reply_buffer_.begin() + static_cast<std::ptrdiff_t>(reply->length));
+  }
+
+  // The Request Authenticator of a request built by accounting_request.
+  static Bytes authenticator_of(const std::vector<std::uint8_t>& request) {
+    return Bytes(request.data() + 4, radius::kAuthenticatorLength);
+  }
+
+  RecordingSink sink_;
+};
+
+TEST_F(AccountingTest, DefersUntilAnsweredThenSendsSignedResponse) {
+  const auto request = accounting_request(21, "S1");
+  EXPECT_TRUE(send_accounting(request).empty());
+  ASSERT_EQ(sink_.submissions.size(), 1u);
+  EXPECT_EQ(ticket_worker(sink_.submissions[0].ticket), 3);
+  EXPECT_EQ(handler_->deferred_size(), 1u);
+  auto record = accounting::decode_record(sink_.submissions[0].record);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->key, sink_.submissions[0].key);
+  EXPECT_EQ(record->client, "localhost");
+  EXPECT_EQ(record->received_unix_ms, 1'700'000'000'000);
+
+  auto reply = answer(sink_.submissions[0].ticket);
+  ASSERT_TRUE(reply.has_value());
+  auto packet = radius::Packet::parse(*reply);
+  ASSERT_TRUE(packet.has_value());
+  EXPECT_EQ(packet->code(), Code::kAccountingResponse);
+  EXPECT_EQ(packet->identifier(), 21);
+  // RFC 2866 §3: the Response Authenticator over the request's authenticator.
+  EXPECT_TRUE(radius::verify_response_authenticator(*packet, authenticator_of(request), secret_));
+  EXPECT_EQ(radius::check_response_message_authenticator(*packet, authenticator_of(request), secret_),
+            radius::MessageAuthenticatorStatus::kAbsent);
+  EXPECT_EQ(handler_->deferred_size(), 0u);
+  EXPECT_EQ(counters_.accounting_responses.get(), 1u);
+}
+
+TEST_F(AccountingTest, RetransmissionWhilePendingIsCoalesced) {
+  const auto request = accounting_request(22, "S2");
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_EQ(sink_.submissions.size(), 1u);
+  EXPECT_EQ(drops(DropReason::kDuplicateInProgress), 2u);
+}
+
+TEST_F(AccountingTest, RetransmissionAfterAnswerGetsIdenticalBytes) {
+  const auto request = accounting_request(23, "S3");
+  EXPECT_TRUE(send_accounting(request).empty());
+  auto reply = answer(sink_.submissions.at(0).ticket);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(send_accounting(request), *reply);
+  EXPECT_EQ(sink_.submissions.size(), 1u);
+  EXPECT_EQ(counters_.retransmissions_answered.get(), 1u);
+}
+
+TEST_F(AccountingTest, RefusedSubmitIsForgottenAndRetriedOnRetransmission) {
+  const auto request = accounting_request(24, "S4");
+  sink_.refuse = true;
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_EQ(drops(DropReason::kAccountingRefused), 1u);
+  EXPECT_EQ(handler_->deferred_size(), 0u);
+  sink_.refuse = false;
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_EQ(sink_.submissions.size(), 1u);
+  EXPECT_EQ(handler_->deferred_size(), 1u);
+}
+
+TEST_F(AccountingTest, RefusalAfterTakingFreesTheRequestForItsRetransmission) {
+  const auto request = accounting_request(25, "S5");
+  EXPECT_TRUE(send_accounting(request).empty());
+  handler_->on_refused(kNow, sink_.submissions.at(0).ticket);
+  EXPECT_EQ(handler_->deferred_size(), 0u);
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_EQ(sink_.submissions.size(), 2u);
+  EXPECT_FALSE(answer(sink_.submissions[0].ticket).has_value()) << "the first ticket is stale";
+  EXPECT_TRUE(answer(sink_.submissions[1].ticket).has_value());
+}
+
+TEST_F(AccountingTest, StaleTicketIsIgnored) {
+  EXPECT_TRUE(send_accounting(accounting_request(26, "S6")).empty());
+  const Ticket first = sink_.submissions.at(0).ticket;
+  ASSERT_TRUE(answer(first).has_value());
+  // The slot is reused by the next request; the old ticket must not answer it.
+  EXPECT_TRUE(send_accounting(accounting_request(27, "S7")).empty());
+  ASSERT_EQ(ticket_slot(sink_.submissions.at(1).ticket), ticket_slot(first));
+  EXPECT_FALSE(answer(first).has_value());
+  handler_->on_refused(kNow, first);
+  EXPECT_EQ(handler_->deferred_size(), 1u);
+  EXPECT_FALSE(answer(make_ticket(4, ticket_slot(first), ticket_generation(first) + 1)).has_value())
+      << "another worker's ticket";
+  EXPECT_EQ(counters_.accounting_stale.get(), 3u);
+  EXPECT_TRUE(answer(sink_.submissions[1].ticket).has_value());
+}
+
+TEST_F(AccountingTest, ProxyStatesAreCopiedInOrderAndMessageAuthenticatorSigned) {
+  const auto request = accounting_request(28, "S8", {"first", "second"}, /*message_authenticator=*/true);
+  EXPECT_TRUE(send_accounting(request).empty());
+  auto record = accounting::decode_record(sink_.submissions.at(0).record);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_FALSE(record->find(attr::kProxyState).has_value()) << "Proxy-State is hop-by-hop";
+  auto reply = answer(sink_.submissions[0].ticket);
+  ASSERT_TRUE(reply.has_value());
+  auto packet = radius::Packet::parse(*reply);
+  ASSERT_TRUE(packet.has_value());
+  EXPECT_TRUE(radius::verify_response_authenticator(*packet, authenticator_of(request), secret_));
+  EXPECT_EQ(radius::check_response_message_authenticator(*packet, authenticator_of(request), secret_),
+            radius::MessageAuthenticatorStatus::kValid);
+  std::vector<std::string> states;
+  for (const radius::Attribute attribute : packet->attributes()) {
+    if (attribute.type == attr::kProxyState) states.emplace_back(as_chars(attribute.value));
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"first", "second"}));
+}
+
+TEST_F(AccountingTest, BadMessageAuthenticatorIsDropped) {
+  auto request = accounting_request(29, "S9", {}, /*message_authenticator=*/true);
+  // Corrupt the HMAC, then re-sign only the Request Authenticator.
+  request[radius::kHeaderLength + 2] ^= 1;
+  std::fill(request.begin() + 4, request.begin() + 20, 0);
+  radius::Md5 md5;
+  md5.update(request);
+  md5.update(secret_.bytes());
+  const auto digest = md5.finish();
+  std::copy(digest.begin(), digest.end(), request.begin() + 4);
+  EXPECT_TRUE(send_accounting(request).empty());
+  EXPECT_EQ(drops(DropReason::kBadMessageAuthenticator), 1u);
+  EXPECT_TRUE(sink_.submissions.empty());
+}
+
+TEST_F(AccountingTest, FullTableDropsAndExpiryFreesSlots) {
+  EXPECT_TRUE(send_accounting(accounting_request(30, "A")).empty());
+  EXPECT_TRUE(send_accounting(accounting_request(31, "B")).empty());
+  const auto third = accounting_request(32, "C");
+  EXPECT_TRUE(send_accounting(third).empty());
+  EXPECT_EQ(drops(DropReason::kAccountingTableFull), 1u);
+  EXPECT_EQ(sink_.submissions.size(), 2u);
+  handler_->on_tick(kNow + Duration::seconds(31));
+  EXPECT_EQ(handler_->deferred_size(), 0u);
+  EXPECT_EQ(counters_.accounting_expired.get(), 2u);
+  EXPECT_FALSE(answer(sink_.submissions[0].ticket).has_value());
+  EXPECT_TRUE(send_accounting(third, kNow + Duration::seconds(31)).empty());
+  EXPECT_EQ(sink_.submissions.size(), 3u);
+}
+
+TEST_F(AccountingTest, RequestWithoutSessionIdMakesNoRecord) {
+  builder_.emplace(request_buffer_);
+  builder_->begin(Code::kAccountingRequest, 33);
+  builder_->add_u32(attr::kAcctStatusType, 1);
+  auto finished = builder_->finish();
+  ASSERT_TRUE(finished.has_value());
+  radius::sign_request(*finished, secret_);
+  EXPECT_TRUE(send_accounting({finished->begin(), finished->end()}).empty());
+  EXPECT_EQ(drops(DropReason::kAccountingInvalid), 1u);
+  EXPECT_TRUE(sink_.submissions.empty());
+}
+
 // The packet path allocates nothing (DESIGN.md invariant 4).
 TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
@@ -430,10 +651,8 @@ TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   g_allocations = 0;
   g_counting = true;
   for (const auto& request : requests) {
-    answered += handler_->on_datagram(kNow, Listener::kAuthentication, endpoint(1, 40000), request,
-                                      reply_buffer_) > 0;
-    answered += handler_->on_datagram(kNow, Listener::kAuthentication, endpoint(1, 40000), request,
-                                      reply_buffer_) > 0;
+    answered += handler_->on_datagram(kNow, Arrival{}, endpoint(1, 40000), request, reply_buffer_) > 0;
+    answered += handler_->on_datagram(kNow, Arrival{}, endpoint(1, 40000), request, reply_buffer_) > 0;
   }
   g_counting = false;
   EXPECT_EQ(answered, 2 * requests.size());

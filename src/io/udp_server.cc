@@ -178,6 +178,11 @@ void UdpServer::stop() {
   threads_.clear();
 }
 
+void UdpServer::post_answers(int worker, std::span<const AnswerNotice> answers) {
+  if (worker < 0 || static_cast<std::size_t>(worker) >= workers_.size()) return;
+  workers_[static_cast<std::size_t>(worker)]->post_answers(answers);
+}
+
 std::uint16_t UdpServer::bound_port(std::size_t index, gateway::Listener listener) const {
   const std::size_t slot = index * 2 + (listener == gateway::Listener::kAccounting ? 1 : 0);
   RW_ASSERT(slot < listeners_.size());
@@ -198,14 +203,16 @@ WorkerCounters total(const std::vector<WorkerCounters>& counters) {
     sum.oversized_dropped += c.oversized_dropped;
     sum.send_errors += c.send_errors;
     sum.receive_errors += c.receive_errors;
+    sum.deferred_sent += c.deferred_sent;
   }
   return sum;
 }
 
 std::string to_string(const WorkerCounters& counters) {
-  return fmt::format("received {} sent {} oversized_dropped {} send_errors {} receive_errors {}",
-                     counters.received, counters.sent, counters.oversized_dropped, counters.send_errors,
-                     counters.receive_errors);
+  return fmt::format(
+      "received {} sent {} oversized_dropped {} send_errors {} receive_errors {} deferred_sent {}",
+      counters.received, counters.sent, counters.oversized_dropped, counters.send_errors,
+      counters.receive_errors, counters.deferred_sent);
 }
 
 void log_counters(const std::vector<WorkerCounters>& counters) {

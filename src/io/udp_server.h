@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +64,15 @@ struct WorkerCounters {
   std::uint64_t oversized_dropped = 0;  // Larger than datagram_bytes_max.
   std::uint64_t send_errors = 0;        // Replies the kernel refused (buffer full, no route).
   std::uint64_t receive_errors = 0;     // recvmmsg failures other than "nothing to read".
+  std::uint64_t deferred_sent =
+      0;  // Deferred replies (Accounting-Responses) given to sendmmsg; also in `sent`.
+};
+
+// What became of a deferred request (gateway::Ticket): its record is
+// committed (the reply is due), or it was refused (forget the request).
+struct AnswerNotice {
+  gateway::Ticket ticket = 0;
+  bool committed = false;
 };
 
 class UdpWorker;
@@ -96,6 +106,11 @@ class UdpServer {
   [[nodiscard]] int worker_count() const { return static_cast<int>(workers_.size()); }
   // A snapshot of every worker's counters, by worker index.
   [[nodiscard]] std::vector<WorkerCounters> counters() const;
+
+  // Hands deferred-request outcomes to worker `worker` (gateway::ticket_worker
+  // of their tickets). Safe from any thread until the server is destroyed;
+  // after stop() the answers are never sent. Unknown workers are ignored.
+  void post_answers(int worker, std::span<const AnswerNotice> answers);
 
  private:
   UdpServer();

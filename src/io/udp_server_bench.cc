@@ -19,7 +19,7 @@ namespace {
 
 class EchoHandler final : public gateway::DatagramHandler {
  public:
-  std::size_t on_datagram(Instant, gateway::Listener, const gateway::Endpoint&, Bytes datagram,
+  std::size_t on_datagram(Instant, const gateway::Arrival&, const gateway::Endpoint&, Bytes datagram,
                           MutableBytes reply) override {
     std::memcpy(reply.data(), datagram.data(), datagram.size());
     return datagram.size();

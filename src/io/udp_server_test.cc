@@ -10,13 +10,16 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "io/socket_address.h"
 
@@ -47,18 +50,49 @@ class TickLog {
   int count_ = 0;
 };
 
+// Datagrams starting with "defer" get no reply at once: their ticket is
+// published here, and the reply comes when the test posts the answer.
+class DeferLog {
+ public:
+  void add(gateway::Ticket ticket, std::string payload) {
+    std::lock_guard lock(mutex_);
+    tickets_.emplace_back(ticket, std::move(payload));
+    changed_.notify_all();
+  }
+  // The `n`-th ticket (0-based) and its payload once deferred; nothing if it never comes.
+  std::optional<std::pair<gateway::Ticket, std::string>> wait_for(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, std::chrono::seconds(10), [&] { return tickets_.size() > n; })) return {};
+    return tickets_[n];
+  }
+  std::atomic<int> refused{0};
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::pair<gateway::Ticket, std::string>> tickets_;
+};
+
 // Replies "w<worker> <auth|acct> <source> <payload>", cut to the reply buffer.
 class EchoHandler final : public gateway::DatagramHandler {
  public:
-  EchoHandler(int index, TickLog& ticks, std::atomic<int>& destroyed)
-      : index_(index), ticks_(ticks), destroyed_(destroyed) {}
+  EchoHandler(int index, TickLog& ticks, std::atomic<int>& destroyed, DeferLog& deferred)
+      : index_(index), ticks_(ticks), destroyed_(destroyed), deferred_(deferred) {}
   ~EchoHandler() override { destroyed_.fetch_add(1); }
 
-  std::size_t on_datagram(Instant now, Listener listener, const Endpoint& from, Bytes datagram,
+  std::size_t on_datagram(Instant now, const gateway::Arrival& arrival, const Endpoint& from, Bytes datagram,
                           MutableBytes reply) override {
+    const Listener listener = arrival.listener;
     // The shell's clock never goes backwards.
     if (now < last_now_) return 0;
     last_now_ = now;
+    if (as_chars(datagram).starts_with("defer")) {
+      const auto slot = static_cast<std::uint16_t>(pending_.size());
+      pending_.push_back({arrival, from, std::string(as_chars(datagram))});
+      deferred_.add(gateway::make_ticket(static_cast<std::uint16_t>(index_), slot, 0),
+                    std::string(as_chars(datagram)));
+      return 0;
+    }
     std::string text = "w" + std::to_string(index_) +
                        (listener == Listener::kAuthentication ? " auth " : " acct ") + to_string(from) + " " +
                        std::string(as_chars(datagram));
@@ -73,10 +107,27 @@ class EchoHandler final : public gateway::DatagramHandler {
     ticks_.add();
   }
 
+  std::optional<gateway::DeferredReply> on_answer(Instant, gateway::Ticket ticket,
+                                                  MutableBytes reply) override {
+    const Pending& pending = pending_.at(gateway::ticket_slot(ticket));
+    const std::string text = "answer " + pending.payload;
+    std::copy_n(text.data(), text.size(), reply.data());
+    return gateway::DeferredReply{.arrival = pending.arrival, .to = pending.from, .length = text.size()};
+  }
+
+  void on_refused(Instant, gateway::Ticket) override { deferred_.refused.fetch_add(1); }
+
  private:
+  struct Pending {
+    gateway::Arrival arrival;
+    Endpoint from;
+    std::string payload;
+  };
   int index_;
   TickLog& ticks_;
   std::atomic<int>& destroyed_;
+  DeferLog& deferred_;
+  std::vector<Pending> pending_;
   Instant last_now_{};
 };
 
@@ -84,10 +135,11 @@ class EchoFactory final : public gateway::DatagramHandlerFactory {
  public:
   std::unique_ptr<gateway::DatagramHandler> make_handler(int worker_index) override {
     ++made;
-    return std::make_unique<EchoHandler>(worker_index, ticks, destroyed);
+    return std::make_unique<EchoHandler>(worker_index, ticks, destroyed, deferred);
   }
   int made = 0;
   TickLog ticks;
+  DeferLog deferred;
   std::atomic<int> destroyed{0};
 };
 
@@ -249,6 +301,36 @@ TEST(UdpServer, RepliesFromTheAddressTheRequestWasSentTo) {
   }
   Client client(with_port(address("::1"), server->bound_port(1, Listener::kAccounting)));
   EXPECT_TRUE(client.exchange("ping").has_value());
+}
+
+TEST(UdpServer, SendsPostedAnswersFromTheAddressTheRequestWasSentTo) {
+  EchoFactory factory;
+  // Wildcard sockets: the deferred reply must carry the request's destination
+  // as its source, or the connected clients below would not accept it.
+  auto server = start(
+      {.listen = {address("0.0.0.0"), address("::")}, .auth_port = 0, .acct_port = 0, .workers = 1}, factory);
+  ASSERT_NE(server, nullptr);
+  Client v4(with_port(address("127.0.0.1"), server->bound_port(0, Listener::kAccounting)));
+  Client v6(with_port(address("::1"), server->bound_port(1, Listener::kAccounting)));
+  v4.send("defer-v4");
+  v6.send("defer-v6");
+  v4.send("defer-refused");
+  std::vector<AnswerNotice> answers;
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto deferred = factory.deferred.wait_for(i);
+    ASSERT_TRUE(deferred.has_value());
+    answers.push_back({.ticket = deferred->first, .committed = deferred->second != "defer-refused"});
+  }
+  server->post_answers(0, answers);
+  std::optional<std::string> first = v4.receive();
+  std::optional<std::string> second = v6.receive();
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(*first, "answer defer-v4");
+  EXPECT_EQ(*second, "answer defer-v6");
+  server->stop();
+  EXPECT_EQ(factory.deferred.refused.load(), 1);
+  EXPECT_EQ(total(server->counters()).deferred_sent, 2u);
 }
 
 TEST(UdpServer, CallsOnTickWhileIdle) {

@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -18,52 +20,69 @@ namespace {
 
 // The reply buffer the DatagramHandler seam promises (gateway/datagram.h).
 constexpr std::size_t kReplyBytes = 4096;
-// epoll_event data.u64 of the stop eventfd; sockets use their index.
+// epoll_event data.u64 of the stop and answers eventfds; sockets use their index.
 constexpr std::uint64_t kWakeupToken = ~std::uint64_t{0};
+constexpr std::uint64_t kAnswersToken = ~std::uint64_t{0} - 1;
 // Batches read from one socket before the loop looks at the others, the stop
 // signal and the tick again.
 constexpr int kBatchesPerWakeup = 4;
 
-// Reads the destination address of a received datagram from its packet-info
-// control message into the control message its reply carries, so the reply
-// leaves from the address the NAS sent to. Returns the control length, 0 when
-// the datagram carried none.
-std::size_t reply_source_control(const msghdr& received, bool is_v6, std::uint8_t* out,
-                                 std::size_t out_size) {
+// Reads the local address a datagram was sent to from its packet-info
+// control message (wildcard sockets only ask for one), so that its reply,
+// immediate or deferred, leaves from the address the NAS sent to.
+void read_local_address(const msghdr& received, bool is_v6, gateway::Arrival& arrival) {
   for (cmsghdr* cmsg = CMSG_FIRSTHDR(&received); cmsg != nullptr;
        cmsg = CMSG_NXTHDR(const_cast<msghdr*>(&received), cmsg)) {
-    msghdr reply{};
-    reply.msg_control = out;
-    reply.msg_controllen = out_size;
-    cmsghdr* reply_cmsg = CMSG_FIRSTHDR(&reply);
     if (!is_v6 && cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_PKTINFO) {
       in_pktinfo info{};
       std::memcpy(&info, CMSG_DATA(cmsg), sizeof(info));
-      in_pktinfo source{};
-      // ipi_spec_dst is the local address the datagram was received on;
-      // ifindex 0 lets routing choose the interface.
-      source.ipi_spec_dst = info.ipi_spec_dst;
-      reply_cmsg->cmsg_level = IPPROTO_IP;
-      reply_cmsg->cmsg_type = IP_PKTINFO;
-      reply_cmsg->cmsg_len = CMSG_LEN(sizeof(source));
-      std::memcpy(CMSG_DATA(reply_cmsg), &source, sizeof(source));
-      return CMSG_SPACE(sizeof(source));
+      gateway::Endpoint local;
+      // ipi_spec_dst is the local address the datagram was received on.
+      std::memcpy(local.address.data(), &info.ipi_spec_dst, 4);
+      arrival.local = local;
+      return;
     }
     if (is_v6 && cmsg->cmsg_level == IPPROTO_IPV6 && cmsg->cmsg_type == IPV6_PKTINFO) {
       in6_pktinfo info{};
       std::memcpy(&info, CMSG_DATA(cmsg), sizeof(info));
-      in6_pktinfo source{};
-      source.ipi6_addr = info.ipi6_addr;
+      gateway::Endpoint local{.is_v6 = true};
+      std::memcpy(local.address.data(), &info.ipi6_addr, 16);
+      arrival.local = local;
       // A link-local source is only meaningful on the interface it came in on.
-      if (IN6_IS_ADDR_LINKLOCAL(&info.ipi6_addr)) source.ipi6_ifindex = info.ipi6_ifindex;
-      reply_cmsg->cmsg_level = IPPROTO_IPV6;
-      reply_cmsg->cmsg_type = IPV6_PKTINFO;
-      reply_cmsg->cmsg_len = CMSG_LEN(sizeof(source));
-      std::memcpy(CMSG_DATA(reply_cmsg), &source, sizeof(source));
-      return CMSG_SPACE(sizeof(source));
+      if (IN6_IS_ADDR_LINKLOCAL(&info.ipi6_addr)) arrival.interface_index = info.ipi6_ifindex;
+      return;
     }
   }
-  return 0;
+}
+
+// Writes the packet-info control message that makes a reply leave from
+// `arrival.local`. Returns the control length, 0 when the local address is
+// unknown (the socket's bound address is then the source).
+std::size_t source_control(const gateway::Arrival& arrival, bool is_v6, std::uint8_t* out,
+                           std::size_t out_size) {
+  if (!arrival.local) return 0;
+  msghdr reply{};
+  reply.msg_control = out;
+  reply.msg_controllen = out_size;
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&reply);
+  if (!is_v6) {
+    in_pktinfo source{};
+    // ifindex 0 lets routing choose the interface.
+    std::memcpy(&source.ipi_spec_dst, arrival.local->address.data(), 4);
+    cmsg->cmsg_level = IPPROTO_IP;
+    cmsg->cmsg_type = IP_PKTINFO;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(source));
+    std::memcpy(CMSG_DATA(cmsg), &source, sizeof(source));
+    return CMSG_SPACE(sizeof(source));
+  }
+  in6_pktinfo source{};
+  std::memcpy(&source.ipi6_addr, arrival.local->address.data(), 16);
+  source.ipi6_ifindex = arrival.interface_index;
+  cmsg->cmsg_level = IPPROTO_IPV6;
+  cmsg->cmsg_type = IPV6_PKTINFO;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(source));
+  std::memcpy(CMSG_DATA(cmsg), &source, sizeof(source));
+  return CMSG_SPACE(sizeof(source));
 }
 
 }  // namespace
@@ -84,7 +103,12 @@ UdpWorker::UdpWorker(int index, std::vector<WorkerSocket> sockets,
       receive_iov_(options.batch_size),
       send_iov_(options.batch_size),
       receive_messages_(options.batch_size),
-      send_messages_(options.batch_size) {}
+      send_messages_(options.batch_size) {
+  // A worker holds at most a few thousand deferred requests; reserving keeps
+  // the swap of the two vectors allocation-free in steady state.
+  answers_posted_.reserve(4096);
+  answers_taken_.reserve(4096);
+}
 
 Result<std::unique_ptr<UdpWorker>, SystemError> UdpWorker::create(
     int index, std::vector<WorkerSocket> sockets, std::unique_ptr<gateway::DatagramHandler> handler,
@@ -99,6 +123,12 @@ Result<std::unique_ptr<UdpWorker>, SystemError> UdpWorker::create(
   event.events = EPOLLIN;
   event.data.u64 = kWakeupToken;
   if (epoll_ctl(worker->epoll_.get(), EPOLL_CTL_ADD, wakeup_fd, &event) != 0) {
+    return fail(last_system_error("epoll_ctl"));
+  }
+  worker->answers_event_ = FileDescriptor(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!worker->answers_event_.valid()) return fail(last_system_error("eventfd"));
+  event.data.u64 = kAnswersToken;
+  if (epoll_ctl(worker->epoll_.get(), EPOLL_CTL_ADD, worker->answers_event_.get(), &event) != 0) {
     return fail(last_system_error("epoll_ctl"));
   }
   for (std::size_t i = 0; i < worker->sockets_.size(); ++i) {
@@ -130,7 +160,11 @@ void UdpWorker::run() {
       if (events[i].data.u64 == kWakeupToken) return;
     }
     for (int i = 0; i < ready; ++i) {
-      serve(sockets_[events[i].data.u64]);
+      if (events[i].data.u64 == kAnswersToken) {
+        take_answers();
+      } else {
+        serve(events[i].data.u64);
+      }
       tick_if_due();
     }
     tick_if_due();
@@ -159,7 +193,8 @@ void UdpWorker::prepare_receive() {
   }
 }
 
-void UdpWorker::serve(WorkerSocket& socket) {
+void UdpWorker::serve(std::size_t socket_index) {
+  const WorkerSocket& socket = sockets_[socket_index];
   for (int batch = 0; batch < kBatchesPerWakeup; ++batch) {
     prepare_receive();
     const int count = recvmmsg(socket.fd.get(), receive_messages_.data(), static_cast<unsigned>(batch_size_),
@@ -170,14 +205,16 @@ void UdpWorker::serve(WorkerSocket& socket) {
       return;
     }
     add(received_, static_cast<std::uint64_t>(count));
-    const std::size_t replies = handle_batch(socket, static_cast<std::size_t>(count));
+    const std::size_t replies = handle_batch(socket_index, static_cast<std::size_t>(count));
     send_replies(socket, replies);
     if (static_cast<std::size_t>(count) < batch_size_) return;
   }
 }
 
-std::size_t UdpWorker::handle_batch(const WorkerSocket& socket, std::size_t count) {
+std::size_t UdpWorker::handle_batch(std::size_t socket_index, std::size_t count) {
+  const WorkerSocket& socket = sockets_[socket_index];
   const Instant now = monotonic_now();
+  const std::int64_t unix_ms = unix_now_ms();
   std::size_t replies = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const msghdr& received = receive_messages_[i].msg_hdr;
@@ -186,31 +223,92 @@ std::size_t UdpWorker::handle_batch(const WorkerSocket& socket, std::size_t coun
       add(oversized_dropped_, 1);
       continue;
     }
+    gateway::Arrival arrival{
+        .listener = socket.listener, .socket = static_cast<std::uint16_t>(socket_index), .unix_ms = unix_ms};
+    if (socket.wildcard) read_local_address(received, socket.is_v6, arrival);
     const Bytes datagram(receive_data_.data() + i * datagram_bytes_max_, receive_messages_[i].msg_len);
     const MutableBytes reply(reply_data_.data() + i * kReplyBytes, kReplyBytes);
     const std::size_t reply_size =
-        handler_->on_datagram(now, socket.listener, to_endpoint(peers_[i]), datagram, reply);
+        handler_->on_datagram(now, arrival, to_endpoint(peers_[i]), datagram, reply);
     if (reply_size == 0) continue;
     RW_ASSERT(reply_size <= kReplyBytes);
-
-    send_iov_[replies] = iovec{reply.data(), reply_size};
-    msghdr& header = send_messages_[replies].msg_hdr;
-    header = msghdr{};
-    header.msg_name = &peers_[i];
-    header.msg_namelen = received.msg_namelen;
-    header.msg_iov = &send_iov_[replies];
-    header.msg_iovlen = 1;
-    if (socket.wildcard) {
-      const std::size_t control_size =
-          reply_source_control(received, socket.is_v6, send_control_[replies].bytes, kControlBytes);
-      if (control_size > 0) {
-        header.msg_control = send_control_[replies].bytes;
-        header.msg_controllen = control_size;
-      }
-    }
+    queue_reply(replies, reply.data(), reply_size, i, received.msg_namelen, arrival, socket.is_v6);
     ++replies;
   }
   return replies;
+}
+
+void UdpWorker::queue_reply(std::size_t slot, std::uint8_t* data, std::size_t size, std::size_t peer,
+                            socklen_t peer_length, const gateway::Arrival& arrival, bool is_v6) {
+  send_iov_[slot] = iovec{data, size};
+  msghdr& header = send_messages_[slot].msg_hdr;
+  header = msghdr{};
+  header.msg_name = &peers_[peer];
+  header.msg_namelen = peer_length;
+  header.msg_iov = &send_iov_[slot];
+  header.msg_iovlen = 1;
+  const std::size_t control_size = source_control(arrival, is_v6, send_control_[slot].bytes, kControlBytes);
+  if (control_size > 0) {
+    header.msg_control = send_control_[slot].bytes;
+    header.msg_controllen = control_size;
+  }
+}
+
+void UdpWorker::post_answers(std::span<const AnswerNotice> answers) {
+  if (answers.empty()) return;
+  bool wake = false;
+  {
+    std::lock_guard lock(answers_mutex_);
+    wake = answers_posted_.empty();
+    answers_posted_.insert(answers_posted_.end(), answers.begin(), answers.end());
+  }
+  if (!wake) return;
+  const std::uint64_t one = 1;
+  // A full eventfd counter (never in practice) still leaves it readable.
+  (void)!write(answers_event_.get(), &one, sizeof(one));
+}
+
+void UdpWorker::take_answers() {
+  std::uint64_t value = 0;
+  (void)!read(answers_event_.get(), &value, sizeof(value));
+  {
+    std::lock_guard lock(answers_mutex_);
+    answers_taken_.swap(answers_posted_);
+  }
+  const Instant now = monotonic_now();
+  std::size_t queued = 0;
+  std::size_t batch_socket = 0;
+  const auto flush = [&] {
+    send_replies(sockets_[batch_socket], queued);
+    add(deferred_sent_, queued);
+    queued = 0;
+  };
+  for (const AnswerNotice& notice : answers_taken_) {
+    if (!notice.committed) {
+      handler_->on_refused(now, notice.ticket);
+      continue;
+    }
+    if (queued == batch_size_) flush();
+    std::uint8_t* data = reply_data_.data() + queued * kReplyBytes;
+    const std::optional<gateway::DeferredReply> reply =
+        handler_->on_answer(now, notice.ticket, MutableBytes(data, kReplyBytes));
+    if (!reply) continue;
+    RW_ASSERT(reply->arrival.socket < sockets_.size() && reply->length <= kReplyBytes);
+    if (queued > 0 && reply->arrival.socket != batch_socket) {
+      // One sendmmsg per socket: send what is queued, keep this reply first.
+      std::uint8_t* first = reply_data_.data();
+      flush();
+      std::memmove(first, data, reply->length);
+      data = first;
+    }
+    batch_socket = reply->arrival.socket;
+    const socklen_t peer_length = to_sockaddr(reply->to, peers_[queued]);
+    queue_reply(queued, data, reply->length, queued, peer_length, reply->arrival,
+                sockets_[batch_socket].is_v6);
+    ++queued;
+  }
+  if (queued > 0) flush();
+  answers_taken_.clear();
 }
 
 void UdpWorker::send_replies(const WorkerSocket& socket, std::size_t count) {
@@ -239,6 +337,7 @@ WorkerCounters UdpWorker::counters() const {
       .oversized_dropped = oversized_dropped_.load(std::memory_order_relaxed),
       .send_errors = send_errors_.load(std::memory_order_relaxed),
       .receive_errors = receive_errors_.load(std::memory_order_relaxed),
+      .deferred_sent = deferred_sent_.load(std::memory_order_relaxed),
   };
 }
 

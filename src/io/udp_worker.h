@@ -1,7 +1,9 @@
-// One UDP worker thread's loop: epoll over its own sockets and the shared
-// stop eventfd, recvmmsg batches into buffers allocated once, the handler,
-// sendmmsg of the replies from the socket the requests came in on, and
-// on_tick at least every tick_interval. Used by UdpServer only.
+// One UDP worker thread's loop: epoll over its own sockets, the shared stop
+// eventfd and its own answers eventfd, recvmmsg batches into buffers
+// allocated once, the handler, sendmmsg of the replies from the socket the
+// requests came in on, deferred replies (Accounting-Responses after commit)
+// posted by another thread, and on_tick at least every tick_interval. Used by
+// UdpServer only.
 #pragma once
 
 #include <netinet/in.h>
@@ -10,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <vector>
 
 #include "gateway/datagram.h"
@@ -47,6 +51,11 @@ class UdpWorker {
   // Safe to call from any thread.
   [[nodiscard]] WorkerCounters counters() const;
 
+  // Hands the worker outcomes of its deferred requests; it builds and sends
+  // the replies on its own thread. Safe to call from any thread; wake-ups are
+  // coalesced (one eventfd write while the worker has not taken the last ones).
+  void post_answers(std::span<const AnswerNotice> answers);
+
  private:
   UdpWorker(int index, std::vector<WorkerSocket> sockets, std::unique_ptr<gateway::DatagramHandler> handler,
             const UdpServerOptions& options);
@@ -54,9 +63,15 @@ class UdpWorker {
   // Reads and answers up to a few batches from one socket; returns when the
   // socket has nothing more to read or the batch budget is spent (epoll is
   // level-triggered, so leftovers wake the loop again).
-  void serve(WorkerSocket& socket);
+  void serve(std::size_t socket_index);
   // Handles one received batch and queues the replies; returns their number.
-  std::size_t handle_batch(const WorkerSocket& socket, std::size_t count);
+  std::size_t handle_batch(std::size_t socket_index, std::size_t count);
+  // Takes the posted answers, asks the handler for their replies and sends them.
+  void take_answers();
+  // Fills send slot `slot` with a reply of `size` bytes at `data` for the
+  // peer in peers_[peer], leaving from `arrival`'s local address.
+  void queue_reply(std::size_t slot, std::uint8_t* data, std::size_t size, std::size_t peer,
+                   socklen_t peer_length, const gateway::Arrival& arrival, bool is_v6);
   void prepare_receive();
   void send_replies(const WorkerSocket& socket, std::size_t count);
   void tick_if_due();
@@ -92,11 +107,19 @@ class UdpWorker {
   std::vector<mmsghdr> receive_messages_;
   std::vector<mmsghdr> send_messages_;
 
+  // Answers posted by other threads; answers_taken_ is the worker's side of
+  // the swap, so that steady state allocates nothing.
+  FileDescriptor answers_event_;
+  std::mutex answers_mutex_;
+  std::vector<AnswerNotice> answers_posted_;  // Guarded by answers_mutex_.
+  std::vector<AnswerNotice> answers_taken_;
+
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> oversized_dropped_{0};
   std::atomic<std::uint64_t> send_errors_{0};
   std::atomic<std::uint64_t> receive_errors_{0};
+  std::atomic<std::uint64_t> deferred_sent_{0};
 };
 
 }  // namespace rw::io
