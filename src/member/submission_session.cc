@@ -91,6 +91,7 @@ SessionAnswer SubmissionSession::on_submit(const submission::Submit& submit, con
   SessionAnswer answer;
   answer.entry = builder.finish();
   answer.request_id = id;
+  answer.records = submit.records.size();
   return answer;
 }
 

@@ -47,6 +47,7 @@ struct SessionAnswer {
   std::vector<std::uint8_t> reply{};
   std::optional<std::vector<std::uint8_t>> entry{};
   std::uint64_t request_id = 0;
+  std::size_t records = 0;  // Records in `entry`.
   std::optional<CloseReason> close{};
 };
 

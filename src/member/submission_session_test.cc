@@ -129,6 +129,7 @@ TEST(SubmissionSession, PacksEveryRecordOfASubmitIntoOneEntry) {
   EXPECT_FALSE(answer.close.has_value());
   ASSERT_TRUE(answer.entry.has_value());
   EXPECT_EQ(answer.request_id, 5u);
+  EXPECT_EQ(answer.records, 3u);
   EXPECT_EQ(*answer.entry, accounting::encode_records_entry(records));
   EXPECT_TRUE(accounting::validate_entry(*answer.entry).has_value());
 }
