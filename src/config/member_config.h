@@ -47,7 +47,7 @@ struct MemberAddress {
 
 // A validated member configuration. Defaults are those of
 // docs/configuration.md, which equal consensus::NodeOptions and
-// accounting::LedgerLimits (a test checks it).
+// accounting::LedgerLimits (ledger_state_test.cc checks it).
 struct MemberConfig {
   std::string source_file{};
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "accounting/accounting_request_for_test.h"
+#include "config/member_config.h"
+#include "consensus/node.h"
 
 namespace rw::member {
 namespace {
@@ -89,6 +91,21 @@ TEST(LedgerState, PagesThroughSessionsByKey) {
   auto rest = state.sessions_after(&first[1].key, 2);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_LT(first[1].key, rest[0].key);
+}
+
+// docs/configuration.md promises that the member config's defaults are
+// those of the node and the ledger.
+TEST(MemberConfigDefaults, EqualNodeOptionsAndLedgerLimits) {
+  const config::MemberConfig config;
+  const consensus::NodeOptions node;
+  const accounting::LedgerLimits ledger;
+  EXPECT_EQ(config.raft.election_timeout_ms, node.election_timeout_ms);
+  EXPECT_EQ(config.raft.heartbeat_timeout_ms, node.heartbeat_timeout_ms);
+  EXPECT_EQ(config.raft.snapshot_threshold, node.snapshot_threshold);
+  EXPECT_EQ(config.raft.snapshot_trailing, node.snapshot_trailing);
+  EXPECT_EQ(config.ledger.held_records_max, ledger.held_records_max);
+  EXPECT_EQ(config.ledger.held_bytes_max, ledger.held_bytes_max);
+  EXPECT_EQ(config.ledger.sessions_max, ledger.sessions_max);
 }
 
 }  // namespace
