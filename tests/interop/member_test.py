@@ -286,6 +286,12 @@ class MemberTest(unittest.TestCase):
             self.assertEqual(first["attributes"]["NAS-IP-Address"], "192.0.2.10")
             self.assertEqual(first["attributes"]["NAS-Port"], 7)
 
+        # Each Start opened a session of the live session table.
+        sessions = json.loads(d.ctl("--socket", d.socket(self.leader), "sessions").stdout)["sessions"]
+        self.assertEqual(sorted(x["Acct-Session-Id"] for x in sessions),
+                         sorted("S-%d-%d" % (b, i) for b in range(3) for i in range(5)))
+        self.assertEqual(sessions, sorted(sessions, key=lambda x: x["Acct-Unique-Session-Id"]))
+
         # SIGTERM of the leader: it hands leadership over, exits 0, and
         # another member is a ready leader quickly.
         old = self.leader
