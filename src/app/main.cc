@@ -7,6 +7,7 @@
 #include "app/ctl.h"
 #include "app/dev_command.h"
 #include "app/exit_codes.h"
+#include "app/member_command.h"
 
 namespace {
 
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
 
+  rw::app::MemberCommand member;
+  CLI::App* member_command = rw::app::add_member_command(app, member);
+
   rw::app::CtlCommand ctl;
   CLI::App* ctl_command = rw::app::add_ctl_command(app, ctl);
 
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
     return status == 0 ? rw::app::kExitOk : rw::app::kExitConfigError;
   }
   if (*gateway_command) return rw::app::run_gateway(gateway);
+  if (*member_command) return rw::app::run_member(member);
   if (*check_command) return rw::app::run_check(check_config);
   if (*version_command) return rw::app::run_version();
   if (*ctl_command) return rw::app::run_ctl(ctl);

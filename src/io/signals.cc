@@ -29,12 +29,22 @@ Result<void, SystemError> block_process_signals() {
 }
 
 std::string_view wait_for_stop_signal() {
-  const sigset_t set = process_signals();
   for (;;) {
-    const int signal = sigwaitinfo(&set, nullptr);
+    if (auto signal = wait_for_stop_signal(Duration::seconds(3600))) return *signal;
+  }
+}
+
+std::optional<std::string_view> wait_for_stop_signal(Duration timeout) {
+  const sigset_t set = process_signals();
+  const std::int64_t ms = timeout.to_ms();
+  const timespec limit{.tv_sec = static_cast<time_t>(ms / 1000),
+                       .tv_nsec = static_cast<long>(ms % 1000) * 1'000'000};
+  for (;;) {
+    const int signal = sigtimedwait(&set, nullptr, &limit);
     if (signal < 0) {
+      if (errno == EAGAIN) return std::nullopt;
       if (errno == EINTR) continue;
-      die(last_system_error("sigwaitinfo"));
+      die(last_system_error("sigtimedwait"));
     }
     if (signal == SIGHUP) {
       spdlog::warn("SIGHUP received: reload not supported yet; restart to apply changes");

@@ -4,9 +4,11 @@
 // sigwaitinfo, so no code runs in a signal handler.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "base/result.h"
+#include "base/time.h"
 #include "io/system_error.h"
 
 namespace rw::io {
@@ -20,5 +22,9 @@ namespace rw::io {
 // SIGHUP is logged as "reload not supported yet" and waiting goes on.
 // Requires: block_process_signals() was called.
 [[nodiscard]] std::string_view wait_for_stop_signal();
+
+// As wait_for_stop_signal(), but gives up after `timeout`: no value then.
+// For a main thread that also watches something else (a member's node).
+[[nodiscard]] std::optional<std::string_view> wait_for_stop_signal(Duration timeout);
 
 }  // namespace rw::io

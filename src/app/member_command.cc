@@ -1,0 +1,331 @@
+// `radiusward member`: config -> ledger -> node -> submission server ->
+// admin API, then wait for a stop signal or a failed node.
+#include "app/member_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "app/exit_codes.h"
+#include "config/member_config.h"
+#include "consensus/node.h"
+#include "io/admin_metrics.h"
+#include "io/admin_server.h"
+#include "io/logging.h"
+#include "io/signals.h"
+#include "io/submission_server.h"
+#include "member/admin_views.h"
+#include "member/ledger_state.h"
+#include "radius/dictionary.h"
+
+namespace rw::app {
+namespace {
+
+// Records or sessions copied per lock of the ledger (LedgerState): small
+// enough that apply() never waits long for an admin listing.
+constexpr std::size_t kAdminPageItems = 1024;
+// How long a membership POST waits for the leader's answer.
+constexpr auto kMembershipTimeout = std::chrono::seconds(15);
+// A node that shows no role this long after start has failed.
+constexpr auto kNodeStartGrace = std::chrono::seconds(5);
+
+struct Member {
+  config::MemberConfig config;
+  std::shared_ptr<const radius::Dictionary> dictionary;
+  member::SubmissionAddressBook book;
+  std::unique_ptr<member::LedgerState> ledger;
+  std::unique_ptr<io::SubmissionServer> submission;
+  std::unique_ptr<consensus::Node> node;
+  io::AdminServer admin;
+};
+
+Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
+    const config::MemberConfig& config) {
+  if (!config.dictionary_dir) return radius::Dictionary::builtin();
+  const std::string file = config.dictionary_dir->path + "/dictionary";
+  if (config.dictionary_dir_optional && !std::filesystem::exists(file)) return radius::Dictionary::builtin();
+  auto loaded = radius::Dictionary::load(file);
+  if (!loaded) return fail(loaded.error().to_string());
+  return *loaded;
+}
+
+consensus::NodeOptions node_options(const config::MemberConfig& config, io::SubmissionServer& submission) {
+  consensus::NodeOptions options;
+  options.id = config.id;
+  options.address = config.raft_address.text;
+  options.data_dir = config.data_dir.path;
+  for (const config::MemberAddress& member : config.members) {
+    options.voters.push_back(consensus::Member{member.id, member.raft.text});
+  }
+  options.bootstrap = config.bootstrap;
+  options.election_timeout_ms = config.raft.election_timeout_ms;
+  options.heartbeat_timeout_ms = config.raft.heartbeat_timeout_ms;
+  options.snapshot_threshold = config.raft.snapshot_threshold;
+  options.snapshot_trailing = config.raft.snapshot_trailing;
+  options.log = [](consensus::LogLevel level, std::string_view message) {
+    switch (level) {
+      case consensus::LogLevel::kDebug:
+        spdlog::debug("{}", message);
+        break;
+      case consensus::LogLevel::kInfo:
+        spdlog::info("{}", message);
+        break;
+      case consensus::LogLevel::kWarning:
+        spdlog::warn("{}", message);
+        break;
+      case consensus::LogLevel::kError:
+        spdlog::error("{}", message);
+        break;
+    }
+  };
+  options.trace_library = spdlog::should_log(spdlog::level::debug);
+  options.on_completions_ready = [&submission] { submission.wake(); };
+  return options;
+}
+
+io::AdminResponse json_response(std::string body) {
+  return io::AdminResponse{200, "application/json", std::move(body)};
+}
+
+void add_listing_routes(Member& m) {
+  m.admin.route("GET", "/status", [&m](const io::AdminRequest&) {
+    return json_response(member::status_json(m.config.id, m.node->status(), m.ledger->figures(),
+                                             m.submission->pending_submissions(), m.book));
+  });
+  m.admin.route("GET", "/sessions", [&m](const io::AdminRequest&) {
+    std::string body = "{\"sessions\": [";
+    std::optional<accounting::SessionKey> after;
+    bool first = true;
+    for (;;) {
+      auto page = m.ledger->sessions_after(after ? &*after : nullptr, kAdminPageItems);
+      if (page.empty()) break;
+      for (const accounting::Session& session : page) {
+        body += first ? "\n  " : ",\n  ";
+        body += member::session_json(session);
+        first = false;
+      }
+      after = page.back().key;
+    }
+    body += "\n]}\n";
+    return json_response(std::move(body));
+  });
+  m.admin.route("GET", "/records", [&m](const io::AdminRequest&) {
+    std::string lines;
+    std::uint64_t after = 0;
+    for (;;) {
+      auto page = m.ledger->records_after(after, kAdminPageItems);
+      if (page.empty()) break;
+      for (const accounting::HeldRecord& held : page) lines += member::record_line(held, *m.dictionary);
+      after = page.back().index;
+    }
+    return io::ndjson_response(std::move(lines));
+  });
+}
+
+// Runs one membership change on the leader and waits for its result.
+io::AdminResponse change_membership(Member& m, const io::AdminRequest& request, std::string_view kind) {
+  const consensus::NodeStatus status = m.node->status();
+  if (status.role != consensus::Role::kLeader) {
+    nlohmann::json body{
+        {"error", "not leader"},
+        {"leader_id", status.leader_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(status.leader_id)}};
+    return io::AdminResponse{409, "application/json", body.dump() + "\n"};
+  }
+  auto change = member::parse_member_change(request.body, kind != "remove");
+  if (!change) return io::admin_error(400, change.error());
+  auto result = std::make_shared<std::promise<std::pair<int, std::string>>>();
+  auto done = result->get_future();
+  auto callback = [result](int code, std::string_view message) {
+    result->set_value({code, std::string(message)});
+  };
+  spdlog::info("membership: {} member {} {}", kind, change->id, change->raft);
+  if (kind == "add") {
+    m.node->add_voter(consensus::Member{change->id, change->raft}, callback);
+  } else if (kind == "remove") {
+    m.node->remove_member(change->id, callback);
+  } else {
+    m.node->replace_member(change->id, consensus::Member{change->id, change->raft}, callback);
+  }
+  if (done.wait_for(kMembershipTimeout) != std::future_status::ready) {
+    return io::admin_error(503, "the membership change did not finish in time; check /status");
+  }
+  const auto [code, message] = done.get();
+  if (code != 0) {
+    spdlog::warn("membership: {} member {} refused: {}", kind, change->id, message);
+    return io::admin_error(409, message);
+  }
+  spdlog::info("membership: {} member {} done", kind, change->id);
+  nlohmann::json body{{"ok", true}, {"change", std::string(kind)}, {"id", change->id}};
+  if (!change->raft.empty()) body["raft"] = change->raft;
+  return json_response(body.dump() + "\n");
+}
+
+void add_metrics(Member& m) {
+  io::add_metrics_route(m.admin, [&m](io::PrometheusText& page) {
+    const consensus::NodeStatus status = m.node->status();
+    const member::LedgerFigures figures = m.ledger->figures();
+    const io::SubmissionServerCounters& counters = m.submission->counters();
+    const auto gauge = [&page](std::string_view name, std::string_view help, std::uint64_t value) {
+      page.gauge(name, help, static_cast<std::int64_t>(value));
+    };
+    gauge("radiusward_member_leader", "1 when this member is the ready leader.",
+          status.ready_for_work ? 1 : 0);
+    gauge("radiusward_member_term", "Current raft term.", status.term);
+    gauge("radiusward_member_commit_index", "Raft commit index.", status.commit_index);
+    gauge("radiusward_member_applied_index", "Last applied log index.", status.last_applied);
+    gauge("radiusward_member_pending_submissions", "Submits handed to raft, not yet answered.",
+          m.submission->pending_submissions());
+    gauge("radiusward_member_records_held", "Records held until exported.", figures.records_held);
+    gauge("radiusward_member_held_bytes", "Bytes of records held.", figures.held_bytes);
+    gauge("radiusward_member_sessions", "Open sessions.", figures.sessions);
+    gauge("radiusward_member_submission_connections", "Open gateway connections.",
+          m.submission->connections());
+    const auto ledger_counter = [&page](std::string_view reason, std::uint64_t value) {
+      page.counter("radiusward_member_ledger_events_total", "Ledger events, by reason.", value,
+                   {{"reason", reason}});
+    };
+    ledger_counter("records_applied", figures.counters.records_applied);
+    ledger_counter("records_duplicate", figures.counters.records_duplicate);
+    ledger_counter("records_exported", figures.counters.records_exported);
+    ledger_counter("entries_skipped", figures.counters.entries_skipped);
+    ledger_counter("sessions_untracked", figures.counters.sessions_untracked);
+    ledger_counter("sessions_closed_by_nas", figures.counters.sessions_closed_by_nas);
+    const auto submission_counter = [&page](std::string_view reason,
+                                            const std::atomic<std::uint64_t>& value) {
+      page.counter("radiusward_member_submission_events_total", "Submission server events, by reason.",
+                   value.load(std::memory_order_relaxed), {{"reason", reason}});
+    };
+    submission_counter("connections_accepted", counters.connections_accepted);
+    submission_counter("connections_refused", counters.connections_refused);
+    submission_counter("connections_closed", counters.connections_closed);
+    submission_counter("submits", counters.submits);
+    submission_counter("records", counters.records);
+    submission_counter("committed", counters.committed);
+    submission_counter("not_leader", counters.not_leader);
+    submission_counter("busy", counters.busy);
+    submission_counter("write_overflows", counters.write_overflows);
+    for (std::size_t i = 0; i < member::kCloseReasonCount; ++i) {
+      submission_counter(member::to_string(static_cast<member::CloseReason>(i)), counters.protocol_closes[i]);
+    }
+  });
+}
+
+Result<void, std::string> start_admin(Member& m) {
+  if (!m.config.admin_socket) return {};
+  add_listing_routes(m);
+  for (std::string_view kind : {"add", "remove", "replace"}) {
+    m.admin.route("POST", "/members/" + std::string(kind), [&m, kind](const io::AdminRequest& request) {
+      return change_membership(m, request, kind);
+    });
+  }
+  add_metrics(m);
+  io::add_version_route(m.admin, RW_VERSION, "member");
+  const std::string& path = m.config.admin_socket->path;
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+  auto started = m.admin.start(io::AdminServerOptions{.unix_socket_path = path});
+  if (!started) return fail(started.error().to_string());
+  spdlog::info("admin API on {}", path);
+  return {};
+}
+
+// Waits for SIGTERM/SIGINT; false when the node failed first.
+bool wait_for_stop(const consensus::Node& node) {
+  const auto started = std::chrono::steady_clock::now();
+  bool seen_running = false;
+  for (;;) {
+    if (auto signal = io::wait_for_stop_signal(Duration::milliseconds(100))) {
+      spdlog::info("{} received: stopping", *signal);
+      return true;
+    }
+    const bool running = node.status().role != consensus::Role::kUnavailable;
+    if (running) seen_running = true;
+    if (!running && (seen_running || std::chrono::steady_clock::now() - started > kNodeStartGrace)) {
+      spdlog::critical("the raft node failed (no role); exiting");
+      return false;
+    }
+  }
+}
+
+int start_and_run(Member& m) {
+  m.ledger = std::make_unique<member::LedgerState>(
+      accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
+                               .held_bytes_max = m.config.ledger.held_bytes_max,
+                               .sessions_max = m.config.ledger.sessions_max});
+  auto submission =
+      io::SubmissionServer::bind(io::SubmissionServerOptions{.host = m.config.submission_listen.host,
+                                                             .port = m.config.submission_listen.port,
+                                                             .member_id = m.config.id,
+                                                             .book = m.book});
+  if (!submission) {
+    spdlog::critical("{}", submission.error().to_string());
+    return kExitRuntimeFailure;
+  }
+  m.submission = std::move(*submission);
+  auto node = consensus::Node::start(node_options(m.config, *m.submission), *m.ledger);
+  if (!node) {
+    spdlog::critical("raft node: {}", node.error().message);
+    return kExitRuntimeFailure;
+  }
+  m.node = std::move(*node);
+  m.submission->start(*m.node, *m.ledger);
+  spdlog::info("radiusward {} member {} started: raft {}, submissions on {}", RW_VERSION, m.config.id,
+               m.config.raft_address.text, m.config.submission_listen.text);
+  if (auto admin = start_admin(m); !admin) {
+    spdlog::critical("{}", admin.error());
+    m.node->stop(false);
+    m.submission->stop();
+    return kExitRuntimeFailure;
+  }
+  const bool clean = wait_for_stop(*m.node);
+  // A leader hands leadership over first, so gateways barely notice (issue 3).
+  m.node->stop(/*transfer_leadership=*/clean);
+  m.submission->stop();
+  m.admin.stop();
+  spdlog::info(clean ? "stopped" : "stopped after a node failure");
+  return clean ? kExitOk : kExitRuntimeFailure;
+}
+
+}  // namespace
+
+CLI::App* add_member_command(CLI::App& app, MemberCommand& command) {
+  CLI::App* member =
+      app.add_subcommand("member", "Run a cluster member: raft node, ledger, submission listener");
+  member->add_option("--config", command.config_file, "Member YAML config file (docs/configuration.md)")
+      ->type_name("FILE")
+      ->required();
+  return member;
+}
+
+int run_member(const MemberCommand& command) {
+  auto config = config::load_member_config(command.config_file);
+  if (!config) {
+    for (const config::ConfigError& error : config.error())
+      std::fprintf(stderr, "%s\n", error.to_string().c_str());
+    return kExitConfigError;
+  }
+  Member m;
+  m.config = std::move(*config);
+  io::setup_logging(m.config.logging);
+  auto dictionary = load_dictionary(m.config);
+  if (!dictionary) {
+    std::fprintf(stderr, "%s\n", dictionary.error().c_str());
+    return kExitConfigError;
+  }
+  m.dictionary = std::move(*dictionary);
+  for (const config::MemberAddress& member : m.config.members) m.book[member.id] = member.submission.text;
+  // Before any thread starts, so that every thread inherits the mask.
+  if (auto blocked = io::block_process_signals(); !blocked) {
+    spdlog::critical("{}", blocked.error().to_string());
+    return kExitRuntimeFailure;
+  }
+  return start_and_run(m);
+}
+
+}  // namespace rw::app

@@ -1,0 +1,102 @@
+// A cluster member's YAML configuration (`radiusward member --config FILE`):
+// text in, a validated immutable MemberConfig out, or every error found as
+// `file:line:col: message` (DESIGN.md invariant 5). Unknown keys are errors.
+// Every key is documented in docs/configuration.md ("Member").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "config/gateway_config.h"
+
+namespace rw::config {
+
+// The most members an address book may list: a cluster of 9 voters
+// tolerates 4 failures; more only slows every commit.
+inline constexpr std::size_t kMembersMax = 9;
+inline constexpr std::uint64_t kMemberIdMax = 255;
+
+// An "IPv4:port" endpoint as written, with its parts.
+struct Ipv4Endpoint {
+  std::string text{};  // "127.0.0.1:7201"
+  std::string host{};  // "127.0.0.1"
+  std::uint16_t port = 0;
+  SourceLocation where{};
+
+  friend bool operator==(const Ipv4Endpoint&, const Ipv4Endpoint&) = default;
+};
+
+// Parses "a.b.c.d:port" (port 1..65535). No value on anything else.
+[[nodiscard]] std::optional<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text);
+
+// One entry of the address book: a member's raft id, where its raft peers
+// reach it, and where gateways submit to it.
+struct MemberAddress {
+  std::uint64_t id = 0;
+  Ipv4Endpoint raft{};
+  Ipv4Endpoint submission{};
+  SourceLocation where{};
+
+  friend bool operator==(const MemberAddress&, const MemberAddress&) = default;
+};
+
+// A validated member configuration. Defaults are those of
+// docs/configuration.md, which equal consensus::NodeOptions and
+// accounting::LedgerLimits (ledger_state_test.cc checks it).
+struct MemberConfig {
+  std::string source_file{};
+
+  std::uint64_t id = 0;         // 1..255
+  ConfiguredPath data_dir{};    // Raft log and snapshots.
+  Ipv4Endpoint raft_address{};  // Equals members[id].raft.
+  Ipv4Endpoint submission_listen{};
+  std::optional<ConfiguredPath> admin_socket{};  // Absent: no admin API.
+  // True: the first start bootstraps `members` as the voters. False: start
+  // empty and wait to be added (a replacement for a member whose disk was lost).
+  bool bootstrap = true;
+  std::vector<MemberAddress> members{};  // 1..kMembersMax, ids unique.
+
+  struct Raft {
+    unsigned election_timeout_ms = 300;
+    unsigned heartbeat_timeout_ms = 50;
+    unsigned snapshot_threshold = 16384;
+    unsigned snapshot_trailing = 8192;
+    friend bool operator==(const Raft&, const Raft&) = default;
+  } raft;
+
+  struct Ledger {
+    std::size_t held_records_max = 500'000;
+    std::size_t held_bytes_max = std::size_t{256} << 20;
+    std::size_t sessions_max = 1'000'000;
+    friend bool operator==(const Ledger&, const Ledger&) = default;
+  } ledger;
+
+  // Dictionary for attribute names in /records: absent means the built-in
+  // one; when `dictionary_dir_optional` (the default was not overridden) a
+  // missing folder means the built-in one too.
+  std::optional<ConfiguredPath> dictionary_dir{};
+  bool dictionary_dir_optional = true;
+
+  GatewayConfig::Logging logging{};
+
+  // The address book entry of member `member_id`, if listed.
+  [[nodiscard]] const MemberAddress* find_member(std::uint64_t member_id) const;
+
+  friend bool operator==(const MemberConfig&, const MemberConfig&) = default;
+};
+
+// Parses and validates YAML text. `file_name` names the file in errors and
+// resolves relative paths (against its folder). Collects every error. Reads
+// no files.
+[[nodiscard]] Result<MemberConfig, ConfigErrors> parse_member_config(std::string_view text,
+                                                                     std::string_view file_name);
+
+// Reads `path` and parses it. An unreadable file is one error without a position.
+[[nodiscard]] Result<MemberConfig, ConfigErrors> load_member_config(const std::string& path);
+
+}  // namespace rw::config

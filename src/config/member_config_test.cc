@@ -1,0 +1,231 @@
+// Tests of the member configuration parser: the documented example, the
+// defaults, and each error with its file:line:col.
+#include "config/member_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/temp_dir_for_test.h"
+
+namespace rw::config {
+namespace {
+
+using ::testing::ElementsAre;
+
+constexpr std::string_view kBook =
+    "members:\n"
+    "  - {id: 1, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}\n"
+    "  - {id: 2, raft: 127.0.0.1:7202, submission: 127.0.0.1:7302}\n"
+    "  - {id: 3, raft: 127.0.0.1:7203, submission: 127.0.0.1:7303}\n";
+
+constexpr std::string_view kRequired =
+    "id: 1\n"
+    "data_dir: member-1\n"
+    "raft_address: 127.0.0.1:7201\n"
+    "submission_listen: 127.0.0.1:7301\n";
+
+std::string minimal(std::string_view extra = "") {
+  return std::string(kRequired) + std::string(kBook) + std::string(extra);
+}
+
+// The error strings of a config that must be refused.
+std::vector<std::string> errors_of(std::string_view text) {
+  auto parsed = parse_member_config(text, "/etc/rw/member.yaml");
+  EXPECT_FALSE(parsed.has_value());
+  std::vector<std::string> out;
+  if (!parsed) {
+    for (const ConfigError& error : parsed.error()) out.push_back(error.to_string());
+  }
+  return out;
+}
+
+TEST(MemberConfig, ParsesTheDocumentedExample) {
+  const std::string text = minimal(
+      "admin_socket: admin/member-1.sock\n"
+      "bootstrap: false\n"
+      "raft:\n"
+      "  election_timeout_ms: 400\n"
+      "  heartbeat_timeout_ms: 40\n"
+      "  snapshot_threshold: 2048\n"
+      "  snapshot_trailing: 1024\n"
+      "ledger:\n"
+      "  held_records_max: 1000\n"
+      "  held_bytes_max: 1048576\n"
+      "  sessions_max: 10\n"
+      "dictionary_dir: /usr/share/freeradius\n"
+      "logging: {level: debug, format: json}\n");
+  auto parsed = parse_member_config(text, "/etc/rw/member.yaml");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().front().to_string();
+  const MemberConfig& config = *parsed;
+  EXPECT_EQ(config.id, 1u);
+  EXPECT_EQ(config.data_dir.path, "/etc/rw/member-1");
+  EXPECT_EQ(config.raft_address.host, "127.0.0.1");
+  EXPECT_EQ(config.raft_address.port, 7201);
+  EXPECT_EQ(config.submission_listen.text, "127.0.0.1:7301");
+  ASSERT_TRUE(config.admin_socket.has_value());
+  EXPECT_EQ(config.admin_socket->path, "/etc/rw/admin/member-1.sock");
+  EXPECT_FALSE(config.bootstrap);
+  ASSERT_EQ(config.members.size(), 3u);
+  EXPECT_EQ(config.members[2].id, 3u);
+  EXPECT_EQ(config.members[2].raft.text, "127.0.0.1:7203");
+  EXPECT_EQ(config.members[2].submission.port, 7303);
+  EXPECT_EQ(config.raft.election_timeout_ms, 400u);
+  EXPECT_EQ(config.raft.heartbeat_timeout_ms, 40u);
+  EXPECT_EQ(config.raft.snapshot_threshold, 2048u);
+  EXPECT_EQ(config.raft.snapshot_trailing, 1024u);
+  EXPECT_EQ(config.ledger.held_records_max, 1000u);
+  EXPECT_EQ(config.ledger.held_bytes_max, 1048576u);
+  EXPECT_EQ(config.ledger.sessions_max, 10u);
+  ASSERT_TRUE(config.dictionary_dir.has_value());
+  EXPECT_FALSE(config.dictionary_dir_optional);
+  EXPECT_EQ(config.logging.level, LogLevel::kDebug);
+  EXPECT_EQ(config.logging.format, LogFormat::kJson);
+  EXPECT_EQ(config.find_member(2)->submission.text, "127.0.0.1:7302");
+  EXPECT_EQ(config.find_member(4), nullptr);
+}
+
+TEST(MemberConfig, AppliesDefaults) {
+  auto parsed = parse_member_config(minimal(), "member.yaml");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().front().to_string();
+  EXPECT_EQ(parsed->data_dir.path, "member-1");  // No folder in the file name: kept relative.
+  EXPECT_TRUE(parsed->bootstrap);
+  EXPECT_FALSE(parsed->admin_socket.has_value());
+  EXPECT_EQ(parsed->raft, MemberConfig::Raft{});
+  EXPECT_EQ(parsed->raft.election_timeout_ms, 300u);
+  EXPECT_EQ(parsed->ledger.held_records_max, 500'000u);
+  EXPECT_TRUE(parsed->dictionary_dir_optional);
+  EXPECT_EQ(parsed->logging.level, LogLevel::kInfo);
+}
+
+TEST(MemberConfig, AcceptsASingleMember) {
+  auto parsed = parse_member_config(
+      std::string(kRequired) + "members: [{id: 1, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}]\n",
+      "m.yaml");
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->members.size(), 1u);
+}
+
+TEST(MemberConfig, ReportsMissingRequiredKeys) {
+  EXPECT_THAT(errors_of("bootstrap: true\n"),
+              ElementsAre("/etc/rw/member.yaml:1:1: missing required key 'id'",
+                          "/etc/rw/member.yaml:1:1: missing required key 'data_dir'",
+                          "/etc/rw/member.yaml:1:1: missing required key 'raft_address'",
+                          "/etc/rw/member.yaml:1:1: missing required key 'submission_listen'",
+                          "/etc/rw/member.yaml:1:1: missing required key 'members'"));
+}
+
+TEST(MemberConfig, RefusesANonMapping) {
+  EXPECT_THAT(errors_of("- 1\n"),
+              ElementsAre("/etc/rw/member.yaml:1:1: the configuration must be a mapping of keys to values"));
+  EXPECT_THAT(errors_of(""),
+              ElementsAre("/etc/rw/member.yaml:1:1: the configuration must be a mapping of keys to values"));
+}
+
+TEST(MemberConfig, ReportsUnknownAndDuplicateKeys) {
+  EXPECT_THAT(errors_of(minimal("colour: blue\nid: 2\n")),
+              ElementsAre("/etc/rw/member.yaml:9:1: unknown key 'colour'",
+                          "/etc/rw/member.yaml:10:1: duplicate key 'id'"));
+  EXPECT_THAT(errors_of(minimal("raft: {election_timeout: 3}\nlogging: {color: 1}\nledger: {x: 1}\n")),
+              ElementsAre("/etc/rw/member.yaml:9:8: unknown key 'raft.election_timeout'",
+                          "/etc/rw/member.yaml:10:11: unknown key 'logging.color'",
+                          "/etc/rw/member.yaml:11:10: unknown key 'ledger.x'"));
+}
+
+TEST(MemberConfig, ReportsBadScalars) {
+  EXPECT_THAT(
+      errors_of("id: 0\ndata_dir: ''\nraft_address: localhost:7201\nsubmission_listen: 127.0.0.1:0\n"
+                "bootstrap: maybe\n" +
+                std::string(kBook)),
+      ElementsAre("/etc/rw/member.yaml:1:5: expected an integer between 1 and 255, got '0'",
+                  "/etc/rw/member.yaml:2:11: expected a path, got an empty string",
+                  "/etc/rw/member.yaml:3:15: expected an IPv4 address and port such as 127.0.0.1:7201, "
+                  "got 'localhost:7201'",
+                  "/etc/rw/member.yaml:4:20: expected an IPv4 address and port such as 127.0.0.1:7201, "
+                  "got '127.0.0.1:0'",
+                  "/etc/rw/member.yaml:5:12: expected true or false, got 'maybe'"));
+}
+
+TEST(MemberConfig, ReportsAValueWithoutPositionAtItsKey) {
+  EXPECT_THAT(errors_of(minimal("raft:\n")),
+              ElementsAre("/etc/rw/member.yaml:9:1: expected a mapping of raft settings"));
+}
+
+TEST(MemberConfig, ReportsBadMembers) {
+  EXPECT_THAT(
+      errors_of(std::string(kRequired) + "members: []\n"),
+      ElementsAre("/etc/rw/member.yaml:5:10: expected a list of 1 to 9 members ({id, raft, submission})"));
+  EXPECT_THAT(errors_of(std::string(kRequired) +
+                        "members:\n"
+                        "  - {id: 1, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}\n"
+                        "  - {id: 1, raft: 127.0.0.1:7202, submission: 127.0.0.1:7302}\n"
+                        "  - {id: 2, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}\n"
+                        "  - {id: 3, raft: 127.0.0.1:7203}\n"
+                        "  - {id: 4, raft: 127.0.0.1:7204, submission: 127.0.0.1:7304, weight: 2}\n"
+                        "  - 7\n"),
+              ElementsAre("/etc/rw/member.yaml:7:5: member id 1 is listed twice",
+                          "/etc/rw/member.yaml:8:19: raft address 127.0.0.1:7201 is listed twice",
+                          "/etc/rw/member.yaml:8:47: submission address 127.0.0.1:7301 is listed twice",
+                          "/etc/rw/member.yaml:9:5: member entry misses 'submission'",
+                          "/etc/rw/member.yaml:10:63: unknown key 'members.weight'",
+                          "/etc/rw/member.yaml:11:5: expected a mapping with id, raft and submission"));
+}
+
+TEST(MemberConfig, RequiresItsOwnEntryWithTheSameRaftAddress) {
+  EXPECT_THAT(
+      errors_of("id: 4\ndata_dir: d\nraft_address: 127.0.0.1:7201\nsubmission_listen: 127.0.0.1:7301\n" +
+                std::string(kBook)),
+      ElementsAre("/etc/rw/member.yaml:1:1: id 4 is not listed in members"));
+  EXPECT_THAT(
+      errors_of("id: 2\ndata_dir: d\nraft_address: 127.0.0.1:7201\nsubmission_listen: 127.0.0.1:7301\n" +
+                std::string(kBook)),
+      ElementsAre("/etc/rw/member.yaml:3:15: raft_address 127.0.0.1:7201 differs from member 2's raft "
+                  "address 127.0.0.1:7202 in members"));
+}
+
+TEST(MemberConfig, ReportsBadRaftLedgerAndLogging) {
+  EXPECT_THAT(
+      errors_of(minimal("raft: {election_timeout_ms: 100, heartbeat_timeout_ms: 60}\n"
+                        "ledger: {held_bytes_max: 12}\n"
+                        "logging: {level: loud, format: xml}\n")),
+      ElementsAre(
+          "/etc/rw/member.yaml:9:7: raft.heartbeat_timeout_ms (60) must be at most half of "
+          "raft.election_timeout_ms (100)",
+          "/etc/rw/member.yaml:10:26: expected an integer between 4096 and 68719476736, got '12'",
+          "/etc/rw/member.yaml:11:18: expected one of trace, debug, info, warn, error, off, got 'loud'",
+          "/etc/rw/member.yaml:11:32: expected text or json, got 'xml'"));
+}
+
+TEST(MemberConfig, ReportsYamlSyntaxErrorsWithTheirPosition) {
+  auto errors = errors_of("id: [1\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], ::testing::StartsWith("/etc/rw/member.yaml:2:1: "));
+}
+
+TEST(MemberConfig, ParsesIpv4Endpoints) {
+  EXPECT_TRUE(parse_ipv4_endpoint("10.0.0.1:1").has_value());
+  EXPECT_FALSE(parse_ipv4_endpoint("10.0.0.1").has_value());
+  EXPECT_FALSE(parse_ipv4_endpoint("10.0.0.1:65536").has_value());
+  EXPECT_FALSE(parse_ipv4_endpoint("[::1]:7201").has_value());
+  EXPECT_FALSE(parse_ipv4_endpoint("10.0.0.1:+5").has_value());
+}
+
+class MemberConfigFile : public TempDirTest {};
+
+TEST_F(MemberConfigFile, LoadsAFileAndResolvesPathsAgainstItsFolder) {
+  const std::string path = write("deploy/member-1.yaml", minimal());
+  auto loaded = load_member_config(path);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->data_dir.path, (dir_ / "deploy/member-1").string());
+}
+
+TEST_F(MemberConfigFile, ReportsAnUnreadableFileWithoutPosition) {
+  const std::string path = (dir_ / "absent.yaml").string();
+  auto loaded = load_member_config(path);
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_EQ(loaded.error().front().to_string(), path + ": cannot read: No such file or directory");
+}
+
+}  // namespace
+}  // namespace rw::config
