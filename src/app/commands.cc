@@ -70,7 +70,7 @@ Result<std::unique_ptr<io::SubmissionClient>, io::SystemError> make_submission_c
   if (!config.accounting) return std::unique_ptr<io::SubmissionClient>();
   const config::AccountingConfig& accounting = *config.accounting;
   io::SubmissionClientOptions options;
-  for (const config::MemberAddress& member : accounting.members)
+  for (const config::SubmissionAddress& member : accounting.members)
     options.forwarder.members.push_back(member.text);
   // Announced in Hello for the members' logs only.
   random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&options.forwarder.gateway_id),

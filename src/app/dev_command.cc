@@ -135,8 +135,6 @@ Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::
 }
 
 // Checks gateway.yaml as the gateway will, files included, and writes it.
-// Transitional: a build whose gateway does not know `accounting:` yet runs
-// the gateway from gateway.auth-only.yaml, the same config without it.
 Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std::string& dir,
                                             const std::string& binary,
                                             const deployment::MemberTable& members) {
@@ -144,16 +142,6 @@ Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std
   if (!text) return fail(text.error());
   GatewayFile file{.path = path_in(dir, deployment::kGatewayConfigName)};
   auto parsed = config::parse_gateway_config(*text, file.path);
-  std::string run_text = *text;
-  if (!parsed) {
-    const std::string auth_only = deployment::without_top_level_key(*text, "accounting");
-    const std::string auth_only_path = path_in(dir, "gateway.auth-only.yaml");
-    if (auth_only != *text && (parsed = config::parse_gateway_config(auth_only, file.path))) {
-      file.with_accounting = false;
-      file.path = auth_only_path;
-      run_text = auth_only;
-    }
-  }
   const auto refuse_all = [](const config::ConfigErrors& errors) {
     std::string message;
     for (const config::ConfigError& error : errors)
@@ -162,18 +150,15 @@ Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std
   };
   if (!parsed) return fail(refuse_all(parsed.error()));
   if (auto files = load_referenced_files(*parsed); !files) return fail(refuse_all(files.error()));
-  auto settings = deployment::read_gateway_settings(run_text, file.path);
+  auto settings = deployment::read_gateway_settings(*text, file.path);
   if (!settings) return fail(Refusal{settings.error().to_string()});
   file.settings = *settings;
   file.settings.users_file = parsed->users_file.path;
   file.settings.clients_file = parsed->clients_file.path;
   auto clients = config::load_clients_file(parsed->clients_file.path);
   file.secret = clients ? deployment::loopback_secret(clients->clients).value_or("SECRET") : "SECRET";
-  for (const auto& [path, content] :
-       {std::pair{path_in(dir, deployment::kGatewayConfigName), *text}, std::pair{file.path, run_text}}) {
-    if (auto written = io::replace_text_file(path, content); !written) {
-      return fail(Refusal{written.error().to_string(), kExitRuntimeFailure});
-    }
+  if (auto written = io::replace_text_file(file.path, *text); !written) {
+    return fail(Refusal{written.error().to_string(), kExitRuntimeFailure});
   }
   return file;
 }

@@ -168,6 +168,7 @@ class Parser {
         {"mab_default", &Parser::on_mab_default},
         {"admin_socket", &Parser::on_admin_socket},
         {"require_message_authenticator", &Parser::on_require_message_authenticator},
+        {"share_ports", &Parser::on_share_ports},
         {"accounting", &Parser::on_accounting},
     };
     dispatch(kTopLevel, key, key_node, value, "");
@@ -346,10 +347,18 @@ class Parser {
   }
 
   void on_require_message_authenticator(const YAML::Node& value, const SourceLocation& where) {
+    on_bool(value, where, config_.require_message_authenticator);
+  }
+
+  void on_share_ports(const YAML::Node& value, const SourceLocation& where) {
+    on_bool(value, where, config_.share_ports);
+  }
+
+  void on_bool(const YAML::Node& value, const SourceLocation& where, bool& out) {
     std::optional<std::string> text = scalar(value, where, "true or false");
     if (!text) return;
     if (auto flag = parse_bool(*text)) {
-      config_.require_message_authenticator = *flag;
+      out = *flag;
     } else {
       errors_.push_back(at(value).error(fmt::format("expected true or false, got '{}'", *text)));
     }
@@ -379,7 +388,7 @@ class Parser {
   }
 
   void on_members(const YAML::Node& value, const SourceLocation& where) {
-    std::vector<MemberAddress>& members = config_.accounting->members;
+    std::vector<SubmissionAddress>& members = config_.accounting->members;
     std::set<std::string> seen;
     sequence(value, where, "member addresses", [&](const YAML::Node& element) {
       std::optional<std::string> text = scalar(element, at(element), "a member address");
@@ -389,7 +398,7 @@ class Parser {
       } else if (!seen.insert(*text).second) {
         errors_.push_back(at(element).error(fmt::format("member '{}' is listed twice", *text)));
       } else {
-        members.push_back(MemberAddress{.text = *text, .where = at(element)});
+        members.push_back(SubmissionAddress{.text = *text, .where = at(element)});
       }
     });
     if (value.IsSequence() && (value.size() == 0 || value.size() > kAccountingMembersMax)) {
@@ -448,7 +457,7 @@ void apply_members(const std::vector<std::string>& members, GatewayConfig& confi
       errors.push_back(flag_error("--member", fmt::format("member '{}' is given twice", text)));
     } else {
       config.accounting->members.push_back(
-          MemberAddress{.text = text, .where = SourceLocation{.file = "--member"}});
+          SubmissionAddress{.text = text, .where = SourceLocation{.file = "--member"}});
     }
   }
   if (members.size() > kAccountingMembersMax) {

@@ -101,11 +101,11 @@ inline constexpr std::int64_t kBatchRecordsMax = 4096;
 inline constexpr std::int64_t kBatchDelayUsMax = 1'000'000;
 
 // A member's submission address, "IPv4:port" or "[IPv6]:port", as written.
-struct MemberAddress {
+struct SubmissionAddress {
   std::string text{};
   SourceLocation where{};
 
-  friend bool operator==(const MemberAddress&, const MemberAddress&) = default;
+  friend bool operator==(const SubmissionAddress&, const SubmissionAddress&) = default;
 };
 
 // The `accounting:` section: where validated Accounting-Requests are
@@ -113,7 +113,7 @@ struct MemberAddress {
 // submission::ForwarderOptions.
 struct AccountingConfig {
   // The members' submission addresses, 1..kAccountingMembersMax, distinct.
-  std::vector<MemberAddress> members{};
+  std::vector<SubmissionAddress> members{};
   std::size_t pending_records_max = 65536;
   std::size_t batch_records_max = 512;
   Duration batch_delay = Duration::microseconds(1000);
@@ -185,6 +185,11 @@ struct GatewayConfig {
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
   // Access-Requests without a valid Message-Authenticator are dropped.
   bool require_message_authenticator = true;
+  // Lets other processes (another gateway on this host) join the same UDP
+  // ports: the kernel then spreads NASes over them by source address and
+  // port (SO_REUSEPORT). Off: a port another process holds is an error, so
+  // that a second start by mistake fails instead of sharing traffic.
+  bool share_ports = false;
 
   friend bool operator==(const GatewayConfig&, const GatewayConfig&) = default;
 };

@@ -49,6 +49,7 @@ TEST(ParseGatewayConfig, AppliesDefaultsToMinimalConfig) {
   EXPECT_EQ(config.mab_default, MabDefault::kReject);
   EXPECT_FALSE(config.admin_socket.has_value());
   EXPECT_TRUE(config.require_message_authenticator);
+  EXPECT_FALSE(config.share_ports);
   EXPECT_EQ(config.source_file, "/etc/radiusward/gateway.yaml");
 }
 
@@ -70,7 +71,8 @@ TEST(ParseGatewayConfig, ReadsEveryKey) {
       "duplicate_window_ms: 30000\n"
       "mab_default: accept\n"
       "admin_socket: /run/radiusward/admin.sock\n"
-      "require_message_authenticator: true\n";
+      "require_message_authenticator: true\n"
+      "share_ports: true\n";
   auto result = parse_gateway_config(kText, "/etc/rw/gateway.yaml");
   ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
   const GatewayConfig& config = *result;
@@ -101,6 +103,7 @@ TEST(ParseGatewayConfig, ReadsEveryKey) {
   ASSERT_TRUE(config.admin_socket.has_value());
   EXPECT_EQ(config.admin_socket->path, "/run/radiusward/admin.sock");
   EXPECT_TRUE(config.require_message_authenticator);
+  EXPECT_TRUE(config.share_ports);
 }
 
 TEST(ParseGatewayConfig, ResolvesRelativePathsAgainstTheConfigFolder) {
@@ -143,7 +146,8 @@ TEST(ParseGatewayConfig, CollectsEveryError) {
       "mab_default: maybe\n"
       "require_message_authenticator: yes\n"
       "duplicate_window_ms: 1000\n"
-      "users_file: [a, b]\n";
+      "users_file: [a, b]\n"
+      "share_ports: sometimes\n";
   EXPECT_EQ(parse_errors(kText),
             (std::vector<std::string>{
                 "etc/gw.yaml:1:12: expected an integer between 0 and 65535, got '70000'",
@@ -157,6 +161,7 @@ TEST(ParseGatewayConfig, CollectsEveryError) {
                 "etc/gw.yaml:7:32: expected true or false, got 'yes'",
                 "etc/gw.yaml:8:22: expected an integer between 5000 and 30000, got '1000'",
                 "etc/gw.yaml:9:13: expected a path",
+                "etc/gw.yaml:10:14: expected true or false, got 'sometimes'",
                 "etc/gw.yaml:1:1: missing required key 'clients_file'",
             }));
 }

@@ -232,25 +232,6 @@ std::string set_top_level_value(std::string_view text, std::string_view key, std
   return out;
 }
 
-std::string without_top_level_key(std::string_view text, std::string_view key) {
-  std::string out;
-  out.reserve(text.size());
-  bool inside = false;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size() - 1;
-    const std::string_view line = text.substr(start, end - start + 1);
-    const bool key_line = line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':';
-    // YAML 1.2 §6.1: a block value is indented deeper than its key.
-    const bool continuation = inside && (line.starts_with(' ') || line.starts_with('\t'));
-    inside = key_line || continuation;
-    if (!inside) out += line;
-    start = end + 1;
-  }
-  return out;
-}
-
 std::string apply_gateway_overrides(std::string_view text, const GatewayOverrides& overrides) {
   std::string out(text);
   if (overrides.users_file) out = set_top_level_value(out, "users_file", yaml_quoted(*overrides.users_file));

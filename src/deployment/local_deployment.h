@@ -100,10 +100,6 @@ struct MemberSummary {
 [[nodiscard]] std::string set_top_level_value(std::string_view text, std::string_view key,
                                               std::string_view yaml_value);
 
-// `text` without the top-level key `key` and the indented lines of its
-// value (a block such as `accounting:`); unchanged when the key is absent.
-[[nodiscard]] std::string without_top_level_key(std::string_view text, std::string_view key);
-
 // Applies `overrides` to gateway.yaml's text with set_top_level_value().
 [[nodiscard]] std::string apply_gateway_overrides(std::string_view text, const GatewayOverrides& overrides);
 

@@ -118,15 +118,6 @@ TEST(SetTopLevelValue, KeepsCommentsAndIndentedKeysAndAppendsWhenAbsent) {
   EXPECT_EQ(set_top_level_value("last: 2\n", "last", "3"), "last: 3\n");
 }
 
-TEST(WithoutTopLevelKey, RemovesTheKeyAndItsBlock) {
-  EXPECT_EQ(without_top_level_key("a: 1\naccounting:\n  members: [x]\n  key: y\nb: 2\n", "accounting"),
-            "a: 1\nb: 2\n");
-  EXPECT_EQ(without_top_level_key("a: 1\naccounting: {members: [x]}", "accounting"), "a: 1\n");
-  EXPECT_EQ(without_top_level_key("a: 1\n", "accounting"), "a: 1\n");
-  EXPECT_EQ(without_top_level_key(gateway_config_text(kGateway, kMembers, true), "accounting"),
-            gateway_config_text(kGateway, kMembers, false));
-}
-
 TEST(StatusNamesLeader, OnlyAKnownLeaderCounts) {
   EXPECT_TRUE(status_names_leader(R"({"role":"member","leader":{"id":1,"address":"127.0.0.1:7301"}})"));
   EXPECT_FALSE(status_names_leader(R"({"role":"member","leader":null})"));

@@ -89,12 +89,14 @@ Result<std::uint16_t, SystemError> local_port(const WorkerSocket& socket, const 
 }
 
 // Opens the SO_REUSEPORT group of one address and listener: one socket per
-// worker. For a fixed port, a probe without SO_REUSEPORT first makes sure no
-// other process (another radiusward included) already holds the port, since
-// the kernel would otherwise let a second group member share its traffic.
+// worker. For a fixed port, unless `share_ports`, a probe without
+// SO_REUSEPORT first makes sure no other process (another radiusward
+// included) already holds the port, since the kernel would otherwise let a
+// second group member share its traffic.
 Result<std::vector<WorkerSocket>, SystemError> open_group(gateway::Endpoint local, gateway::Listener listener,
-                                                          int workers, BoundListener& bound) {
-  if (local.port != 0) {
+                                                          int workers, bool share_ports,
+                                                          BoundListener& bound) {
+  if (local.port != 0 && !share_ports) {
     auto probe = open_socket(local, listener, /*reuse_port=*/false);
     if (!probe) return fail(probe.error());
   }
@@ -117,8 +119,10 @@ Result<std::vector<WorkerSocket>, SystemError> open_group(gateway::Endpoint loca
 }  // namespace
 
 UdpServerOptions udp_server_options(const config::GatewayConfig& config) {
-  UdpServerOptions options{
-      .auth_port = config.auth_port, .acct_port = config.acct_port, .workers = config.workers};
+  UdpServerOptions options{.auth_port = config.auth_port,
+                           .acct_port = config.acct_port,
+                           .share_ports = config.share_ports,
+                           .workers = config.workers};
   for (const config::ListenAddress& address : config.listen) {
     gateway::Endpoint local{.address = address.bytes, .is_v6 = address.is_v6};
     options.listen.push_back(local);
@@ -144,7 +148,7 @@ Result<std::unique_ptr<UdpServer>, SystemError> UdpServer::start(const UdpServer
     for (gateway::Listener listener : kListeners) {
       local.port = listener == gateway::Listener::kAuthentication ? options.auth_port : options.acct_port;
       BoundListener bound;
-      auto group = open_group(local, listener, workers, bound);
+      auto group = open_group(local, listener, workers, options.share_ports, bound);
       if (!group) return fail(group.error());
       server->listeners_.push_back(bound);
       for (int w = 0; w < workers; ++w) sockets[w].push_back(std::move((*group)[w]));

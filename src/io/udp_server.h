@@ -38,6 +38,8 @@ struct UdpServerOptions {
   // 0 asks the kernel for a free port (tests); see listeners() for the result.
   std::uint16_t auth_port = 1812;
   std::uint16_t acct_port = 1813;
+  // Skip the exclusivity probe: other processes may join the ports' SO_REUSEPORT groups.
+  bool share_ports = false;
   // Worker threads; 0 means one per CPU this process may run on.
   int workers = 0;
   // Datagrams per recvmmsg/sendmmsg call.

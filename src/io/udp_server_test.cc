@@ -397,6 +397,24 @@ TEST(UdpServer, RefusesToShareAPortWithAnotherServer) {
             "bind 127.0.0.1:" + std::to_string(port) + ": Address already in use");
 }
 
+TEST(UdpServer, SharesAPortWhenBothServersAskForIt) {
+  EchoFactory factory;
+  auto first = start(
+      {.listen = {address("127.0.0.1")}, .auth_port = 0, .acct_port = 0, .share_ports = true, .workers = 1},
+      factory);
+  ASSERT_NE(first, nullptr);
+  const std::uint16_t port = first->bound_port(0, Listener::kAuthentication);
+  EchoFactory second_factory;
+  auto second = UdpServer::start({.listen = {address("127.0.0.1")},
+                                  .auth_port = port,
+                                  .acct_port = 0,
+                                  .share_ports = true,
+                                  .workers = 1},
+                                 second_factory);
+  ASSERT_TRUE(second.has_value()) << second.error().to_string();
+  EXPECT_EQ((*second)->bound_port(0, Listener::kAuthentication), port);
+}
+
 TEST(UdpServerOptions, FollowTheGatewayConfig) {
   auto config = config::parse_gateway_config(
       "listen: [192.0.2.1, '2001:db8::1']\nauth_port: 1645\nacct_port: 1646\nworkers: 3\n"

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Fault tests on real processes (issue 3, DESIGN.md invariants 1 and 2):
+a load generator sends Accounting Start/Interim/Stop of fresh sessions
+through the gateway at a steady rate and logs every record it got an
+Accounting-Response for, while the test kills processes with SIGKILL:
+
+  leader_kill    the raft leader, restarted a few seconds later
+  follower_kill  a follower, restarted a few seconds later
+  all_kill       all three members at once, then all restarted
+  gateway_kill   the gateway, restarted at once
+
+Afterwards every member (the killed ones after they catch up) must hold
+every acknowledged record exactly once, and no record twice. Records that
+were never acknowledged may or may not be held: nothing requires them.
+Prints the longest wait the generator saw and its retransmissions.
+
+Usage: accounting_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep]"""
+
+import collections
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_fixture import Cluster  # noqa: E402
+
+RATE = 400          # records per second, steady
+DURATION_S = 12     # of the load
+FAULT_AT_S = 4      # into the load
+RECOVER_AFTER_S = 3  # a killed member stays down this long
+
+
+def inject(cluster, scenario):
+    """Kills per `scenario`; returns (names killed, delay before restart)."""
+    leader = cluster.wait_leader()
+    if scenario == "leader_kill":
+        victims = [f"member-{leader}"]
+    elif scenario == "follower_kill":
+        victims = [f"member-{next(i for i in cluster.ids if i != leader)}"]
+    elif scenario == "all_kill":
+        victims = [f"member-{i}" for i in cluster.ids]
+    elif scenario == "gateway_kill":
+        victims = ["gateway"]
+    else:
+        raise SystemExit(f"unknown scenario {scenario}")
+    for name in victims:
+        cluster.kill(name)
+    print(f"{time.strftime('%H:%M:%S')} killed {', '.join(victims)} (leader was member-{leader})", flush=True)
+    return victims, (0.2 if scenario == "gateway_kill" else RECOVER_AFTER_S)
+
+
+def check(cluster, acked_log):
+    with open(acked_log) as f:
+        acked = [tuple(line.split()) for line in f if line.strip()]
+    assert acked, "nothing was acknowledged at all"
+    duplicates_acked = [k for k, n in collections.Counter(acked).items() if n > 1]
+    assert not duplicates_acked, f"the generator logged acknowledgements twice: {duplicates_acked[:5]}"
+
+    records = cluster.wait_converged()
+    held = collections.Counter()
+    for record in records:
+        attributes = record["attributes"]
+        held[(str(attributes["Acct-Session-Id"]), str(attributes["Acct-Status-Type"]))] += 1
+    missing = [k for k in acked if held[k] == 0]
+    twice = [k for k, n in held.items() if n > 1]
+    assert not missing, f"{len(missing)} acknowledged records are not held, e.g. {missing[:5]}"
+    assert not twice, f"{len(twice)} records are held more than once, e.g. {twice[:5]}"
+    return len(acked), len(records)
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binary, scenario = os.path.abspath(sys.argv[1]), sys.argv[2]
+    keep = "--keep" in sys.argv
+    root = tempfile.mkdtemp(prefix=f"rw-fault-{scenario}-")
+    cluster = Cluster(binary, root)
+    ok = False
+    try:
+        cluster.start_all()
+        cluster.wait_leader()
+        cluster.wait_gateway_connected()
+        acked_log = os.path.join(root, "acked.log")
+        report = os.path.join(root, "load.json")
+        load = cluster.load(RATE, DURATION_S, acked_log, report)
+        time.sleep(FAULT_AT_S)
+        victims, delay = inject(cluster, scenario)
+        time.sleep(delay)
+        for name in victims:
+            cluster.start(name)
+        print(f"{time.strftime('%H:%M:%S')} restarted {', '.join(victims)}", flush=True)
+        output, _ = load.communicate(timeout=DURATION_S + 120)
+        print(output.strip())
+        assert load.returncode == 0, f"load generator failed ({load.returncode})"
+        with open(report) as f:
+            step = json.load(f)
+        acked, held = check(cluster, acked_log)
+        print(f"{scenario}: sent {step.get('sent')} acknowledged {acked} lost {step.get('lost')} "
+              f"retransmissions {step.get('retransmissions')} longest wait {step.get('max_us', 0) / 1000:.0f} ms; "
+              f"every member holds {held} records, every acknowledged one exactly once")
+        ok = True
+    finally:
+        cluster.stop_all()
+        if not ok:
+            for name in [f"member-{i}" for i in cluster.ids] + ["gateway"]:
+                print(f"--- {name} log tail ---\n{cluster.log_tail(name)}")
+        if keep or not ok:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""A real radiusward deployment for the fault tests: three `radiusward
+member` processes and one `radiusward gateway` on loopback, with configs
+written in the formats of docs/configuration.md, started, killed (SIGKILL)
+and restarted as whole processes. Nothing is simulated: raft runs over TCP,
+records are fsynced in the members' data folders, and the state is read back
+through each process's admin API with `radiusward ctl`."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """Three members and one or more gateways under `root`. Processes are
+    addressed by name: "member-1".."member-3", and "gateway" (or, with
+    several, "gateway-1".., all bound to the same ports with SO_REUSEPORT so
+    that the kernel spreads NASes over them by source address and port)."""
+
+    SECRET = "testing123"
+
+    def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
+                 log_level="info", prefix=()):
+        self.binary = binary
+        self.root = root
+        self.secret = secret or self.SECRET
+        self.users = users
+        self.workers = workers
+        self.log_level = log_level
+        self.prefix = list(prefix)  # e.g. ["taskset", "-c", "0"]
+        self.ids = list(range(1, members + 1))
+        self.gateways = ["gateway"] if gateways == 1 else [f"gateway-{k}" for k in range(1, gateways + 1)]
+        self.processes = {}
+        self.logs = {}
+        os.makedirs(os.path.join(root, "admin"), exist_ok=True)
+        os.makedirs(os.path.join(root, "logs"), exist_ok=True)
+        self.raft = {i: free_port() for i in self.ids}
+        self.submission = {i: free_port() for i in self.ids}
+        self.auth_port = free_port(socket.SOCK_DGRAM)
+        self.acct_port = free_port(socket.SOCK_DGRAM)
+        self._write_configs()
+
+    # --- configuration -----------------------------------------------------
+
+    def _write_configs(self):
+        book = "".join(
+            f"  - {{id: {i}, raft: 127.0.0.1:{self.raft[i]}, submission: 127.0.0.1:{self.submission[i]}}}\n"
+            for i in self.ids)
+        for i in self.ids:
+            with open(self.config_path(f"member-{i}"), "w") as f:
+                f.write(f"id: {i}\n"
+                        f"data_dir: member-{i}\n"
+                        f"raft_address: 127.0.0.1:{self.raft[i]}\n"
+                        f"submission_listen: 127.0.0.1:{self.submission[i]}\n"
+                        f"admin_socket: admin/member-{i}.sock\n"
+                        f"members:\n{book}"
+                        f"logging: {{level: {self.log_level}}}\n")
+        users = self.users or os.path.join(self.root, "users")
+        if not self.users:
+            with open(users, "w") as f:
+                f.write('alice Cleartext-Password := "wonderland"\n')
+        with open(os.path.join(self.root, "clients.conf"), "w") as f:
+            f.write("client localhost {\n  ipaddr = 127.0.0.1\n"
+                    f"  secret = {self.secret}\n  shortname = localhost\n"
+                    "  require_message_authenticator = no\n}\n")
+        members = ", ".join(f"127.0.0.1:{self.submission[i]}" for i in self.ids)
+        for name in self.gateways:
+            with open(self.config_path(name), "w") as f:
+                f.write("listen: [127.0.0.1]\n"
+                        f"auth_port: {self.auth_port}\n"
+                        f"acct_port: {self.acct_port}\n"
+                        f"workers: {self.workers}\n"
+                        f"share_ports: {'true' if len(self.gateways) > 1 else 'false'}\n"
+                        f"users_file: {users}\n"
+                        "clients_file: clients.conf\n"
+                        f"admin_socket: admin/{name}.sock\n"
+                        f"accounting:\n  members: [{members}]\n"
+                        f"logging: {{level: {self.log_level}}}\n")
+
+    def config_path(self, name):
+        return os.path.join(self.root, f"{name}.yaml")
+
+    def socket_path(self, name):
+        return os.path.join(self.root, "admin", f"{name}.sock")
+
+    # --- processes ---------------------------------------------------------
+
+    def start(self, name):
+        assert name not in self.processes or self.processes[name].poll() is not None, name
+        command = "gateway" if name.startswith("gateway") else "member"
+        log = open(os.path.join(self.root, "logs", f"{name}.log"), "ab")
+        self.logs[name] = log
+        self.processes[name] = subprocess.Popen(
+            self.prefix + [self.binary, command, "--config", self.config_path(name)],
+            stdout=log, stderr=subprocess.STDOUT, cwd=self.root,
+            start_new_session=True)
+
+    def start_all(self):
+        for i in self.ids:
+            self.start(f"member-{i}")
+        for name in self.gateways:
+            self.start(name)
+
+    def kill(self, name, sig=signal.SIGKILL):
+        process = self.processes[name]
+        process.send_signal(sig)
+        process.wait(timeout=30)
+
+    def running(self, name):
+        return name in self.processes and self.processes[name].poll() is None
+
+    def stop_all(self):
+        for name, process in self.processes.items():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for name, process in self.processes.items():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for log in self.logs.values():
+            log.close()
+
+    def log_tail(self, name, lines=40):
+        path = os.path.join(self.root, "logs", f"{name}.log")
+        try:
+            with open(path, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    # --- admin API ---------------------------------------------------------
+
+    def ctl(self, name, query):
+        """The body of GET /<query> on `name`'s admin socket, or None."""
+        result = subprocess.run([self.binary, "ctl", "--socket", self.socket_path(name), query],
+                                capture_output=True, text=True, timeout=30)
+        return result.stdout if result.returncode == 0 else None
+
+    def status(self, name):
+        body = self.ctl(name, "status")
+        return json.loads(body) if body else None
+
+    def records(self, name):
+        body = self.ctl(name, "records")
+        if body is None:
+            return None
+        return [json.loads(line) for line in body.splitlines() if line.strip()]
+
+    def leader(self):
+        """The id of the member that says it leads, or None."""
+        for i in self.ids:
+            name = f"member-{i}"
+            if not self.running(name):
+                continue
+            status = self.status(name)
+            if status and status.get("raft_role") == "leader":
+                return i
+        return None
+
+    def wait_leader(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            leader = self.leader()
+            if leader is not None:
+                return leader
+            time.sleep(0.05)
+        raise AssertionError("no leader within %ss\n%s" % (
+            timeout, "\n".join(self.log_tail(f"member-{i}") for i in self.ids)))
+
+    def pids(self):
+        return {name: p.pid for name, p in self.processes.items() if p.poll() is None}
+
+    def wait_gateway_connected(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        for name in self.gateways:
+            while True:
+                status = self.status(name)
+                if status and status.get("submission", {}).get("state") == "ready":
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{name} not connected to the leader\n" + self.log_tail(name))
+                time.sleep(0.05)
+
+    def wait_converged(self, timeout=60):
+        """Waits until every member holds the same records (same log index
+        and key, in the same order) and returns them."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            listings = [self.records(f"member-{i}") for i in self.ids]
+            if all(listing is not None for listing in listings):
+                identities = [[(r["index"], r["key"]) for r in listing] for listing in listings]
+                if all(identity == identities[0] for identity in identities):
+                    return listings[0]
+                last = [len(listing) for listing in listings]
+            time.sleep(0.2)
+        raise AssertionError(f"members did not converge within {timeout}s (records held: {last})")
+
+    # --- load --------------------------------------------------------------
+
+    def load(self, rate, duration_s, acked_log, report, timeout_ms=1000, retries=4):
+        """Starts `radiusward bench run` sending Start/Interim/Stop of fresh
+        sessions through the gateway at a steady rate; returns the Popen."""
+        return subprocess.Popen(
+            [self.binary, "bench", "run", "--scenario", "acct",
+             "--target", f"127.0.0.1:{self.auth_port}", "--acct-target", f"127.0.0.1:{self.acct_port}",
+             "--secret", self.secret, "--rate", str(rate), "--duration-s", str(duration_s),
+             "--timeout-ms", str(timeout_ms), "--retries", str(retries),
+             "--acked-log", acked_log, "--json", report, "--no-require-message-authenticator"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
