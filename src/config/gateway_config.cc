@@ -3,6 +3,8 @@
 // exceptions become ConfigErrors with the position yaml-cpp reports.
 #include "config/gateway_config.h"
 
+#include "config/yaml_reader.h"
+
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
@@ -61,22 +63,6 @@ std::optional<std::int64_t> parse_integer(std::string_view text) {
   return value;
 }
 
-std::optional<bool> parse_bool(std::string_view text) {
-  // YAML 1.2 core schema booleans.
-  if (text == "true" || text == "True" || text == "TRUE") return true;
-  if (text == "false" || text == "False" || text == "FALSE") return false;
-  return std::nullopt;
-}
-
-// Resolves a path written in the config file against the file's folder.
-std::string resolve_path(std::string_view path, std::string_view config_file) {
-  std::filesystem::path written(path);
-  if (written.is_absolute()) return written.lexically_normal().string();
-  std::filesystem::path folder = std::filesystem::path(config_file).parent_path();
-  if (folder.empty()) return written.lexically_normal().string();
-  return (folder / written).lexically_normal().string();
-}
-
 std::vector<ListenAddress> default_listen() {
   std::vector<ListenAddress> addresses;
   for (std::string_view text : {"0.0.0.0", "::"}) addresses.push_back(*parse_address(text, {}));
@@ -91,9 +77,9 @@ void validate_ports(const GatewayConfig& config, const SourceLocation& where, Co
 }
 
 // Walks the YAML tree once and fills a GatewayConfig, collecting errors.
-class Parser {
+class Parser : YamlReader {
  public:
-  explicit Parser(std::string_view file_name) : file_(file_name), config_(default_gateway_config()) {
+  explicit Parser(std::string_view file_name) : YamlReader(file_name), config_(default_gateway_config()) {
     config_.source_file = file_;
     // The default folder is named by no key; problems with it point at the file.
     config_.dictionary_dir->where = SourceLocation{.file = file_};
@@ -126,19 +112,6 @@ class Parser {
 
  private:
   using KeyHandler = void (Parser::*)(const YAML::Node& value, const SourceLocation& where);
-
-  SourceLocation at(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) return SourceLocation{.file = file_, .line = 1, .column = 1};
-    return SourceLocation{.file = file_, .line = mark.line + 1, .column = mark.column + 1};
-  }
-
-  // A null value (`key:` with nothing after it) has no position of its own;
-  // errors about it point at the key.
-  SourceLocation value_at(const YAML::Node& value, const SourceLocation& key_where) const {
-    if (value.Mark().is_null() || value.IsNull()) return key_where;
-    return at(value);
-  }
 
   std::optional<std::string> key_name(const YAML::Node& key, std::set<std::string>& seen) {
     if (!key.IsScalar()) {
@@ -190,14 +163,6 @@ class Parser {
       errors_.push_back(at(root).error(fmt::format("missing required key '{}'", key)));
   }
 
-  // Returns the text of a scalar value, or records an error naming `what`.
-  std::optional<std::string> scalar(const YAML::Node& value, const SourceLocation& where,
-                                    std::string_view what) {
-    if (value.IsScalar()) return value.Scalar();
-    errors_.push_back(value_at(value, where).error(fmt::format("expected {}", what)));
-    return std::nullopt;
-  }
-
   std::optional<std::int64_t> integer(const YAML::Node& value, const SourceLocation& where, std::int64_t min,
                                       std::int64_t max) {
     const std::string what = fmt::format("an integer between {} and {}", min, max);
@@ -209,16 +174,6 @@ class Parser {
       return std::nullopt;
     }
     return number;
-  }
-
-  std::optional<ConfiguredPath> path(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "a path");
-    if (!text) return std::nullopt;
-    if (text->empty()) {
-      errors_.push_back(at(value).error("expected a path, got an empty string"));
-      return std::nullopt;
-    }
-    return ConfiguredPath{.path = resolve_path(*text, file_), .where = where};
   }
 
   // Calls `each` for every element of a sequence value.
@@ -436,9 +391,7 @@ class Parser {
     config_.accounting->key_where = at(value);
   }
 
-  std::string file_;
   GatewayConfig config_;
-  ConfigErrors errors_;
 };
 
 ConfigError flag_error(std::string_view flag, std::string message) {

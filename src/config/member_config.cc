@@ -3,6 +3,8 @@
 // exceptions become ConfigErrors at the position yaml-cpp reports.
 #include "config/member_config.h"
 
+#include "config/yaml_reader.h"
+
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
@@ -33,18 +35,11 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
   return value;
 }
 
-std::string against_folder_of(std::string_view written, std::string_view config_file) {
-  const std::filesystem::path path(written);
-  const std::filesystem::path folder = std::filesystem::path(config_file).parent_path();
-  if (path.is_absolute() || folder.empty()) return path.lexically_normal().string();
-  return (folder / path).lexically_normal().string();
-}
-
 // Reads one mapping of the YAML tree: each key is handed to `on_key`; a
 // repeated key or a non-scalar key is an error.
-class MemberParser {
+class MemberParser : YamlReader {
  public:
-  explicit MemberParser(std::string_view file_name) : file_(file_name) {
+  explicit MemberParser(std::string_view file_name) : YamlReader(file_name) {
     config_.source_file = file_;
     config_.dictionary_dir =
         ConfiguredPath{.path = std::string(kDefaultDictionaryDir), .where = SourceLocation{.file = file_}};
@@ -73,17 +68,6 @@ class MemberParser {
   // Returns false for an unknown key.
   using KeyHandler = std::function<bool(const std::string&, const YAML::Node&, const SourceLocation&)>;
 
-  SourceLocation at(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) return SourceLocation{.file = file_, .line = 1, .column = 1};
-    return SourceLocation{.file = file_, .line = mark.line + 1, .column = mark.column + 1};
-  }
-
-  // Where to point for a value: a null value has no position, its key has.
-  SourceLocation value_at(const YAML::Node& value, const SourceLocation& key_where) const {
-    return value.IsNull() || value.Mark().is_null() ? key_where : at(value);
-  }
-
   std::set<std::string> each_key(const YAML::Node& map, std::string_view section, const KeyHandler& on_key) {
     std::set<std::string> seen;
     for (const auto& entry : map) {
@@ -108,13 +92,6 @@ class MemberParser {
     return false;
   }
 
-  std::optional<std::string> scalar(const YAML::Node& value, const SourceLocation& where,
-                                    std::string_view what) {
-    if (value.IsScalar()) return value.Scalar();
-    errors_.push_back(value_at(value, where).error(fmt::format("expected {}", what)));
-    return std::nullopt;
-  }
-
   std::optional<std::uint64_t> number(const YAML::Node& value, const SourceLocation& where, std::uint64_t min,
                                       std::uint64_t max) {
     const std::string what = fmt::format("an integer between {} and {}", min, max);
@@ -126,16 +103,6 @@ class MemberParser {
       return std::nullopt;
     }
     return parsed;
-  }
-
-  std::optional<ConfiguredPath> path(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "a path");
-    if (!text) return std::nullopt;
-    if (text->empty()) {
-      errors_.push_back(at(value).error("expected a path, got an empty string"));
-      return std::nullopt;
-    }
-    return ConfiguredPath{.path = against_folder_of(*text, file_), .where = where};
   }
 
   std::optional<Ipv4Endpoint> endpoint(const YAML::Node& value, const SourceLocation& where) {
@@ -343,9 +310,7 @@ class MemberParser {
     }
   }
 
-  std::string file_;
   MemberConfig config_;
-  ConfigErrors errors_;
 };
 
 }  // namespace
