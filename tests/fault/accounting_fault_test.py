@@ -53,19 +53,10 @@ def inject(cluster, scenario):
 
 
 def check(cluster, acked_log):
-    with open(acked_log) as f:
-        acked = [tuple(line.split()) for line in f if line.strip()]
+    acked, records, missing, twice = cluster.compare_acknowledged(acked_log)
     assert acked, "nothing was acknowledged at all"
     duplicates_acked = [k for k, n in collections.Counter(acked).items() if n > 1]
     assert not duplicates_acked, f"the generator logged acknowledgements twice: {duplicates_acked[:5]}"
-
-    records = cluster.wait_converged()
-    held = collections.Counter()
-    for record in records:
-        attributes = record["attributes"]
-        held[(str(attributes["Acct-Session-Id"]), str(attributes["Acct-Status-Type"]))] += 1
-    missing = [k for k in acked if held[k] == 0]
-    twice = [k for k, n in held.items() if n > 1]
     assert not missing, f"{len(missing)} acknowledged records are not held, e.g. {missing[:5]}"
     assert not twice, f"{len(twice)} records are held more than once, e.g. {twice[:5]}"
     return len(acked), len(records)

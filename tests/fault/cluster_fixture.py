@@ -5,6 +5,7 @@ and restarted as whole processes. Nothing is simulated: raft runs over TCP,
 records are fsynced in the members' data folders, and the state is read back
 through each process's admin API with `radiusward ctl`."""
 
+import collections
 import json
 import os
 import signal
@@ -205,6 +206,21 @@ class Cluster:
                 last = [len(listing) for listing in listings]
             time.sleep(0.2)
         raise AssertionError(f"members did not converge within {timeout}s (records held: {last})")
+
+    def compare_acknowledged(self, acked_log, timeout=60):
+        """Waits for the members to converge, then compares what they hold
+        with the generator's acknowledged log ("Acct-Session-Id Status" per
+        line). Returns (acknowledged, records, missing, twice): the logged
+        acknowledgements, the records held, the acknowledged ones not held,
+        and the (session, status) pairs held more than once."""
+        with open(acked_log) as f:
+            acked = [tuple(line.split()) for line in f if line.strip()]
+        records = self.wait_converged(timeout)
+        held = collections.Counter(
+            (str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"])) for r in records)
+        missing = [k for k in acked if held[k] == 0]
+        twice = [k for k, n in held.items() if n > 1]
+        return acked, records, missing, twice
 
     # --- load --------------------------------------------------------------
 
