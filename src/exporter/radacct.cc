@@ -60,14 +60,16 @@ CREATE INDEX IF NOT EXISTS radacct_active_session_idx ON radacct (AcctUniqueId) 
 CREATE INDEX IF NOT EXISTS radacct_bulk_close ON radacct (NASIPAddress, AcctStartTime) WHERE AcctStopTime IS NULL;
 CREATE INDEX IF NOT EXISTS radacct_start_user_idx ON radacct (AcctStartTime, UserName);
 CREATE TABLE radiusward_accounting_log (
-  log_index bigint PRIMARY KEY,
+  log_index bigint NOT NULL,
+  entry_position integer NOT NULL,
   record_key text NOT NULL UNIQUE,
   status_type bigint NOT NULL,
   client text NOT NULL,
   received_time timestamp with time zone NOT NULL,
   event_time timestamp with time zone NOT NULL,
   acctuniqueid text NOT NULL,
-  attributes jsonb NOT NULL
+  attributes jsonb NOT NULL,
+  PRIMARY KEY (log_index, entry_position)
 );
 CREATE INDEX radiusward_accounting_log_session ON radiusward_accounting_log (acctuniqueid);
 CREATE TABLE radiusward_export_cursor (
@@ -115,14 +117,16 @@ CREATE INDEX IF NOT EXISTS acctstarttime ON radacct(acctstarttime);
 CREATE INDEX IF NOT EXISTS acctstoptime ON radacct(acctstoptime);
 CREATE INDEX IF NOT EXISTS nasipaddress ON radacct(nasipaddress);
 CREATE TABLE radiusward_accounting_log (
-  log_index INTEGER PRIMARY KEY,
+  log_index INTEGER NOT NULL,
+  entry_position INTEGER NOT NULL,
   record_key text NOT NULL UNIQUE,
   status_type INTEGER NOT NULL,
   client text NOT NULL,
   received_time INTEGER NOT NULL,
   event_time INTEGER NOT NULL,
   acctuniqueid text NOT NULL,
-  attributes text NOT NULL
+  attributes text NOT NULL,
+  PRIMARY KEY (log_index, entry_position)
 );
 CREATE INDEX radiusward_accounting_log_session ON radiusward_accounting_log (acctuniqueid);
 CREATE TABLE radiusward_export_cursor (
@@ -428,19 +432,25 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
         std::to_string(unix_ms / 1000) + "." + std::to_string(1000 + unix_ms % 1000).substr(1);
     return pg ? "to_timestamp(" + seconds + ")" : std::to_string(unix_ms / 1000);
   };
-  // One multi-row insert for the log: a unique log_index makes a second
-  // export of the same record fail the whole transaction instead of
-  // duplicating it (defence behind the cursor check).
+  // One multi-row insert for the log. An entry packs several records under
+  // one log index, so a record is (log index, position in its entry); the
+  // batch never splits an entry (LedgerState::records_after), so positions
+  // count from 0 here. The primary key makes a second export of the same
+  // record fail the whole transaction instead of duplicating it (a defence
+  // behind the cursor check).
   std::string sql = "INSERT INTO " + std::string(kLogTable) +
-                    " (log_index, record_key, status_type, client, received_time, event_time, acctuniqueid, "
+                    " (log_index, entry_position, record_key, status_type, client, received_time, "
+                    "event_time, acctuniqueid, "
                     "attributes) VALUES ";
+  std::size_t position = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const accounting::Record& r = records[i].record;
+    position = i > 0 && records[i - 1].index == records[i].index ? position + 1 : 0;
     if (i > 0) sql += ",\n";
-    sql += "(" + std::to_string(records[i].index) + ", '" + r.key.hex() + "', " +
-           std::to_string(r.status_type) + ", " + quote(r.client) + ", " + timestamp_of(r.received_unix_ms) +
-           ", " + timestamp_of(r.event_unix_ms) + ", '" + r.session.hex() + "', " +
-           quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
+    sql += "(" + std::to_string(records[i].index) + ", " + std::to_string(position) + ", '" + r.key.hex() +
+           "', " + std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
+           timestamp_of(r.received_unix_ms) + ", " + timestamp_of(r.event_unix_ms) + ", '" + r.session.hex() +
+           "', " + quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
   }
   sql += ";\n";
   for (const accounting::HeldRecord& held : records) sql += radacct_sql(dialect, held.record, dictionary);

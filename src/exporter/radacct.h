@@ -48,7 +48,8 @@ struct Migration {
 // Moves the cursor to `exported_through`.
 [[nodiscard]] std::string cursor_update_sql(std::uint64_t exported_through);
 
-// The statements that export `records` (log order, all above the cursor):
+// The statements that export `records` (log order, all above the cursor,
+// whole entries: every record of a log index or none):
 // one multi-row insert into the log table, then per record the radacct
 // statement of its Acct-Status-Type. No transaction control, no cursor:
 // the sink wraps them. Empty input gives empty text.

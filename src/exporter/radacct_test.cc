@@ -211,11 +211,13 @@ TEST(Radacct, BatchLogsEveryRecordWithItsAttributesAsJson) {
   db.migrate();
   std::vector<HeldRecord> batch = {{5, record(status::kStart, "s1", kT0)},
                                    {6, record(status::kInterimUpdate, "s1", kT0 + 1)},
-                                   {9, record(15, "s1", kT0 + 2)}};  // Failed: log only
+                                   {9, record(15, "s1", kT0 + 2)},              // Failed: log only
+                                   {9, record(status::kStop, "s1", kT0 + 3)}};  // same entry
   db.exec(batch_sql(Dialect::kSqlite, batch, SqliteDatabase::dictionary()));
   EXPECT_EQ(
-      db.query("SELECT log_index || ':' || status_type FROM radiusward_accounting_log ORDER BY log_index"),
-      "5:1|6:3|9:15");
+      db.query("SELECT log_index || ':' || status_type FROM radiusward_accounting_log ORDER BY log_index, "
+               "entry_position"),
+      "5:1|6:3|9:15|9:2");
   EXPECT_EQ(db.query("SELECT record_key FROM radiusward_accounting_log WHERE log_index = 5"),
             batch[0].record.key.hex());
   EXPECT_EQ(db.query("SELECT json_extract(attributes, '$.\"User-Name\"') || ',' || "
