@@ -17,8 +17,10 @@
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
+#include "io/export_loop.h"
 #include "io/logging.h"
 #include "io/signals.h"
+#include "io/sql_export_sink.h"
 #include "io/submission_server.h"
 #include "member/admin_views.h"
 #include "member/ledger_state.h"
@@ -42,6 +44,7 @@ struct Member {
   std::unique_ptr<member::LedgerState> ledger;
   std::unique_ptr<io::SubmissionServer> submission;
   std::unique_ptr<consensus::Node> node;
+  std::unique_ptr<io::ExportLoop> exporter;  // Absent without an export: section.
   io::AdminServer admin;
 };
 
@@ -95,8 +98,14 @@ io::AdminResponse json_response(std::string body) {
 
 void add_listing_routes(Member& m) {
   m.admin.route("GET", "/status", [&m](const io::AdminRequest&) {
-    return json_response(member::status_json(m.config.id, m.node->status(), m.ledger->figures(),
-                                             m.submission->pending_submissions(), m.book));
+    std::string body = member::status_json(m.config.id, m.node->status(), m.ledger->figures(),
+                                           m.submission->pending_submissions(), m.book);
+    if (m.exporter) {
+      nlohmann::json status = nlohmann::json::parse(body);
+      status["export"] = io::to_json(m.exporter->status());
+      body = status.dump();
+    }
+    return json_response(std::move(body));
   });
   m.admin.route("GET", "/sessions", [&m](const io::AdminRequest&) {
     std::string body = "{\"sessions\": [";
@@ -235,6 +244,25 @@ Result<void, std::string> start_admin(Member& m) {
   return {};
 }
 
+// The exporter of the export: section, started (it idles until this member
+// is the ready leader).
+void start_exporter(Member& m) {
+  if (!m.config.exporter) return;
+  const config::MemberConfig::Export& e = *m.config.exporter;
+  std::unique_ptr<io::ExportSink> sink = e.sqlite
+                                             ? io::make_sqlite_sink(e.sqlite->path, m.dictionary)
+                                             : io::make_postgres_sink(e.postgresql_conninfo, m.dictionary);
+  m.exporter = std::make_unique<io::ExportLoop>(
+      std::move(sink),
+      io::ExportLoopOptions{.database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
+                            .batch_records_max = e.batch_records_max,
+                            .poll_interval_ms = e.poll_interval_ms,
+                            .retry_initial_ms = e.retry_initial_ms,
+                            .retry_max_ms = e.retry_max_ms},
+      *m.ledger, *m.node);
+  m.exporter->start();
+}
+
 // Waits for SIGTERM/SIGINT; false when the node failed first.
 bool wait_for_stop(const consensus::Node& node) {
   const auto started = std::chrono::steady_clock::now();
@@ -275,15 +303,20 @@ int start_and_run(Member& m) {
   }
   m.node = std::move(*node);
   m.submission->start(*m.node, *m.ledger);
+  start_exporter(m);
   spdlog::info("radiusward {} member {} started: raft {}, submissions on {}", RW_VERSION, m.config.id,
                m.config.raft_address.text, m.config.submission_listen.text);
   if (auto admin = start_admin(m); !admin) {
     spdlog::critical("{}", admin.error());
+    if (m.exporter) m.exporter->stop();
     m.node->stop(false);
     m.submission->stop();
     return kExitRuntimeFailure;
   }
   const bool clean = wait_for_stop(*m.node);
+  // Before the node: its last batch commits or rolls back, and a cursor
+  // entry it submits still reaches the node.
+  if (m.exporter) m.exporter->stop();
   // A leader hands leadership over first, so gateways barely notice (issue 3).
   m.node->stop(/*transfer_leadership=*/clean);
   m.submission->stop();

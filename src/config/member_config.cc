@@ -153,6 +153,8 @@ class MemberParser : YamlReader {
       on_raft(value, where);
     } else if (key == "ledger") {
       on_ledger(value, where);
+    } else if (key == "export") {
+      on_export(value, where);
     } else if (key == "dictionary_dir") {
       config_.dictionary_dir_optional = false;
       config_.dictionary_dir.reset();
@@ -269,6 +271,77 @@ class MemberParser : YamlReader {
                }
                return true;
              });
+  }
+
+  // export: {sqlite: FILE} or {postgresql: {conninfo, sslmode, ...}}, plus
+  // batch and retry bounds. `export:` with no value means no exporter.
+  void on_export(const YAML::Node& value, const SourceLocation& where) {
+    if (value.IsNull()) return;
+    if (!expect_map(value, where, "with sqlite or postgresql")) return;
+    MemberConfig::Export out;
+    bool postgresql = false;
+    each_key(value, "export.",
+             [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+               if (key == "sqlite") {
+                 out.sqlite = path(item, at_key);
+               } else if (key == "postgresql") {
+                 postgresql = true;
+                 on_postgresql(item, at_key, out);
+               } else if (key == "batch_records_max") {
+                 set_number(out.batch_records_max, item, at_key, 1, 100'000);
+               } else if (key == "poll_interval_ms") {
+                 set_number(out.poll_interval_ms, item, at_key, 1, 10'000);
+               } else if (key == "retry_initial_ms") {
+                 set_number(out.retry_initial_ms, item, at_key, 1, 60'000);
+               } else if (key == "retry_max_ms") {
+                 set_number(out.retry_max_ms, item, at_key, 1, 3'600'000);
+               } else {
+                 return false;
+               }
+               return true;
+             });
+    if (out.sqlite.has_value() == postgresql) {
+      errors_.push_back(value_at(value, where).error("export needs exactly one of sqlite or postgresql"));
+      return;
+    }
+    if (out.retry_initial_ms > out.retry_max_ms) {
+      errors_.push_back(
+          value_at(value, where).error("export.retry_initial_ms must not exceed export.retry_max_ms"));
+    }
+    config_.exporter = std::move(out);
+  }
+
+  // libpq keywords: conninfo as given, then each TLS key as keyword='value'
+  // (libpq quoting: backslash before ' and \).
+  void on_postgresql(const YAML::Node& value, const SourceLocation& where, MemberConfig::Export& out) {
+    if (!expect_map(value, where, "with conninfo and TLS options")) return;
+    std::string conninfo;
+    std::string options;
+    each_key(value, "export.postgresql.",
+             [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+               static const std::set<std::string> kTls = {"sslmode",  "sslrootcert",     "sslcert",
+                                                          "sslkey",   "sslcrl",          "sslpassword",
+                                                          "passfile", "application_name"};
+               if (key != "conninfo" && !kTls.contains(key)) return false;
+               std::optional<std::string> text = scalar(item, at_key, "a string");
+               if (!text) return true;
+               if (key == "conninfo") {
+                 conninfo = *text;
+                 return true;
+               }
+               std::string quoted;
+               for (char c : *text) {
+                 if (c == '\\' || c == '\'') quoted += '\\';
+                 quoted += c;
+               }
+               options += " " + key + "='" + quoted + "'";
+               return true;
+             });
+    if (conninfo.empty()) {
+      errors_.push_back(
+          value_at(value, where).error("export.postgresql needs conninfo (a libpq connection string)"));
+    }
+    out.postgresql_conninfo = conninfo + options;
   }
 
   void on_logging(const YAML::Node& value, const SourceLocation& where) {

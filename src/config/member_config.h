@@ -76,6 +76,23 @@ struct MemberConfig {
     friend bool operator==(const Ledger&, const Ledger&) = default;
   } ledger;
 
+  // The SQL export (DESIGN.md invariant 3; docs/configuration.md "export").
+  // Absent: no exporter runs and records stay held until the held bounds
+  // stop acknowledging.
+  struct Export {
+    // Exactly one database: an SQLite file or a PostgreSQL connection.
+    std::optional<ConfiguredPath> sqlite{};
+    // libpq connection string, TLS keywords (sslmode, sslrootcert, sslcert,
+    // sslkey, sslcrl) appended from their own keys. Empty: not PostgreSQL.
+    std::string postgresql_conninfo{};
+    std::size_t batch_records_max = 2000;  // records per transaction
+    unsigned poll_interval_ms = 20;        // idle wait for new records
+    unsigned retry_initial_ms = 100;       // first backoff after a failure
+    unsigned retry_max_ms = 10'000;        // backoff ceiling
+    friend bool operator==(const Export&, const Export&) = default;
+  };
+  std::optional<Export> exporter{};
+
   // Dictionary for attribute names in /records: absent means the built-in
   // one; when `dictionary_dir_optional` (the default was not overridden) a
   // missing folder means the built-in one too.

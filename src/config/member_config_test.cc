@@ -197,6 +197,43 @@ TEST(MemberConfig, ReportsBadRaftLedgerAndLogging) {
           "/etc/rw/member.yaml:11:32: expected text or json, got 'xml'"));
 }
 
+TEST(MemberConfig, ParsesTheExportSection) {
+  auto sqlite = parse_member_config(minimal("export:\n  sqlite: radacct.sqlite\n  batch_records_max: 500\n"),
+                                    "/etc/rw/member.yaml");
+  ASSERT_TRUE(sqlite);
+  ASSERT_TRUE(sqlite->exporter.has_value());
+  ASSERT_TRUE(sqlite->exporter->sqlite.has_value());
+  EXPECT_EQ(sqlite->exporter->sqlite->path, "/etc/rw/radacct.sqlite");
+  EXPECT_EQ(sqlite->exporter->batch_records_max, 500u);
+  EXPECT_EQ(sqlite->exporter->retry_max_ms, 10'000u);
+
+  auto postgres = parse_member_config(minimal("export:\n"
+                                              "  postgresql:\n"
+                                              "    conninfo: host=db dbname=radius\n"
+                                              "    sslmode: verify-full\n"
+                                              "    sslrootcert: /etc/ssl/it's ca.pem\n"),
+                                      "/etc/rw/member.yaml");
+  ASSERT_TRUE(postgres);
+  ASSERT_TRUE(postgres->exporter.has_value());
+  EXPECT_FALSE(postgres->exporter->sqlite.has_value());
+  EXPECT_EQ(postgres->exporter->postgresql_conninfo,
+            "host=db dbname=radius sslmode='verify-full' sslrootcert='/etc/ssl/it\\'s ca.pem'");
+
+  EXPECT_FALSE(parse_member_config(minimal(), "m.yaml")->exporter.has_value());
+  EXPECT_FALSE(parse_member_config(minimal("export:\n"), "m.yaml")->exporter.has_value());
+}
+
+TEST(MemberConfig, ReportsBadExportSections) {
+  EXPECT_THAT(errors_of(minimal("export:\n  batch_records_max: 5\n")),
+              ElementsAre("/etc/rw/member.yaml:10:3: export needs exactly one of sqlite or postgresql"));
+  EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  postgresql: {conninfo: x}\n")).empty());
+  EXPECT_FALSE(errors_of(minimal("export:\n  postgresql: {sslmode: require}\n")).empty());
+  EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  batch_records_max: 0\n")).empty());
+  EXPECT_FALSE(
+      errors_of(minimal("export:\n  sqlite: a\n  retry_initial_ms: 50\n  retry_max_ms: 10\n")).empty());
+  EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  colour: red\n")).empty());
+}
+
 TEST(MemberConfig, ReportsYamlSyntaxErrorsWithTheirPosition) {
   auto errors = errors_of("id: [1\n");
   ASSERT_EQ(errors.size(), 1u);

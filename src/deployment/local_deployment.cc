@@ -112,6 +112,11 @@ std::string member_config_text(const MemberTable& members, int id) {
                         address(member.submission_port));
   }
   text +=
+      "# Accounting exported to SQL (docs/configuration.md, \"export\"): only the\n"
+      "# leader writes, so the three members share one file. Query it with\n"
+      "#   sqlite3 radacct.sqlite 'select * from radacct'\n"
+      "export:\n"
+      "  sqlite: radacct.sqlite\n"
       "logging:\n"
       "  level: info\n"
       "  format: text\n";
@@ -312,6 +317,11 @@ std::string banner_text(const Banner& banner) {
     text += fmt::format("  {} ctl --dir {} --member 1 {}\n", banner.binary, banner.dir, query);
   }
   text += fmt::format("  {} ctl --dir {} status\n", banner.binary, banner.dir);
+  // The members export to radacct.sqlite beside their configs (docs/operations.md).
+  text += fmt::format(
+      "  sqlite3 {}/radacct.sqlite 'select username, acctsessionid, acctstarttime, acctstoptime from "
+      "radacct'\n",
+      banner.dir);
   text += "\nKill any of them (kill -9) and watch it come back; Ctrl-C stops everything.\n";
   return text;
 }

@@ -22,6 +22,8 @@ TEST(MemberConfigText, HasTheWiringFormat) {
   EXPECT_NE(text.find("\nsubmission_listen: 127.0.0.1:7302\n"), std::string::npos);
   EXPECT_NE(text.find("\nadmin_socket: admin/member-2.sock\n"), std::string::npos);
   EXPECT_NE(text.find("\nbootstrap: true\n"), std::string::npos);
+  // `make run` leaves accounting in DIR/radacct.sqlite (issue 4).
+  EXPECT_NE(text.find("\nexport:\n  sqlite: radacct.sqlite\n"), std::string::npos);
   EXPECT_NE(text.find("\nmembers:\n"
                       "  - {id: 1, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}\n"
                       "  - {id: 2, raft: 127.0.0.1:7202, submission: 127.0.0.1:7302}\n"
@@ -159,6 +161,7 @@ TEST(BannerText, PrintsReadyToPasteLines) {
                                               .secret = "testing123",
                                               .with_accounting = true});
   EXPECT_NE(text.find("radtest alice wonderland 127.0.0.1:11812 0 testing123\n"), std::string::npos);
+  EXPECT_NE(text.find("radacct.sqlite 'select "), std::string::npos);
   EXPECT_NE(text.find("| radclient -x 127.0.0.1:11813 acct testing123\n"), std::string::npos);
   EXPECT_NE(text.find("/b/radiusward ctl --dir /tmp/d --member 1 records\n"), std::string::npos);
   EXPECT_NE(text.find("member-2  raft 127.0.0.1:7202  submission 127.0.0.1:7302\n"), std::string::npos);

@@ -19,7 +19,6 @@ Usage: accounting_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep]"""
 import collections
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -94,14 +93,7 @@ def main():
               f"every member holds {held} records, every acknowledged one exactly once")
         ok = True
     finally:
-        cluster.stop_all()
-        if not ok:
-            for name in [f"member-{i}" for i in cluster.ids] + ["gateway"]:
-                print(f"--- {name} log tail ---\n{cluster.log_tail(name)}")
-        if keep or not ok:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+        cluster.finish(ok, keep)
 
 
 if __name__ == "__main__":

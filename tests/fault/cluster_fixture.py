@@ -8,6 +8,7 @@ through each process's admin API with `radiusward ctl`."""
 import collections
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -29,7 +30,7 @@ class Cluster:
     SECRET = "testing123"
 
     def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
-                 log_level="info", prefix=()):
+                 log_level="info", prefix=(), member_extra=""):
         self.binary = binary
         self.root = root
         self.secret = secret or self.SECRET
@@ -37,6 +38,7 @@ class Cluster:
         self.workers = workers
         self.log_level = log_level
         self.prefix = list(prefix)  # e.g. ["taskset", "-c", "0"]
+        self.member_extra = member_extra  # YAML appended to each member config (export:)
         self.ids = list(range(1, members + 1))
         self.gateways = ["gateway"] if gateways == 1 else [f"gateway-{k}" for k in range(1, gateways + 1)]
         self.processes = {}
@@ -63,7 +65,8 @@ class Cluster:
                         f"submission_listen: 127.0.0.1:{self.submission[i]}\n"
                         f"admin_socket: admin/member-{i}.sock\n"
                         f"members:\n{book}"
-                        f"logging: {{level: {self.log_level}}}\n")
+                        f"logging: {{level: {self.log_level}}}\n"
+                        f"{self.member_extra}")
         users = self.users or os.path.join(self.root, "users")
         if not self.users:
             with open(users, "w") as f:
@@ -130,6 +133,18 @@ class Cluster:
                 process.wait()
         for log in self.logs.values():
             log.close()
+
+    def finish(self, ok, keep=False):
+        """Stops everything; on failure prints each process's log tail. Keeps
+        the root folder on failure or when asked, else removes it."""
+        self.stop_all()
+        if not ok:
+            for name in [f"member-{i}" for i in self.ids] + self.gateways:
+                print(f"--- {name} log tail ---\n{self.log_tail(name)}")
+        if keep or not ok:
+            print(f"kept {self.root}")
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def log_tail(self, name, lines=40):
         path = os.path.join(self.root, "logs", f"{name}.log")

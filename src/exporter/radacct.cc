@@ -1,0 +1,460 @@
+// The export mapping: see radacct.h. Each radacct statement mirrors the
+// FreeRADIUS 3.2 default query of its Acct-Status-Type, folded into one
+// statement where FreeRADIUS runs an UPDATE and falls back to an INSERT when
+// no row matched (rlm_sql's "next query on zero rows"): INSERT ... ON
+// CONFLICT (acctuniqueid) DO UPDATE ... WHERE acctstoptime IS NULL has the
+// same effect on every starting state (no row, open row, closed row).
+#include "exporter/radacct.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+
+#include "radius/dictionary.h"
+#include "radius/packet.h"
+
+namespace rw::exporter {
+namespace {
+
+namespace attr = radius::attr;
+// RFC 6911 §3.1 and RFC 4818 §3: not in packet.h's list of names.
+inline constexpr std::uint8_t kFramedIpv6Address = 168;
+inline constexpr std::uint8_t kDelegatedIpv6Prefix = 123;
+
+// FreeRADIUS's radacct, column for column (its schema.sql for each
+// dialect), created only when absent.
+constexpr std::string_view kPostgresRadacct = R"(
+CREATE TABLE IF NOT EXISTS radacct (
+  RadAcctId bigserial PRIMARY KEY,
+  AcctSessionId text NOT NULL,
+  AcctUniqueId text NOT NULL UNIQUE,
+  UserName text,
+  Realm text,
+  NASIPAddress inet NOT NULL,
+  NASPortId text,
+  NASPortType text,
+  AcctStartTime timestamp with time zone,
+  AcctUpdateTime timestamp with time zone,
+  AcctStopTime timestamp with time zone,
+  AcctInterval bigint,
+  AcctSessionTime bigint,
+  AcctAuthentic text,
+  ConnectInfo_start text,
+  ConnectInfo_stop text,
+  AcctInputOctets bigint,
+  AcctOutputOctets bigint,
+  CalledStationId text,
+  CallingStationId text,
+  AcctTerminateCause text,
+  ServiceType text,
+  FramedProtocol text,
+  FramedIPAddress inet,
+  FramedIPv6Address inet,
+  FramedIPv6Prefix inet,
+  FramedInterfaceId text,
+  DelegatedIPv6Prefix inet,
+  Class text
+);
+CREATE INDEX IF NOT EXISTS radacct_active_session_idx ON radacct (AcctUniqueId) WHERE AcctStopTime IS NULL;
+CREATE INDEX IF NOT EXISTS radacct_bulk_close ON radacct (NASIPAddress, AcctStartTime) WHERE AcctStopTime IS NULL;
+CREATE INDEX IF NOT EXISTS radacct_start_user_idx ON radacct (AcctStartTime, UserName);
+CREATE TABLE radiusward_accounting_log (
+  log_index bigint NOT NULL,
+  entry_position integer NOT NULL,
+  record_key text NOT NULL UNIQUE,
+  status_type bigint NOT NULL,
+  client text NOT NULL,
+  received_time timestamp with time zone NOT NULL,
+  event_time timestamp with time zone NOT NULL,
+  acctuniqueid text NOT NULL,
+  attributes jsonb NOT NULL,
+  PRIMARY KEY (log_index, entry_position)
+);
+CREATE INDEX radiusward_accounting_log_session ON radiusward_accounting_log (acctuniqueid);
+CREATE TABLE radiusward_export_cursor (
+  id integer PRIMARY KEY CHECK (id = 1),
+  exported_through bigint NOT NULL
+);
+INSERT INTO radiusward_export_cursor VALUES (1, 0);
+)";
+
+constexpr std::string_view kSqliteRadacct = R"(
+CREATE TABLE IF NOT EXISTS radacct (
+  radacctid INTEGER PRIMARY KEY AUTOINCREMENT,
+  acctsessionid varchar(64) NOT NULL default '',
+  acctuniqueid varchar(32) NOT NULL default '',
+  username varchar(64) NOT NULL default '',
+  realm varchar(64) default '',
+  nasipaddress varchar(15) NOT NULL default '',
+  nasportid varchar(32) default NULL,
+  nasporttype varchar(32) default NULL,
+  acctstarttime datetime NULL default NULL,
+  acctupdatetime datetime NULL default NULL,
+  acctstoptime datetime NULL default NULL,
+  acctinterval int(12) default NULL,
+  acctsessiontime int(12) default NULL,
+  acctauthentic varchar(32) default NULL,
+  connectinfo_start varchar(128) default NULL,
+  connectinfo_stop varchar(128) default NULL,
+  acctinputoctets bigint(20) default NULL,
+  acctoutputoctets bigint(20) default NULL,
+  calledstationid varchar(50) NOT NULL default '',
+  callingstationid varchar(50) NOT NULL default '',
+  acctterminatecause varchar(32) NOT NULL default '',
+  servicetype varchar(32) default NULL,
+  framedprotocol varchar(32) default NULL,
+  framedipaddress varchar(15) NOT NULL default '',
+  framedipv6address varchar(45) NOT NULL default '',
+  framedipv6prefix varchar(45) NOT NULL default '',
+  framedinterfaceid varchar(44) NOT NULL default '',
+  delegatedipv6prefix varchar(45) NOT NULL default '',
+  class varchar(64) default NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS acctuniqueid ON radacct(acctuniqueid);
+CREATE INDEX IF NOT EXISTS username ON radacct(username);
+CREATE INDEX IF NOT EXISTS acctstarttime ON radacct(acctstarttime);
+CREATE INDEX IF NOT EXISTS acctstoptime ON radacct(acctstoptime);
+CREATE INDEX IF NOT EXISTS nasipaddress ON radacct(nasipaddress);
+CREATE TABLE radiusward_accounting_log (
+  log_index INTEGER NOT NULL,
+  entry_position INTEGER NOT NULL,
+  record_key text NOT NULL UNIQUE,
+  status_type INTEGER NOT NULL,
+  client text NOT NULL,
+  received_time INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  acctuniqueid text NOT NULL,
+  attributes text NOT NULL,
+  PRIMARY KEY (log_index, entry_position)
+);
+CREATE INDEX radiusward_accounting_log_session ON radiusward_accounting_log (acctuniqueid);
+CREATE TABLE radiusward_export_cursor (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  exported_through INTEGER NOT NULL
+);
+INSERT INTO radiusward_export_cursor VALUES (1, 0);
+)";
+
+// The first attribute of `type` as the text FreeRADIUS's xlat gives it
+// (enumerated values by name), or nothing when absent.
+std::optional<std::string> text_of(const accounting::Record& record, std::uint8_t type,
+                                   const radius::Dictionary& dictionary) {
+  auto value = record.find(type);
+  if (!value) return std::nullopt;
+  if (const radius::AttributeDef* def = dictionary.find(0, type)) return radius::format_value(*def, *value);
+  return std::string(value->begin(), value->end());
+}
+
+std::uint64_t u32_of(const accounting::Record& record, std::uint8_t type) {
+  auto value = record.find(type);
+  if (!value || value->size() != 4) return 0;
+  return std::uint64_t{(*value)[0]} << 24 | std::uint64_t{(*value)[1]} << 16 |
+         std::uint64_t{(*value)[2]} << 8 | (*value)[3];
+}
+
+// The values one record gives radacct's columns, already as SQL text.
+struct Columns {
+  std::string session_id;   // Acct-Session-Id
+  std::string unique_id;    // Acct-Unique-Session-Id (the session key)
+  std::string user_name;    // SQL-User-Name (User-Name)
+  std::string nas_address;  // NAS-IPv6-Address, else NAS-IP-Address
+  std::string nas_port_id;  // NAS-Port-Id, else NAS-Port, else NULL
+  std::string nas_port_type;
+  std::string event;         // event timestamp
+  std::string event_epoch;   // event time in Unix seconds
+  std::string started;       // event minus Acct-Session-Time (Stop without Start)
+  std::string session_time;  // Acct-Session-Time or NULL
+  std::string authentic;
+  std::string connect_info;
+  std::string input_octets;  // RFC 2869 §5.1: gigawords << 32 + octets
+  std::string output_octets;
+  std::string called;
+  std::string calling;
+  std::string terminate_cause;
+  std::string service_type;
+  std::string framed_protocol;
+  std::string framed_ip;
+  std::string framed_ipv6;
+  std::string framed_ipv6_prefix;
+  std::string framed_interface_id;
+  std::string delegated_prefix;
+};
+
+Columns columns_of(Dialect dialect, const accounting::Record& record, const radius::Dictionary& dictionary) {
+  const bool pg = dialect == Dialect::kPostgres;
+  auto text = [&](std::uint8_t type) { return quote(text_of(record, type, dictionary).value_or("")); };
+  // PostgreSQL: NULLIF('%{X}', '')::inet; SQLite's schema has NOT NULL
+  // default '' for these columns and its queries write '%{X}'.
+  auto address = [&](std::uint8_t type) -> std::string {
+    auto value = text_of(record, type, dictionary);
+    if (!pg) return quote(value.value_or(""));
+    return value && !value->empty() ? quote(*value) + "::inet" : "NULL";
+  };
+  auto nullable = [&](std::uint8_t type) -> std::string {
+    auto value = text_of(record, type, dictionary);
+    if (!pg) return quote(value.value_or(""));
+    return value && !value->empty() ? quote(*value) : "NULL";
+  };
+  Columns c;
+  c.session_id = text(attr::kAcctSessionId);
+  c.unique_id = quote(record.session.hex());
+  c.user_name = text(attr::kUserName);
+  auto nas = text_of(record, attr::kNasIpv6Address, dictionary);
+  if (!nas) nas = text_of(record, attr::kNasIpAddress, dictionary);
+  // NASIPAddress is NOT NULL inet: a record without a NAS address (the
+  // NAS sent only NAS-Identifier) gets the unspecified address, where
+  // FreeRADIUS's query would fail; the log table keeps the whole record.
+  c.nas_address = quote(nas && !nas->empty() ? *nas : (pg ? "0.0.0.0" : ""));
+  if (pg) c.nas_address += "::inet";
+  auto port = text_of(record, attr::kNasPortId, dictionary);
+  if (!port) port = text_of(record, attr::kNasPort, dictionary);
+  c.nas_port_id = port && !port->empty() ? quote(*port) : "NULL";
+  c.nas_port_type = text(attr::kNasPortType);
+  const std::int64_t epoch = record.event_unix_ms / 1000;
+  c.event_epoch = std::to_string(epoch);
+  c.event = pg ? "to_timestamp(" + c.event_epoch + ")" : c.event_epoch;
+  const bool has_session_time = record.find(attr::kAcctSessionTime).has_value();
+  const std::uint64_t session_time = u32_of(record, attr::kAcctSessionTime);
+  c.session_time = has_session_time ? std::to_string(session_time) : "NULL";
+  const std::string start_epoch = std::to_string(epoch - static_cast<std::int64_t>(session_time));
+  c.started = pg ? "to_timestamp(" + start_epoch + ")" : start_epoch;
+  c.authentic = text(attr::kAcctAuthentic);
+  c.connect_info = text(attr::kConnectInfo);
+  c.input_octets = std::to_string(u32_of(record, attr::kAcctInputGigawords) << 32 |
+                                  u32_of(record, attr::kAcctInputOctets));
+  c.output_octets = std::to_string(u32_of(record, attr::kAcctOutputGigawords) << 32 |
+                                   u32_of(record, attr::kAcctOutputOctets));
+  c.called = text(attr::kCalledStationId);
+  c.calling = text(attr::kCallingStationId);
+  c.terminate_cause = text(attr::kAcctTerminateCause);
+  c.service_type = text(attr::kServiceType);
+  c.framed_protocol = text(attr::kFramedProtocol);
+  c.framed_ip = address(attr::kFramedIpAddress);
+  c.framed_ipv6 = address(kFramedIpv6Address);
+  c.framed_ipv6_prefix = address(attr::kFramedIpv6Prefix);
+  c.framed_interface_id = nullable(attr::kFramedInterfaceId);
+  c.delegated_prefix = address(kDelegatedIpv6Prefix);
+  return c;
+}
+
+// Seconds since the epoch of a timestamp column, per dialect.
+std::string epoch_of(Dialect dialect, std::string_view column) {
+  if (dialect == Dialect::kPostgres) return "EXTRACT(EPOCH FROM " + std::string(column) + ")::bigint";
+  return "CAST(" + std::string(column) + " AS INTEGER)";
+}
+
+constexpr std::string_view kColumnList =
+    "AcctSessionId, AcctUniqueId, UserName, Realm, NASIPAddress, NASPortId, NASPortType, AcctStartTime, "
+    "AcctUpdateTime, AcctStopTime, AcctSessionTime, AcctAuthentic, ConnectInfo_start, ConnectInfo_stop, "
+    "AcctInputOctets, AcctOutputOctets, CalledStationId, CallingStationId, AcctTerminateCause, ServiceType, "
+    "FramedProtocol, FramedIPAddress, FramedIPv6Address, FramedIPv6Prefix, FramedInterfaceId, "
+    "DelegatedIPv6Prefix";
+
+// The VALUES list of FreeRADIUS's insert for a session first seen in a
+// record with these start/update/stop times, session time and counters.
+std::string insert_values(Dialect dialect, const Columns& c, const std::string& start,
+                          const std::string& stop, const std::string& session_time, const std::string& input,
+                          const std::string& output, const std::string& terminate_cause) {
+  const std::string realm = dialect == Dialect::kPostgres ? "NULL" : "''";
+  return "INSERT INTO radacct (" + std::string(kColumnList) + ") VALUES (" + c.session_id + ", " +
+         c.unique_id + ", " + c.user_name + ", " + realm + ", " + c.nas_address + ", " + c.nas_port_id +
+         ", " + c.nas_port_type + ", " + start + ", " + c.event + ", " + stop + ", " + session_time + ", " +
+         c.authentic + ", " + c.connect_info + ", NULL, " + input + ", " + output + ", " + c.called + ", " +
+         c.calling + ", " + terminate_cause + ", " + c.service_type + ", " + c.framed_protocol + ", " +
+         c.framed_ip + ", " + c.framed_ipv6 + ", " + c.framed_ipv6_prefix + ", " + c.framed_interface_id +
+         ", " + c.delegated_prefix + ")";
+}
+
+std::string framed_updates(const Columns& c) {
+  return "FramedIPAddress = " + c.framed_ip + ", FramedIPv6Address = " + c.framed_ipv6 +
+         ", FramedIPv6Prefix = " + c.framed_ipv6_prefix + ", FramedInterfaceId = " + c.framed_interface_id +
+         ", DelegatedIPv6Prefix = " + c.delegated_prefix;
+}
+
+void append_utf8(std::string& out, std::uint32_t code_point) {
+  if (code_point < 0x80) {
+    out += static_cast<char>(code_point);
+  } else if (code_point < 0x800) {
+    out += static_cast<char>(0xC0 | code_point >> 6);
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  } else {
+    out += static_cast<char>(0xE0 | code_point >> 12);
+    out += static_cast<char>(0x80 | (code_point >> 6 & 0x3F));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  }
+}
+
+// Length of the well-formed UTF-8 sequence at text[at] (RFC 3629 §4), or 0.
+std::size_t utf8_sequence(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(text[i]); };
+  const std::uint8_t lead = byte(at);
+  if (lead == 0) return 0;
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  std::uint8_t low = 0x80, high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() - at < length) return 0;
+  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i) {
+    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::string quote(std::string_view text) {
+  std::string out = "'";
+  out.reserve(text.size() + 2);
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_sequence(text, at);
+    if (length == 0) {
+      append_utf8(out, 0xFFFD);
+      ++at;
+      continue;
+    }
+    if (text[at] == '\'') out += '\'';
+    out.append(text.substr(at, length));
+    at += length;
+  }
+  out += '\'';
+  return out;
+}
+
+std::string schema_table_sql(Dialect dialect) {
+  (void)dialect;
+  return std::string("CREATE TABLE IF NOT EXISTS ") + std::string(kSchemaTable) +
+         " (version integer PRIMARY KEY, applied_at text NOT NULL)";
+}
+
+const std::vector<Migration>& migrations(Dialect dialect) {
+  static const std::vector<Migration> postgres = {{1, std::string(kPostgresRadacct)}};
+  static const std::vector<Migration> sqlite = {{1, std::string(kSqliteRadacct)}};
+  return dialect == Dialect::kPostgres ? postgres : sqlite;
+}
+
+std::string cursor_select_sql(Dialect dialect, bool lock_row) {
+  std::string sql = "SELECT exported_through FROM " + std::string(kCursorTable) + " WHERE id = 1";
+  if (lock_row && dialect == Dialect::kPostgres) sql += " FOR UPDATE";
+  return sql;
+}
+
+std::string cursor_update_sql(std::uint64_t exported_through) {
+  return "UPDATE " + std::string(kCursorTable) +
+         " SET exported_through = " + std::to_string(exported_through) + " WHERE id = 1";
+}
+
+std::string attributes_json(const accounting::Record& record, const radius::Dictionary& dictionary) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (auto& [name, value] : accounting::describe(record, dictionary)) {
+    // Invalid UTF-8 becomes U+FFFD (the dump's `replace` handler below).
+    auto it = object.find(name);
+    if (it == object.end()) {
+      object[name] = value;
+    } else {
+      if (!it->is_array()) *it = nlohmann::ordered_json::array({*it});
+      it->push_back(value);
+    }
+  }
+  return object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string radacct_sql(Dialect dialect, const accounting::Record& record,
+                        const radius::Dictionary& dictionary) {
+  const Columns c = columns_of(dialect, record, dictionary);
+  const std::string in = c.input_octets, out = c.output_octets;
+  switch (record.status_type) {
+    case accounting::status::kStart:
+      // queries.conf start: insert, or on an open row of the same session
+      // refresh its start and update times and Connect-Info.
+      return insert_values(dialect, c, c.event, "NULL", "0", "0", "0",
+                           dialect == Dialect::kPostgres ? "NULL" : "''") +
+             " ON CONFLICT (AcctUniqueId) DO UPDATE SET AcctStartTime = " + c.event +
+             ", AcctUpdateTime = " + c.event + ", ConnectInfo_start = " + c.connect_info +
+             " WHERE radacct.AcctStopTime IS NULL;\n";
+    case accounting::status::kInterimUpdate:
+      // queries.conf interim-update: update the open row's time, counters
+      // and addresses (AcctInterval = seconds since its last update), or
+      // insert the session when its Start never arrived; a closed row stays.
+      return insert_values(dialect, c, c.event, "NULL", c.session_time, in, out,
+                           dialect == Dialect::kPostgres ? "NULL" : "''") +
+             " ON CONFLICT (AcctUniqueId) DO UPDATE SET " + framed_updates(c) +
+             ", AcctSessionTime = " + c.session_time + ", AcctInterval = " + c.event_epoch + " - " +
+             epoch_of(dialect, "COALESCE(radacct.AcctUpdateTime, radacct.AcctStartTime)") +
+             ", AcctUpdateTime = " + c.event + ", AcctInputOctets = " + in + ", AcctOutputOctets = " + out +
+             " WHERE radacct.AcctStopTime IS NULL;\n";
+    case accounting::status::kStop:
+      // queries.conf stop: close the open row with counters and terminate
+      // cause, or insert a closed row (start = event - Acct-Session-Time)
+      // when the Start never arrived; an already closed row stays.
+      return insert_values(dialect, c, c.started, c.event, c.session_time, in, out, c.terminate_cause) +
+             " ON CONFLICT (AcctUniqueId) DO UPDATE SET AcctStopTime = " + c.event +
+             ", AcctUpdateTime = " + c.event + ", AcctSessionTime = COALESCE(" + c.session_time + ", " +
+             c.event_epoch + " - " + epoch_of(dialect, "radacct.AcctStartTime") +
+             "), AcctInputOctets = " + in + ", AcctOutputOctets = " + out +
+             ", AcctTerminateCause = " + c.terminate_cause + ", " + framed_updates(c) +
+             ", ConnectInfo_stop = " + c.connect_info + " WHERE radacct.AcctStopTime IS NULL;\n";
+    case accounting::status::kAccountingOn:
+    case accounting::status::kAccountingOff: {
+      // queries.conf accounting-on/off: the NAS restarted, so close its
+      // sessions that started at or before the event (RFC 2866 §5.1).
+      const std::string cause = text_of(record, attr::kAcctTerminateCause, dictionary).value_or("NAS-Reboot");
+      return "UPDATE radacct SET AcctStopTime = " + c.event + ", AcctUpdateTime = " + c.event +
+             ", AcctSessionTime = " + c.event_epoch + " - " + epoch_of(dialect, "AcctStartTime") +
+             ", AcctTerminateCause = " + quote(cause) +
+             " WHERE AcctStopTime IS NULL AND NASIPAddress = " + c.nas_address +
+             " AND AcctStartTime <= " + c.event + ";\n";
+    }
+    default:
+      return {};  // Failed and vendor status types: the log table only.
+  }
+}
+
+std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> records,
+                      const radius::Dictionary& dictionary) {
+  if (records.empty()) return {};
+  const bool pg = dialect == Dialect::kPostgres;
+  auto timestamp_of = [pg](std::int64_t unix_ms) {
+    const std::string seconds =
+        std::to_string(unix_ms / 1000) + "." + std::to_string(1000 + unix_ms % 1000).substr(1);
+    return pg ? "to_timestamp(" + seconds + ")" : std::to_string(unix_ms / 1000);
+  };
+  // One multi-row insert for the log. An entry packs several records under
+  // one log index, so a record is (log index, position in its entry); the
+  // batch never splits an entry (LedgerState::records_after), so positions
+  // count from 0 here. The primary key makes a second export of the same
+  // record fail the whole transaction instead of duplicating it (a defence
+  // behind the cursor check).
+  std::string sql = "INSERT INTO " + std::string(kLogTable) +
+                    " (log_index, entry_position, record_key, status_type, client, received_time, "
+                    "event_time, acctuniqueid, "
+                    "attributes) VALUES ";
+  std::size_t position = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const accounting::Record& r = records[i].record;
+    position = i > 0 && records[i - 1].index == records[i].index ? position + 1 : 0;
+    if (i > 0) sql += ",\n";
+    sql += "(" + std::to_string(records[i].index) + ", " + std::to_string(position) + ", '" + r.key.hex() +
+           "', " + std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
+           timestamp_of(r.received_unix_ms) + ", " + timestamp_of(r.event_unix_ms) + ", '" + r.session.hex() +
+           "', " + quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
+  }
+  sql += ";\n";
+  for (const accounting::HeldRecord& held : records) sql += radacct_sql(dialect, held.record, dictionary);
+  return sql;
+}
+
+}  // namespace rw::exporter
