@@ -115,12 +115,9 @@ std::unique_ptr<io::SqlUserCache> make_sql_user_cache(const config::GatewayConfi
     spdlog::info("sql users: SQLite {}", sql.sqlite->path);
   } else {
     connect = [primary = *sql.postgresql, replica = sql.read_replica]() {
-      if (replica) {
-        auto opened = io::open_postgres_user_source(*replica);
-        if (opened) return opened;
-        spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", opened.error());
-      }
-      return io::open_postgres_user_source(primary);
+      return io::open_postgres_user_source_preferring_replica(primary, replica, [](const std::string& error) {
+        spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
+      });
     };
     spdlog::info("sql users: PostgreSQL{}", sql.read_replica ? " (reads on the read replica)" : "");
   }

@@ -153,4 +153,15 @@ Result<std::unique_ptr<SqlUserSource>, std::string> open_postgres_user_source(co
   return std::unique_ptr<SqlUserSource>(new PostgresUserSource(connection));
 }
 
+Result<std::unique_ptr<SqlUserSource>, std::string> open_postgres_user_source_preferring_replica(
+    const std::string& primary, const std::optional<std::string>& read_replica,
+    const std::function<void(const std::string&)>& on_fallback) {
+  if (read_replica) {
+    auto opened = open_postgres_user_source(*read_replica);
+    if (opened) return opened;
+    if (on_fallback) on_fallback(opened.error());
+  }
+  return open_postgres_user_source(primary);
+}
+
 }  // namespace rw::io

@@ -4,7 +4,9 @@
 // is used by one thread at a time (the SQL user cache's pool owns them).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +31,12 @@ class SqlUserSource {
 // Connects to PostgreSQL with a libpq connection string ("host=... dbname=...").
 [[nodiscard]] Result<std::unique_ptr<SqlUserSource>, std::string> open_postgres_user_source(
     const std::string& conninfo);
+
+// Opens a connection to `read_replica` when it is set and reachable, else to
+// `primary`; `on_fallback` hears why the replica was skipped.
+[[nodiscard]] Result<std::unique_ptr<SqlUserSource>, std::string>
+open_postgres_user_source_preferring_replica(const std::string& primary,
+                                             const std::optional<std::string>& read_replica,
+                                             const std::function<void(const std::string&)>& on_fallback = {});
 
 }  // namespace rw::io
