@@ -3,12 +3,11 @@
 // and radgroupreply, the order of the user stores, and a database that
 // cannot answer (the request is dropped, never rejected).
 #include <gtest/gtest.h>
-#include <sqlite3.h>
+
+#include <optional>
 
 #include <array>
 #include <deque>
-#include <fstream>
-#include <sstream>
 
 #include "auth/chap.h"
 #include "auth/mschap.h"
@@ -16,6 +15,7 @@
 #include "config/temp_dir_for_test.h"
 #include "gateway/request_handler.h"
 #include "io/sql_user_cache.h"
+#include "io/sqlite_users_for_test.h"
 #include "radius/attribute_crypto.h"
 #include "radius/authenticator.h"
 
@@ -37,12 +37,7 @@ class SqlAuthenticationTest : public config::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     path_ = (dir_ / "radius.sqlite").string();
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
-    std::ifstream schema(kSqliteSchema);
-    ASSERT_TRUE(schema) << "install freeradius-config (scripts/install-deps)";
-    std::stringstream text;
-    text << schema.rdbuf();
-    exec(text.str());
+    db_.emplace(path_, freeradius_sqlite_schema());
     exec(R"(
       INSERT INTO radcheck (username, attribute, op, value) VALUES ('alice', 'Cleartext-Password', ':=', 'wonderland');
       INSERT INTO radreply (username, attribute, op, value) VALUES ('alice', 'Reply-Message', '=', 'Hello from SQL');
@@ -58,13 +53,10 @@ class SqlAuthenticationTest : public config::TempDirTest {
   void TearDown() override {
     handler_.reset();
     cache_.reset();
-    sqlite3_close(db_);
+    db_.reset();
     TempDirTest::TearDown();
   }
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << error;
-  }
+  void exec(const std::string& sql) { db_->exec(sql); }
 
   void start(std::vector<config::UsersStore> stores, const std::string& database,
              Duration miss_wait = Duration::seconds(30)) {
@@ -130,7 +122,7 @@ class SqlAuthenticationTest : public config::TempDirTest {
   }
 
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::optional<SqliteUsersForTest> db_;
   SeededRandom random_;
   radius::SharedSecret secret_;
   gateway::GatewayCounters counters_;

@@ -5,12 +5,14 @@
 #include "io/sql_user_cache.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
+
+#include <optional>
 
 #include <atomic>
 
 #include "auth/users_policy.h"
 #include "config/temp_dir_for_test.h"
+#include "io/sqlite_users_for_test.h"
 
 namespace rw::io {
 namespace {
@@ -20,8 +22,8 @@ class SqlUserCacheTest : public config::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     path_ = (dir_ / "users.sqlite").string();
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
-    exec(
+    db_.emplace(
+        path_,
         "CREATE TABLE radcheck (id INTEGER PRIMARY KEY, username TEXT, attribute TEXT, op TEXT, value TEXT);"
         "CREATE TABLE radreply (id INTEGER PRIMARY KEY, username TEXT, attribute TEXT, op TEXT, value TEXT);"
         "CREATE TABLE radgroupcheck (id INTEGER PRIMARY KEY, groupname TEXT, attribute TEXT, op TEXT, value "
@@ -33,13 +35,10 @@ class SqlUserCacheTest : public config::TempDirTest {
   }
   void TearDown() override {
     cache_.reset();
-    sqlite3_close(db_);
+    db_.reset();
     TempDirTest::TearDown();
   }
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << error;
-  }
+  void exec(const std::string& sql) { db_->exec(sql); }
   void set_password(const std::string& user, const std::string& password) {
     exec("DELETE FROM radcheck WHERE username = '" + user + "';" +
          "INSERT INTO radcheck (username, attribute, op, value) VALUES ('" + user +
@@ -70,7 +69,7 @@ class SqlUserCacheTest : public config::TempDirTest {
   void advance(Duration d) { now_ns_ += d.ns; }
 
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::optional<SqliteUsersForTest> db_;
   std::atomic<std::int64_t> now_ns_{1'000'000'000};
   std::atomic<int> errors_{0};
   std::unique_ptr<SqlUserCache> cache_;

@@ -4,19 +4,17 @@
 #include "io/sql_user_source.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
+
+#include <optional>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "auth/users_policy.h"
 #include "config/temp_dir_for_test.h"
+#include "io/sqlite_users_for_test.h"
 
 namespace rw::io {
 namespace {
-
-constexpr const char* kSqliteSchema = "/etc/freeradius/3.0/mods-config/sql/main/sqlite/schema.sql";
 
 const radius::AttributeDef& attr(std::string_view name) {
   const radius::AttributeDef* def = radius::Dictionary::builtin()->find(name);
@@ -33,21 +31,13 @@ class SqlUsersTest : public config::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     path_ = (dir_ / "users.sqlite").string();
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
-    std::ifstream schema(kSqliteSchema);
-    ASSERT_TRUE(schema) << "install freeradius-config (scripts/install-deps)";
-    std::stringstream text;
-    text << schema.rdbuf();
-    exec(text.str());
+    db_.emplace(path_, freeradius_sqlite_schema());
   }
   void TearDown() override {
-    sqlite3_close(db_);
+    db_.reset();
     TempDirTest::TearDown();
   }
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << error;
-  }
+  void exec(const std::string& sql) { db_->exec(sql); }
 
   // Fetches `user` through a fresh read-only source, compiles it and applies
   // it to a request carrying `request`.
@@ -64,7 +54,7 @@ class SqlUsersTest : public config::TempDirTest {
   }
 
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::optional<SqliteUsersForTest> db_;
   std::shared_ptr<const auth::SqlUser> file_;
   auth::UsersDecision decision_;
 };
