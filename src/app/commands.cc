@@ -19,6 +19,7 @@
 #include "io/logging.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
+#include "io/sql_user_cache.h"
 #include "io/submission_client.h"
 #include "io/udp_server.h"
 
@@ -96,6 +97,36 @@ Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
   return server;
 }
 
+// The SQL user store of `sql_users:` (docs/authentication.md), or null.
+// Reads go to the read replica when one is configured and reachable.
+std::unique_ptr<io::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
+                                                      const LoadedFiles& files) {
+  if (!config.sql_users) return nullptr;
+  const config::SqlUsersConfig& sql = *config.sql_users;
+  io::SqlUserCacheOptions options;
+  options.ttl = sql.cache_ttl;
+  options.negative_ttl = sql.negative_ttl;
+  options.entries_max = sql.cache_entries_max;
+  options.connections = sql.connections;
+  options.miss_wait = sql.miss_wait;
+  io::SqlUserCache::Connect connect;
+  if (sql.sqlite) {
+    connect = [path = sql.sqlite->path] { return io::open_sqlite_user_source(path); };
+    spdlog::info("sql users: SQLite {}", sql.sqlite->path);
+  } else {
+    connect = [primary = *sql.postgresql, replica = sql.read_replica]() {
+      return io::open_postgres_user_source_preferring_replica(primary, replica, [](const std::string& error) {
+        spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
+      });
+    };
+    spdlog::info("sql users: PostgreSQL{}", sql.read_replica ? " (reads on the read replica)" : "");
+  }
+  std::shared_ptr<const radius::Dictionary> dictionary(files.state, &files.state->dictionary());
+  return std::make_unique<io::SqlUserCache>(
+      options, std::move(connect), std::move(dictionary), [] { return io::monotonic_now(); },
+      [](const std::string& error) { spdlog::warn("sql users: {}", error); });
+}
+
 }  // namespace
 
 int run_gateway(const GatewayCommand& command) {
@@ -118,6 +149,8 @@ int run_gateway(const GatewayCommand& command) {
   }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &decision_log, client->get());
+  std::unique_ptr<io::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
+  factory->set_user_store(sql_users.get());
   auto server = io::UdpServer::start(io::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());

@@ -69,6 +69,7 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
                                    ? gateway::MabDefault::kAccept
                                    : gateway::MabDefault::kReject;
   options.duplicates.window = config.duplicate_window;
+  options.access.users_stores = config.users_stores;
   auto state =
       gateway::GatewayState::build({*dictionary, std::move(clients->clients), std::move(*users), options});
   if (!state) {

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -104,6 +105,14 @@ class Parser : YamlReader {
     }
     require(seen, "users_file", root);
     require(seen, "clients_file", root);
+    const bool wants_sql = std::find(config_.users_stores.begin(), config_.users_stores.end(),
+                                     UsersStore::kSql) != config_.users_stores.end();
+    if (wants_sql && !config_.sql_users) {
+      errors_.push_back(at(root).error("users_stores lists sql but there is no 'sql_users' section"));
+    } else if (!wants_sql && config_.sql_users) {
+      errors_.push_back(
+          config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
+    }
     validate_ports(config_, auth_port_where, errors_);
   }
 
@@ -143,6 +152,8 @@ class Parser : YamlReader {
         {"require_message_authenticator", &Parser::on_require_message_authenticator},
         {"share_ports", &Parser::on_share_ports},
         {"accounting", &Parser::on_accounting},
+        {"users_stores", &Parser::on_users_stores},
+        {"sql_users", &Parser::on_sql_users},
     };
     dispatch(kTopLevel, key, key_node, value, "");
   }
@@ -342,6 +353,104 @@ class Parser : YamlReader {
       errors_.push_back(at(value).error("missing required key 'accounting.members'"));
   }
 
+  void on_users_stores(const YAML::Node& value, const SourceLocation& where) {
+    std::vector<UsersStore> stores;
+    sequence(value, where, "user stores", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "files or sql");
+      if (!text) return;
+      std::optional<UsersStore> store;
+      if (*text == "files") store = UsersStore::kFiles;
+      if (*text == "sql") store = UsersStore::kSql;
+      if (!store) {
+        errors_.push_back(at(element).error(fmt::format("unknown user store '{}' (files or sql)", *text)));
+      } else if (std::find(stores.begin(), stores.end(), *store) != stores.end()) {
+        errors_.push_back(at(element).error(fmt::format("user store '{}' is listed twice", *text)));
+      } else {
+        stores.push_back(*store);
+      }
+    });
+    if (value.IsSequence() && value.size() == 0) {
+      errors_.push_back(at(value).error("users_stores needs at least one store"));
+    }
+    config_.users_stores = std::move(stores);
+  }
+
+  void on_sql_users(const YAML::Node& value, const SourceLocation& where) {
+    static const std::vector<std::pair<std::string_view, KeyHandler>> kSqlUsers = {
+        {"sqlite", &Parser::on_sql_sqlite},
+        {"postgresql", &Parser::on_sql_postgresql},
+        {"read_replica", &Parser::on_sql_read_replica},
+        {"connections", &Parser::on_sql_connections},
+        {"cache_ttl_s", &Parser::on_sql_cache_ttl_s},
+        {"negative_ttl_s", &Parser::on_sql_negative_ttl_s},
+        {"cache_entries_max", &Parser::on_sql_cache_entries_max},
+        {"miss_wait_ms", &Parser::on_sql_miss_wait_ms},
+    };
+    if (!value.IsMap()) {
+      errors_.push_back(value_at(value, where).error("expected a mapping with 'sqlite' or 'postgresql'"));
+      return;
+    }
+    config_.sql_users.emplace();
+    config_.sql_users->where = where;
+    std::set<std::string> seen;
+    for (const auto& entry : value) {
+      if (std::optional<std::string> key = key_name(entry.first, seen)) {
+        dispatch(kSqlUsers, *key, entry.first, entry.second, "sql_users.");
+      }
+    }
+    const SqlUsersConfig& sql = *config_.sql_users;
+    if (sql.sqlite.has_value() == sql.postgresql.has_value()) {
+      errors_.push_back(at(value).error("sql_users needs exactly one of 'sqlite' and 'postgresql'"));
+    }
+    if (sql.read_replica && !sql.postgresql) {
+      errors_.push_back(at(value).error("sql_users.read_replica needs 'postgresql'"));
+    }
+  }
+
+  void on_sql_sqlite(const YAML::Node& value, const SourceLocation& where) {
+    if (auto file = path(value, where)) config_.sql_users->sqlite = std::move(*file);
+  }
+  void on_sql_connection_string(const YAML::Node& value, const SourceLocation& where,
+                                std::optional<std::string>& out) {
+    std::optional<std::string> text = scalar(value, where, "a libpq connection string");
+    if (!text) return;
+    if (text->empty()) {
+      errors_.push_back(at(value).error("expected a libpq connection string, got an empty string"));
+      return;
+    }
+    out = std::move(*text);
+  }
+  void on_sql_postgresql(const YAML::Node& value, const SourceLocation& where) {
+    on_sql_connection_string(value, where, config_.sql_users->postgresql);
+  }
+  void on_sql_read_replica(const YAML::Node& value, const SourceLocation& where) {
+    on_sql_connection_string(value, where, config_.sql_users->read_replica);
+  }
+  void on_sql_connections(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 1, kSqlConnectionsMax)) {
+      config_.sql_users->connections = static_cast<std::size_t>(*n);
+    }
+  }
+  void on_sql_cache_ttl_s(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 0, kSqlTtlSecondsMax))
+      config_.sql_users->cache_ttl = Duration::seconds(*n);
+  }
+  void on_sql_negative_ttl_s(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 0, kSqlTtlSecondsMax)) {
+      config_.sql_users->negative_ttl = Duration::seconds(*n);
+    }
+  }
+  void on_sql_cache_entries_max(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 1, kSqlCacheEntriesMax)) {
+      config_.sql_users->cache_entries_max = static_cast<std::size_t>(*n);
+    }
+  }
+  void on_sql_miss_wait_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, 0, kSqlMissWaitMsMax)) {
+      config_.sql_users->miss_wait = Duration::milliseconds(*n);
+    }
+  }
+
   void on_members(const YAML::Node& value, const SourceLocation& where) {
     std::vector<SubmissionAddress>& members = config_.accounting->members;
     std::set<std::string> seen;
@@ -515,6 +624,16 @@ std::string_view to_string(MabDefault action) {
   return "unknown";
 }
 
+std::string_view to_string(UsersStore store) {
+  switch (store) {
+    case UsersStore::kFiles:
+      return "files";
+    case UsersStore::kSql:
+      return "sql";
+  }
+  return "unknown";
+}
+
 std::optional<ParsedHostPort> parse_host_port(std::string_view text) {
   ParsedHostPort parsed;
   std::string host;
@@ -638,6 +757,8 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
   ConfigErrors errors;
   check_file(config.users_file, "users file", errors);
   check_file(config.clients_file, "clients file", errors);
+  if (config.sql_users && config.sql_users->sqlite)
+    check_file(*config.sql_users->sqlite, "SQLite users database", errors);
   if (config.dictionary_dir) {
     const ConfiguredPath& dir = *config.dictionary_dir;
     std::error_code error;

@@ -125,6 +125,34 @@ struct AccountingConfig {
   friend bool operator==(const AccountingConfig&, const AccountingConfig&) = default;
 };
 
+// Where the gateway looks users up, in the order of `users_stores`.
+enum class UsersStore : std::uint8_t { kFiles, kSql };
+[[nodiscard]] std::string_view to_string(UsersStore store);
+
+inline constexpr std::int64_t kSqlConnectionsMax = 64;
+inline constexpr std::int64_t kSqlCacheEntriesMax = 10'000'000;
+inline constexpr std::int64_t kSqlTtlSecondsMax = 86'400;
+inline constexpr std::int64_t kSqlMissWaitMsMax = 1'000;
+
+// The `sql_users:` section: FreeRADIUS's SQL user tables (radcheck, radreply,
+// radusergroup, radgroupcheck, radgroupreply), read through a cache
+// (docs/authentication.md). Exactly one of `sqlite` and `postgresql`.
+struct SqlUsersConfig {
+  std::optional<ConfiguredPath> sqlite{};   // A database file, opened read-only.
+  std::optional<std::string> postgresql{};  // A libpq connection string (TLS: sslmode=...).
+  // Another libpq connection string that reads go to instead (a read
+  // replica); the primary is used while the replica cannot be reached.
+  std::optional<std::string> read_replica{};
+  std::size_t connections = 2;
+  Duration cache_ttl = Duration::seconds(60);
+  Duration negative_ttl = Duration::seconds(10);
+  std::size_t cache_entries_max = 100'000;
+  Duration miss_wait = Duration::milliseconds(20);
+  SourceLocation where{};
+
+  friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
+};
+
 // Parses "IPv4:port" or "[IPv6]:port" (port 1..65535). Returns the address
 // bytes through `bytes`/`is_v6` and the port, or nothing.
 struct ParsedHostPort {
@@ -177,6 +205,12 @@ struct GatewayConfig {
 
   // The admin API's Unix socket (docs/admin_api.md); absent: no admin API.
   std::optional<ConfiguredPath> admin_socket;
+
+  // The user stores an Access-Request's user is looked up in, in order: the
+  // first that knows the user decides (docs/authentication.md).
+  std::vector<UsersStore> users_stores{UsersStore::kFiles};
+  // Required when users_stores lists sql.
+  std::optional<SqlUsersConfig> sql_users;
 
   // Replicated accounting; absent: Accounting-Requests are dropped unanswered.
   std::optional<AccountingConfig> accounting;

@@ -61,14 +61,15 @@ std::uint32_t u32_of(Bytes value) {
 // The known good password from the users policy's control items, parsed at
 // load (GatewayState): Cleartext-Password first, since CHAP and MS-CHAP need
 // it or its NT hash, then the first other password item in control order.
-const auth::Credential* known_good(const GatewayState& state, const auth::UsersDecision& decision) {
+const auth::Credential* known_good(const GatewayState& state, const auth::UserCredentials& credentials,
+                                   const auth::UsersDecision& decision) {
   if (const radius::AttributeDef* cleartext = state.known().cleartext_password) {
     if (const config::UsersItem* item = decision.find_control(*cleartext)) {
-      if (const auth::Credential* credential = state.credential_of(*item)) return credential;
+      if (const auth::Credential* credential = credentials.find(*item)) return credential;
     }
   }
   for (const config::UsersItem* item : decision.control()) {
-    if (const auth::Credential* credential = state.credential_of(*item)) return credential;
+    if (const auth::Credential* credential = credentials.find(*item)) return credential;
   }
   return nullptr;
 }
@@ -171,7 +172,8 @@ std::string_view to_string(AuthMethod method) {
 }
 
 void decide_access(const GatewayState& state, const radius::Packet& request,
-                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome) {
+                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome,
+                   UserStore* user_store) {
   outcome.accepted = false;
   outcome.method = AuthMethod::kNone;
   outcome.reason = "ok";
@@ -179,6 +181,8 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
   outcome.ms_chap2.reset();
   outcome.ms_chap1.reset();
   outcome.ms_chap_error.reset();
+  outcome.sql_user.reset();
+  outcome.store_unavailable = false;
 
   const auto user_name = request.find(attr::kUserName);
   if (!user_name) return reject(outcome, "no User-Name");
@@ -194,9 +198,47 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
     lookup_name = auth::view(mac_text);
   }
 
+  // The first store that knows the user decides; when none does, the users
+  // file (its DEFAULT entries) does if it is listed. Finding a name in the
+  // users file's index allocates nothing; SQL answers from its cache.
+  const config::UsersFile* users = nullptr;
+  const auth::UserCredentials* credentials = &state.credentials();
+  bool files_listed = false;
+  for (const config::UsersStore store : state.options().access.users_stores) {
+    if (store == config::UsersStore::kFiles) {
+      files_listed = true;
+      if (!state.users().entries_named(lookup_name).empty()) {
+        users = &state.users();
+        break;
+      }
+    } else if (user_store != nullptr) {
+      UserStore::Lookup found = user_store->find(lookup_name);
+      if (found.status != UserStore::Status::kFound) {
+        outcome.store_unavailable = true;
+        return reject(outcome, "user store unavailable");
+      }
+      if (found.user->known) {
+        outcome.sql_user = std::move(found.user);
+        users = &outcome.sql_user->users;
+        credentials = &outcome.sql_user->credentials;
+        break;
+      }
+    }
+  }
+  if (users == nullptr) {
+    if (!files_listed) {
+      if (mab && state.options().access.mab_default == MabDefault::kAccept) {
+        outcome.accepted = true;
+        outcome.reason = "MAB default accept";
+        return;
+      }
+      return reject(outcome, "unknown user");
+    }
+    users = &state.users();
+  }
+
   const PacketAttributes attributes(request);
-  if (auto evaluated = auth::evaluate_users(state.users(), lookup_name, attributes, outcome.users);
-      !evaluated) {
+  if (auto evaluated = auth::evaluate_users(*users, lookup_name, attributes, outcome.users); !evaluated) {
     return reject(outcome, auth::to_string(evaluated.error()));
   }
   if (!outcome.users.matched()) {
@@ -225,7 +267,7 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
     outcome.accepted = true;
     return;
   }
-  const auth::Credential* credential = known_good(state, outcome.users);
+  const auth::Credential* credential = known_good(state, *credentials, outcome.users);
   if (credential == nullptr) return reject(outcome, "no known good password");
   check_method(request, secret, random, *credential, outcome);
 }

@@ -10,6 +10,7 @@
 #include "auth/users_policy.h"
 #include "base/random.h"
 #include "gateway/gateway_state.h"
+#include "gateway/user_store.h"
 #include "radius/packet.h"
 
 namespace rw::gateway {
@@ -28,12 +29,19 @@ struct AccessOutcome {
   std::optional<auth::MsChap2Accept> ms_chap2;
   std::optional<auth::MsChap1Accept> ms_chap1;
   std::optional<auth::MsChapError> ms_chap_error;
+  // Set when the SQL store decided: keeps the items `users` points at alive.
+  std::shared_ptr<const auth::SqlUser> sql_user;
+  // The SQL store could not answer in time: drop the request unanswered (the
+  // NAS retransmits), never reject a user for a slow database.
+  bool store_unavailable = false;
 };
 
 // Decides `request`. Requires: its Message-Authenticator was verified when
 // required. `outcome` is cleared first; it is an out-parameter because it is
 // large (the users decision holds fixed arrays) and reused per worker.
+// `user_store` serves `sql` in the state's users_stores; null: SQL is skipped.
 void decide_access(const GatewayState& state, const radius::Packet& request,
-                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome);
+                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome,
+                   UserStore* user_store = nullptr);
 
 }  // namespace rw::gateway

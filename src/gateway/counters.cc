@@ -31,6 +31,8 @@ std::string_view to_string(DropReason reason) {
       return "accounting_refused";
     case DropReason::kReplyTooLarge:
       return "reply_too_large";
+    case DropReason::kUserStoreUnavailable:
+      return "user_store_unavailable";
     case DropReason::kCount:
       break;
   }

@@ -29,6 +29,7 @@ enum class DropReason : std::uint8_t {
   kAccountingTableFull,          // The worker's deferred-request table is full.
   kAccountingRefused,            // The submission queue or forwarder refused the record.
   kReplyTooLarge,                // The reply did not fit 4096 octets.
+  kUserStoreUnavailable,         // SQL did not answer within miss_wait: the NAS retransmits.
   kCount,
 };
 std::string_view to_string(DropReason reason);

@@ -39,29 +39,9 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
 // Parses every password the users file stores, so that a malformed one is a
 // load error with its position instead of a reject at 3 a.m.
 Result<void, std::string> GatewayState::parse_credentials() {
-  const KnownAttributes& k = known_;
-  for (const config::UserEntry& entry : users_.entries()) {
-    for (const config::UsersItem& item : entry.check) {
-      const radius::AttributeDef* def = item.def;
-      if (!def->internal || config::is_comparison(item.op)) continue;
-      const Bytes value = item.bytes();
-      Result<auth::Credential, auth::CredentialError> credential =
-          def == k.nt_password && value.size() == auth::kNtHashSize
-              ? auth::Credential::nt_hash([&] {
-                  auth::NtHash hash{};
-                  std::copy(value.begin(), value.end(), hash.begin());
-                  return hash;
-                }())
-              : auth::parse_credential(def->name, as_chars(value));
-      if (!credential && credential.error() == auth::CredentialError::kUnknownAttribute) continue;
-      if (!credential) {
-        return fail(users_.file_of(entry) + ":" + std::to_string(item.line) + ":" +
-                    std::to_string(item.column) + ": " + def->name + ": " +
-                    std::string(auth::to_string(credential.error())));
-      }
-      credentials_.emplace(&item, std::move(*credential));
-    }
-  }
+  auto parsed = auth::UserCredentials::parse(users_, known_.nt_password);
+  if (!parsed) return fail(parsed.error());
+  credentials_ = std::move(*parsed);
   return {};
 }
 

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "auth/password.h"
+#include "auth/user_credentials.h"
 #include "base/result.h"
 #include "config/client_table.h"
+#include "config/gateway_config.h"
 #include "config/users_file.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
@@ -31,6 +33,9 @@ struct AccessOptions {
   // allowed, 6 = 40- or 128-bit (FreeRADIUS's defaults, which NAS vendors expect).
   std::uint32_t mppe_encryption_policy = 1;
   std::uint32_t mppe_encryption_types = 6;
+  // Where users are looked up, in order; the first store that knows the user
+  // decides (docs/authentication.md). SQL needs a UserStore from the shell.
+  std::vector<config::UsersStore> users_stores{config::UsersStore::kFiles};
 };
 
 struct GatewayOptions {
@@ -81,9 +86,10 @@ class GatewayState {
   // NT-Password, Crypt-Password, Password-With-Header), parsed once at load
   // so that the packet path allocates nothing; nullptr for other items.
   [[nodiscard]] const auth::Credential* credential_of(const config::UsersItem& item) const {
-    const auto it = credentials_.find(&item);
-    return it == credentials_.end() ? nullptr : &it->second;
+    return credentials_.find(item);
   }
+  // Every password of the users file, parsed.
+  [[nodiscard]] const auth::UserCredentials& credentials() const { return credentials_; }
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
@@ -100,7 +106,7 @@ class GatewayState {
   config::UsersFile users_;
   GatewayOptions options_;
   KnownAttributes known_;
-  std::unordered_map<const config::UsersItem*, auth::Credential> credentials_;
+  auth::UserCredentials credentials_;
 };
 
 }  // namespace rw::gateway

@@ -249,8 +249,12 @@ std::size_t RequestHandler::handle_status_server(const Request& request, Mutable
 }
 
 std::size_t RequestHandler::handle_access_request(const Request& request, MutableBytes reply) {
-  decide_access(*state_, request.packet, request.secret, random_, outcome_);
+  decide_access(*state_, request.packet, request.secret, random_, outcome_, user_store_);
   const AccessOutcome& outcome = outcome_;
+  if (outcome.store_unavailable) {
+    counters_.drop(DropReason::kUserStoreUnavailable);
+    return 0;
+  }
   (outcome.accepted ? counters_.access_accepts : counters_.access_rejects).add();
   if (observer_ != nullptr) {
     observer_->on_decision({.now = request.now,
@@ -439,8 +443,10 @@ RequestHandlerFactory::RequestHandlerFactory(std::shared_ptr<const GatewayState>
 
 std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int worker_index) {
   counters_.push_back(std::make_unique<GatewayCounters>());
-  return std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
-                                          static_cast<std::uint16_t>(worker_index));
+  auto handler = std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
+                                                  static_cast<std::uint16_t>(worker_index));
+  handler->set_user_store(user_store_);
+  return handler;
 }
 
 }  // namespace rw::gateway

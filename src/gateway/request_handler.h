@@ -90,6 +90,10 @@ class RequestHandler final : public DatagramHandler {
 
   [[nodiscard]] const DuplicateCache& duplicates() const { return duplicates_; }
 
+  // The store that serves `sql` in users_stores (io::SqlUserCache); it must
+  // outlive the handler. Null (the default): SQL is skipped.
+  void set_user_store(UserStore* store) { user_store_ = store; }
+
  private:
   struct Request;
   // An Accounting-Request waiting for its record's commit.
@@ -119,6 +123,7 @@ class RequestHandler final : public DatagramHandler {
                            const Request& request, radius::SaltSequence& salts) const;
 
   std::shared_ptr<const GatewayState> state_;
+  UserStore* user_store_ = nullptr;
   RandomSource& random_;
   GatewayCounters& counters_;
   DecisionObserver* observer_;
@@ -144,6 +149,9 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   RequestHandlerFactory(std::shared_ptr<const GatewayState> state, RandomSource& random,
                         DecisionObserver* observer, AccountingSetup accounting = {});
   [[nodiscard]] std::unique_ptr<DatagramHandler> make_handler(int worker_index) override;
+  // Handlers made from now on read SQL users through `store` (see
+  // RequestHandler::set_user_store).
+  void set_user_store(UserStore* store) { user_store_ = store; }
 
   // Counters of every handler made so far, for metrics and the exit summary.
   [[nodiscard]] const std::vector<std::unique_ptr<GatewayCounters>>& counters() const { return counters_; }
@@ -153,6 +161,7 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   RandomSource& random_;
   DecisionObserver* observer_;
   AccountingSetup accounting_;
+  UserStore* user_store_ = nullptr;
   std::vector<std::unique_ptr<GatewayCounters>> counters_;
 };
 

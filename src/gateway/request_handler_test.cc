@@ -683,3 +683,68 @@ TEST_F(RequestHandlerTest, RandomDatagramsNeverCrashOrAnswer) {
 
 }  // namespace
 }  // namespace rw::gateway
+
+namespace rw::gateway {
+namespace {
+
+// A store that must not be asked: users of the users file are decided
+// without it when `files` comes first.
+class UnreachableStore final : public UserStore {
+ public:
+  Lookup find(std::string_view) override {
+    ++asked;
+    return {};
+  }
+  int asked = 0;
+};
+
+class FilesBeforeSqlTest : public RequestHandlerTest {
+ protected:
+  FilesBeforeSqlTest() {
+    GatewayOptions options = state_->options();
+    options.access.users_stores = {config::UsersStore::kFiles, config::UsersStore::kSql};
+    auto users =
+        config::UsersFile::parse(kUsers, "users", radius::Dictionary::builtin(), gateway_users_limits());
+    auto clients = config::parse_clients(kClients, "clients.conf");
+    auto state =
+        GatewayState::build({radius::Dictionary::builtin(), clients->clients, std::move(*users), options});
+    EXPECT_TRUE(state.has_value());
+    state_ = *state;
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
+    handler_->set_user_store(&store_);
+  }
+  UnreachableStore store_;
+};
+
+TEST_F(FilesBeforeSqlTest, UsersFileUsersNeverReachSqlAndAllocateNothing) {
+  if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
+  ASSERT_FALSE(pap("alice", "wonderland", 30).empty());  // Warm up, as PacketPathAllocatesNothing.
+  std::vector<std::vector<std::uint8_t>> requests;
+  for (std::uint8_t id = 1; id < 5; ++id) {
+    begin(Code::kAccessRequest, id).add(attr::kUserName, as_bytes("alice"));
+    add_password(id % 2 == 0 ? "wonderland" : "wrong");
+    const Bytes request = finish_request();
+    requests.emplace_back(request.begin(), request.end());
+  }
+  std::size_t answered = 0;
+  g_allocations = 0;
+  g_counting = true;
+  for (const auto& request : requests) {
+    answered += handler_->on_datagram(kNow, Arrival{}, endpoint(1, 40000), request, reply_buffer_) > 0;
+  }
+  g_counting = false;
+  EXPECT_EQ(answered, requests.size());
+  EXPECT_EQ(g_allocations, 0u);
+  EXPECT_EQ(store_.asked, 0);
+}
+
+TEST_F(FilesBeforeSqlTest, AStoreThatCannotAnswerDropsInsteadOfRejecting) {
+  const auto reply = pap("mallory", "x");
+  EXPECT_TRUE(reply.empty());
+  EXPECT_EQ(store_.asked, 1);
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 1u);
+  EXPECT_EQ(counters_.access_rejects.get(), 0u);
+}
+
+}  // namespace
+}  // namespace rw::gateway
