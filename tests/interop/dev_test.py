@@ -235,8 +235,9 @@ class DevTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.dir, "member-2.yaml")))
 
     def check_accounting(self, dev, acct_port):
-        """radclient accounting is acknowledged once committed, and the
-        record is listed by `ctl records`; bootstrap is off once formed."""
+        """radclient accounting is acknowledged once committed, the session
+        is listed by `ctl sessions`, the exporter writes its radacct row to
+        DIR/radacct.sqlite; bootstrap is off once formed."""
 
         def leader():
             for member in (1, 2, 3):
@@ -255,11 +256,21 @@ class DevTest(unittest.TestCase):
                                "testing123"], input=request, capture_output=True, text=True, timeout=60)
         self.assertIn("Received Accounting-Response", done.stdout, done.stdout + done.stderr)
 
+        # The record is held until the leader's exporter has written it to
+        # DIR/radacct.sqlite (then it leaves `ctl records`); the session stays
+        # open in the live session table either way.
         def listed():
-            done = subprocess.run([BINARY, "ctl", "--dir", self.dir, "--member", str(leader_id), "records"],
+            done = subprocess.run([BINARY, "ctl", "--dir", self.dir, "--member", str(leader_id), "sessions"],
                                   capture_output=True, text=True, timeout=10)
             return done.returncode == 0 and "dev-test-1" in done.stdout
-        wait_for("the record in ctl records", listed)
+        wait_for("the session in ctl sessions", listed)
+
+        def exported():
+            done = subprocess.run(["sqlite3", os.path.join(self.dir, "radacct.sqlite"),
+                                   "SELECT acctsessionid, username, acctstoptime IS NULL FROM radacct"],
+                                  capture_output=True, text=True, timeout=10)
+            return done.returncode == 0 and "dev-test-1|alice|1" in done.stdout
+        wait_for("the session row in DIR/radacct.sqlite (sqlite3)", exported)
         wait_for("bootstrap: false in every member config", lambda: all(
             "\nbootstrap: false\n" in read(os.path.join(self.dir, "member-%d.yaml" % i))
             for i in (1, 2, 3)))
