@@ -80,6 +80,18 @@ void copy_proxy_states(PacketBuilder& builder, const radius::Packet& request) {
   }
 }
 
+// Replaces `out` with the request's Proxy-State attributes as wire TLVs,
+// for a reply built later (RFC 2865 §5.33, RFC 2866 §4.2: copied in order).
+void copy_proxy_state_tlvs(const radius::Packet& request, std::vector<std::uint8_t>& out) {
+  out.clear();
+  for (const radius::Attribute attribute : request.attributes()) {
+    if (attribute.type != attr::kProxyState) continue;
+    out.push_back(attr::kProxyState);
+    out.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
+    out.insert(out.end(), attribute.value.begin(), attribute.value.end());
+  }
+}
+
 }  // namespace
 
 struct RequestHandler::Request {
@@ -331,13 +343,7 @@ std::size_t RequestHandler::check_simultaneous_use(const Request& request, const
                                                    std::uint32_t limit, std::size_t accept_length,
                                                    MutableBytes reply) {
   const AccessOutcome& outcome = outcome_;
-  proxy_scratch_.clear();
-  for (const radius::Attribute attribute : request.packet.attributes()) {
-    if (attribute.type != attr::kProxyState) continue;
-    proxy_scratch_.push_back(attr::kProxyState);
-    proxy_scratch_.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
-    proxy_scratch_.insert(proxy_scratch_.end(), attribute.value.begin(), attribute.value.end());
-  }
+  copy_proxy_state_tlvs(request.packet, proxy_scratch_);
   const CheckInputs inputs{.now = request.now,
                            .from = request.from,
                            .key = key,
@@ -569,13 +575,7 @@ bool RequestHandler::defer_accounting_request(const Request& request, const Requ
   deferred.secret = &request.secret;
   deferred.message_authenticator = request.packet.find(attr::kMessageAuthenticator).has_value();
   deferred.deadline = request.now + accounting_.deferred_timeout;
-  deferred.proxy_states.clear();
-  for (const radius::Attribute attribute : request.packet.attributes()) {
-    if (attribute.type != attr::kProxyState) continue;
-    deferred.proxy_states.push_back(attr::kProxyState);
-    deferred.proxy_states.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
-    deferred.proxy_states.insert(deferred.proxy_states.end(), attribute.value.begin(), attribute.value.end());
-  }
+  copy_proxy_state_tlvs(request.packet, deferred.proxy_states);
   counters_.accounting_submitted.add();
   return true;
 }
