@@ -3,7 +3,9 @@
 // duplicate cache, decides Access-Requests (PAP, CHAP, MS-CHAPv1/v2, MAB)
 // from the users policy, and encodes the signed reply. Accounting-Requests
 // become records handed to an AccountingSink; their Accounting-Response is
-// built when the shell says the record is committed. Pure: the shell feeds
+// built when the shell says the record is committed. A user with a
+// Simultaneous-Use limit waits, the same way, for the cluster's count of
+// their open sessions (docs/authentication.md). Pure: the shell feeds
 // datagrams, answers and the time, and sends what is returned.
 #pragma once
 
@@ -122,8 +124,8 @@ class RequestHandler final : public DatagramHandler {
   };
 
   // An Access-Request whose password was accepted, waiting for the count of
-  // its user's open sessions (Simultaneous-Use). Buffers are reserved at
-  // construction: a check allocates nothing.
+  // its user's open sessions (Simultaneous-Use). Its buffers grow on the
+  // slot's first use and are reused after: a warm slot allocates nothing.
   struct SessionCheck {
     RequestKey key{};
     Arrival arrival{};
