@@ -147,7 +147,10 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     case status::kInterimUpdate:
       break;
     case status::kStop:
-      sessions_.erase(record.session);
+      if (auto closed = sessions_.find(record.session); closed != sessions_.end()) {
+        unindex_session(closed->second);
+        sessions_.erase(closed);
+      }
       return;
     case status::kAccountingOn:
     case status::kAccountingOff:
@@ -178,6 +181,7 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
                    std::int64_t{find_u32(record, radius::attr::kAcctSessionTime).value_or(0)} * 1000);
     }
     found = sessions_.emplace_hint(found, record.session, std::move(session));
+    index_session(found->second);
   }
   Session& session = found->second;
   session.last_status_type = record.status_type;
@@ -199,12 +203,36 @@ void Ledger::close_nas_sessions(const Record& record) {
                           (address.empty() || session.nas_address == address) &&
                           (!identifier || as_chars(*identifier) == session.nas_identifier);
     if (same_nas) {
+      unindex_session(session);
       it = sessions_.erase(it);
       ++counters_.sessions_closed_by_nas;
     } else {
       ++it;
     }
   }
+}
+
+void Ledger::index_session(const Session& session) {
+  if (session.user_name.empty()) return;
+  auto found = open_by_user_.find(session.user_name);
+  if (found == open_by_user_.end()) {
+    open_by_user_.emplace(session.user_name, 1);
+    return;
+  }
+  ++found->second;
+}
+
+void Ledger::unindex_session(const Session& session) {
+  if (session.user_name.empty()) return;
+  auto found = open_by_user_.find(session.user_name);
+  RW_ASSERT(found != open_by_user_.end() && found->second > 0);
+  if (--found->second == 0) open_by_user_.erase(found);
+}
+
+std::uint32_t Ledger::open_sessions_of(std::string_view user_name) const {
+  if (user_name.empty()) return 0;
+  auto found = open_by_user_.find(user_name);
+  return found == open_by_user_.end() ? 0 : found->second;
 }
 
 bool Ledger::accepting() const {

@@ -147,6 +147,13 @@ class Ledger {
   [[nodiscard]] std::size_t held_bytes() const { return held_bytes_; }
   // Open sessions ordered by key.
   [[nodiscard]] const std::map<SessionKey, Session>& sessions() const { return sessions_; }
+  // Open sessions whose User-Name is exactly `user_name` (byte for byte):
+  // what Simultaneous-Use counts (docs/authentication.md). Served from an
+  // index derived from the session table, kept by apply() and rebuilt by
+  // restore(); it is not part of the snapshot bytes. An empty name counts 0.
+  [[nodiscard]] std::uint32_t open_sessions_of(std::string_view user_name) const;
+  // Distinct User-Names with open sessions (the index's size, for tests and figures).
+  [[nodiscard]] std::size_t users_with_sessions() const { return open_by_user_.size(); }
   [[nodiscard]] std::size_t window_keys() const { return window_.size(); }
   [[nodiscard]] const LedgerCounters& counters() const { return counters_; }
   [[nodiscard]] const LedgerLimits& limits() const { return limits_; }
@@ -164,6 +171,9 @@ class Ledger {
   void apply_cursor(std::uint64_t exported_through, ApplyResult& result);
   void update_sessions(std::uint64_t index, const Record& record);
   void close_nas_sessions(const Record& record);
+  // Keep open_by_user_ equal to a count of sessions_ by User-Name.
+  void index_session(const Session& session);
+  void unindex_session(const Session& session);
   void trim_window();
 
   LedgerLimits limits_;
@@ -177,6 +187,9 @@ class Ledger {
   // Every key held or in window_: membership only, never iterated.
   std::unordered_set<RecordKey, KeyHash> known_;
   std::map<SessionKey, Session> sessions_;
+  // Derived from sessions_ (never in a snapshot): open sessions per
+  // non-empty User-Name; a name whose count reaches 0 is erased.
+  std::map<std::string, std::uint32_t, std::less<>> open_by_user_;
   LedgerCounters counters_;
 };
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "accounting/accounting_request_for_test.h"
 #include "base/random.h"
 
@@ -149,6 +151,77 @@ TEST(Ledger, AccountingOnClosesEverySessionOfThatNasOnly) {
   ledger.apply(++index, entry_of({record_of(off, 0, "nas2")}));
   ASSERT_EQ(ledger.sessions().size(), 1u);
   EXPECT_EQ(ledger.sessions().begin()->second.acct_session_id, "c");
+}
+
+TEST(Ledger, CountsOpenSessionsPerUserThroughStartInterimStop) {
+  Ledger ledger;
+  RequestSpec alice = start_of("a1");
+  alice.user_name = "alice";
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 0u);
+  ledger.apply(1, entry_of({record_of(alice), record_of(start_of("b1"))}));
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 1u);
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 1u);
+  // An Interim-Update keeps the session: still one.
+  ledger.apply(2, entry_of({record_of(with_status(alice, status::kInterimUpdate, 60))}));
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 1u);
+  RequestSpec second = alice;
+  second.session_id = "a2";
+  ledger.apply(3, entry_of({record_of(second)}));
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 2u);
+  // Names are compared byte for byte.
+  EXPECT_EQ(ledger.open_sessions_of("Alice"), 0u);
+  ledger.apply(4, entry_of({record_of(with_status(alice, status::kStop, 90))}));
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 1u);
+  // A Stop of a session the table does not hold changes nothing.
+  RequestSpec unknown = alice;
+  unknown.session_id = "never-started";
+  ledger.apply(5, entry_of({record_of(with_status(unknown, status::kStop, 1))}));
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 1u);
+  ledger.apply(6, entry_of({record_of(with_status(second, status::kStop, 10))}));
+  EXPECT_EQ(ledger.open_sessions_of("alice"), 0u);
+  EXPECT_EQ(ledger.users_with_sessions(), 1u);  // bob
+}
+
+TEST(Ledger, AccountingOnAndOffCloseTheUsersSessionsOfThatNas) {
+  Ledger ledger;
+  ledger.apply(1, entry_of({record_of(start_of("a", "nas-a")), record_of(start_of("b", "nas-a")),
+                            record_of(start_of("c", "nas-b"))}));
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 3u);
+  RequestSpec on = start_of("on-1", "nas-a");
+  on.status_type = status::kAccountingOn;
+  on.user_name.clear();
+  ledger.apply(2, entry_of({record_of(on)}));
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 1u);
+  RequestSpec off = start_of("off-1", "nas-b");
+  off.status_type = status::kAccountingOff;
+  ledger.apply(3, entry_of({record_of(off)}));
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 0u);
+  EXPECT_EQ(ledger.users_with_sessions(), 0u);
+}
+
+TEST(Ledger, SessionsPastTheBoundAreNotCountedForTheirUser) {
+  Ledger ledger(LedgerLimits{.sessions_max = 1});
+  ledger.apply(1, entry_of({record_of(start_of("a")), record_of(start_of("b"))}));
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 1u);
+  // The Stop of the untracked session leaves the tracked one counted.
+  ledger.apply(2, entry_of({record_of(with_status(start_of("b"), status::kStop, 5))}));
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 1u);
+}
+
+TEST(Snapshot, RestoreRebuildsThePerUserIndexWithoutStoringIt) {
+  Ledger ledger;
+  RequestSpec alice = start_of("a1");
+  alice.user_name = "alice";
+  ledger.apply(1, entry_of({record_of(alice), record_of(start_of("b1")), record_of(start_of("b2"))}));
+  const std::vector<std::uint8_t> bytes = ledger.snapshot();
+  auto restored = Ledger::restore(bytes);
+  ASSERT_TRUE(restored.has_value());
+  EXPECT_EQ(restored->open_sessions_of("alice"), 1u);
+  EXPECT_EQ(restored->open_sessions_of("bob"), 2u);
+  // Same bytes as before: the index added nothing to the snapshot.
+  EXPECT_EQ(restored->snapshot(), bytes);
+  restored->apply(2, entry_of({record_of(with_status(start_of("b1"), status::kStop, 5))}));
+  EXPECT_EQ(restored->open_sessions_of("bob"), 1u);
 }
 
 TEST(Ledger, ExportCursorDropsOnlyExportedRecords) {
@@ -324,6 +397,10 @@ class History {
     if (!sent_.empty() && random_.below(4) == 0) return sent_[random_.below(sent_.size())];
     RequestSpec spec =
         start_of("s" + std::to_string(random_.below(20)), "nas-" + std::to_string(random_.below(3)));
+    // A few users, one of them anonymous, so that the per-user index sees
+    // several sessions per name and sessions without one.
+    const std::uint64_t user = random_.below(4);
+    spec.user_name = user == 3 ? std::string() : "user" + std::to_string(user);
     const std::uint64_t roll = random_.below(20);
     spec.status_type = roll < 6     ? status::kStart
                        : roll < 14  ? status::kInterimUpdate
@@ -342,6 +419,17 @@ class History {
   std::int64_t clock_ms_ = 1'700'000'000'000;
 };
 
+// The per-user index must equal a count of the session table by User-Name.
+void expect_index_matches_sessions(const Ledger& ledger, const std::string& context) {
+  std::map<std::string, std::uint32_t> counted;
+  for (const auto& [key, session] : ledger.sessions()) {
+    if (!session.user_name.empty()) ++counted[session.user_name];
+  }
+  ASSERT_EQ(ledger.users_with_sessions(), counted.size()) << context;
+  for (const auto& [user, count] : counted) ASSERT_EQ(ledger.open_sessions_of(user), count) << context;
+  EXPECT_EQ(ledger.open_sessions_of(""), 0u) << context;
+}
+
 TEST(Snapshot, RandomHistoriesWithRestoreInTheMiddleConverge) {
   const LedgerLimits limits{.sessions_max = 30, .exported_keys_max = 40, .exported_keys_age_ms = 200'000};
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
@@ -355,14 +443,17 @@ TEST(Snapshot, RandomHistoriesWithRestoreInTheMiddleConverge) {
       const ApplyResult rb = b.apply(index, entry);
       ASSERT_EQ(ra.new_keys, rb.new_keys) << "seed " << seed << " index " << index;
       ASSERT_EQ(ra.duplicate_keys, rb.duplicate_keys) << "seed " << seed << " index " << index;
+      expect_index_matches_sessions(a, "seed " + std::to_string(seed) + " index " + std::to_string(index));
       if (index == steps / 2) {
         auto restored = Ledger::restore(b.snapshot(), limits);
         ASSERT_TRUE(restored.has_value()) << "seed " << seed;
         b = std::move(*restored);
+        expect_index_matches_sessions(b, "restored, seed " + std::to_string(seed));
       }
     }
     ASSERT_EQ(a.snapshot(), b.snapshot()) << "seed " << seed;
     EXPECT_EQ(a.records(), b.records()) << "seed " << seed;
+    expect_index_matches_sessions(b, "end, seed " + std::to_string(seed));
     EXPECT_LE(a.window_keys(), limits.exported_keys_max);
     EXPECT_LE(a.sessions().size(), limits.sessions_max);
   }

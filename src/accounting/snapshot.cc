@@ -213,7 +213,9 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
       return fail(SnapshotError::kSessionOrder);
     }
     const SessionKey key = session.key;
-    ledger.sessions_.emplace_hint(ledger.sessions_.end(), key, std::move(session));
+    auto placed = ledger.sessions_.emplace_hint(ledger.sessions_.end(), key, std::move(session));
+    // The per-user index is derived state: rebuilt here, never stored.
+    ledger.index_session(placed->second);
   }
   if (reader.remaining() != 0) return fail(SnapshotError::kTrailingBytes);
   // A window or session table beyond these limits (a peer configured

@@ -79,6 +79,8 @@ Result<std::unique_ptr<io::SubmissionClient>, io::SystemError> make_submission_c
   options.forwarder.pending_records_max = accounting.pending_records_max;
   options.forwarder.batch_records_max = accounting.batch_records_max;
   options.forwarder.batch_delay = accounting.batch_delay;
+  // The forwarder forgets a query when the request handler stops waiting for it.
+  options.forwarder.session_query_timeout = accounting.session_query_timeout;
   options.queue_records_max =
       std::min<std::size_t>(accounting.pending_records_max, options.queue_records_max);
   return io::SubmissionClient::create(std::move(options));

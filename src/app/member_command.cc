@@ -218,6 +218,7 @@ void add_metrics(Member& m) {
     submission_counter("committed", counters.committed);
     submission_counter("not_leader", counters.not_leader);
     submission_counter("busy", counters.busy);
+    submission_counter("session_counts", counters.session_counts);
     submission_counter("write_overflows", counters.write_overflows);
     for (std::size_t i = 0; i < member::kCloseReasonCount; ++i) {
       submission_counter(member::to_string(static_cast<member::CloseReason>(i)), counters.protocol_closes[i]);

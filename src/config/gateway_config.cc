@@ -40,6 +40,11 @@ std::optional<MabDefault> parse_mab_default(std::string_view text) {
   return parse_named(text, {MabDefault::kReject, MabDefault::kAccept});
 }
 
+std::optional<SimultaneousUseUnavailable> parse_simultaneous_use_unavailable(std::string_view text) {
+  return parse_named(text, {SimultaneousUseUnavailable::kReject, SimultaneousUseUnavailable::kAccept,
+                            SimultaneousUseUnavailable::kDrop});
+}
+
 // Larger config files are refused before yaml-cpp sees them: a real gateway
 // config is a few kilobytes, and the bound keeps the parser's time and memory
 // small on hostile input (the fuzz target).
@@ -148,6 +153,7 @@ class Parser : YamlReader {
         {"logging", &Parser::on_logging},
         {"duplicate_window_ms", &Parser::on_duplicate_window_ms},
         {"mab_default", &Parser::on_mab_default},
+        {"simultaneous_use_unavailable", &Parser::on_simultaneous_use_unavailable},
         {"admin_socket", &Parser::on_admin_socket},
         {"require_message_authenticator", &Parser::on_require_message_authenticator},
         {"share_ports", &Parser::on_share_ports},
@@ -307,6 +313,16 @@ class Parser : YamlReader {
     }
   }
 
+  void on_simultaneous_use_unavailable(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "reject, accept or drop");
+    if (!text) return;
+    if (auto policy = parse_simultaneous_use_unavailable(*text)) {
+      config_.simultaneous_use_unavailable = *policy;
+    } else {
+      errors_.push_back(at(value).error(fmt::format("expected reject, accept or drop, got '{}'", *text)));
+    }
+  }
+
   void on_admin_socket(const YAML::Node& value, const SourceLocation& where) {
     if (value.IsNull()) return;
     config_.admin_socket = path(value, where);
@@ -336,6 +352,7 @@ class Parser : YamlReader {
         {"pending_records_max", &Parser::on_pending_records_max},
         {"batch_records_max", &Parser::on_batch_records_max},
         {"batch_delay_us", &Parser::on_batch_delay_us},
+        {"session_query_timeout_ms", &Parser::on_session_query_timeout_ms},
         {"key", &Parser::on_key},
     };
     if (!value.IsMap()) {
@@ -489,6 +506,12 @@ class Parser : YamlReader {
     }
   }
 
+  void on_session_query_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto n = integer(value, where, kSessionQueryTimeoutMsMin, kSessionQueryTimeoutMsMax)) {
+      config_.accounting->session_query_timeout = Duration::milliseconds(*n);
+    }
+  }
+
   void on_key(const YAML::Node& value, const SourceLocation& where) {
     std::optional<std::string> text = scalar(value, where, "a session-key recipe");
     if (!text) return;
@@ -620,6 +643,18 @@ std::string_view to_string(MabDefault action) {
       return "reject";
     case MabDefault::kAccept:
       return "accept";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(SimultaneousUseUnavailable policy) {
+  switch (policy) {
+    case SimultaneousUseUnavailable::kReject:
+      return "reject";
+    case SimultaneousUseUnavailable::kAccept:
+      return "accept";
+    case SimultaneousUseUnavailable::kDrop:
+      return "drop";
   }
   return "unknown";
 }

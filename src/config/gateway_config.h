@@ -75,9 +75,14 @@ enum class LogFormat : std::uint8_t { kText, kJson };
 // entry matches.
 enum class MabDefault : std::uint8_t { kReject, kAccept };
 
+// What a user with a Simultaneous-Use limit gets when the cluster cannot
+// count their open sessions (docs/authentication.md).
+enum class SimultaneousUseUnavailable : std::uint8_t { kReject, kAccept, kDrop };
+
 [[nodiscard]] std::string_view to_string(LogLevel level);
 [[nodiscard]] std::string_view to_string(LogFormat format);
 [[nodiscard]] std::string_view to_string(MabDefault action);
+[[nodiscard]] std::string_view to_string(SimultaneousUseUnavailable policy);
 [[nodiscard]] std::optional<LogLevel> parse_log_level(std::string_view text);
 
 // The folder FreeRADIUS's dictionaries live in on Debian (freeradius-common).
@@ -99,6 +104,10 @@ inline constexpr std::size_t kAccountingMembersMax = 9;
 inline constexpr std::int64_t kPendingRecordsMax = 16 * 1024 * 1024;
 inline constexpr std::int64_t kBatchRecordsMax = 4096;
 inline constexpr std::int64_t kBatchDelayUsMax = 1'000'000;
+// accounting.session_query_timeout_ms: below a NAS's retransmission timer
+// (typically 3-5 s), so that the NAS gets the decision rather than a silence.
+inline constexpr std::int64_t kSessionQueryTimeoutMsMin = 10;
+inline constexpr std::int64_t kSessionQueryTimeoutMsMax = 10'000;
 
 // A member's submission address, "IPv4:port" or "[IPv6]:port", as written.
 struct SubmissionAddress {
@@ -117,6 +126,9 @@ struct AccountingConfig {
   std::size_t pending_records_max = 65536;
   std::size_t batch_records_max = 512;
   Duration batch_delay = Duration::microseconds(1000);
+  // How long an Access-Request with a Simultaneous-Use limit waits for the
+  // leader's count of the user's open sessions.
+  Duration session_query_timeout = Duration::milliseconds(1000);
   // The session-key recipe (accounting::KeyRecipe::parse); absent:
   // FreeRADIUS's default. Checked against the dictionary when it is loaded.
   std::optional<std::string> key{};
@@ -202,6 +214,9 @@ struct GatewayConfig {
   Duration duplicate_window = Duration::milliseconds(kDuplicateWindowMsDefault);
 
   MabDefault mab_default = MabDefault::kReject;
+
+  // Simultaneous-Use without a count (no accounting, no leader, timeout).
+  SimultaneousUseUnavailable simultaneous_use_unavailable = SimultaneousUseUnavailable::kReject;
 
   // The admin API's Unix socket (docs/admin_api.md); absent: no admin API.
   std::optional<ConfiguredPath> admin_socket;

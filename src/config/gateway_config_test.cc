@@ -294,7 +294,9 @@ TEST(ParseGatewayConfig, ReadsTheAccountingSection) {
       "  pending_records_max: 1000\n"
       "  batch_records_max: 64\n"
       "  batch_delay_us: 250\n"
-      "  key: User-Name,Acct-Session-Id\n";
+      "  key: User-Name,Acct-Session-Id\n"
+      "  session_query_timeout_ms: 400\n"
+      "simultaneous_use_unavailable: drop\n";
   auto result = parse_gateway_config(kText, "/etc/gw.yaml");
   ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
   ASSERT_TRUE(result->accounting.has_value());
@@ -309,6 +311,8 @@ TEST(ParseGatewayConfig, ReadsTheAccountingSection) {
   EXPECT_EQ(accounting.key, "User-Name,Acct-Session-Id");
   EXPECT_EQ(accounting.key_where.line, 9);
   EXPECT_EQ(accounting.key_where.column, 8);
+  EXPECT_EQ(accounting.session_query_timeout, Duration::milliseconds(400));
+  EXPECT_EQ(result->simultaneous_use_unavailable, SimultaneousUseUnavailable::kDrop);
   ASSERT_TRUE(result->admin_socket.has_value());
   EXPECT_EQ(result->admin_socket->path, "/etc/admin/gateway.sock");
 }
@@ -325,6 +329,20 @@ TEST(ParseGatewayConfig, AccountingDefaultsAndAbsence) {
   EXPECT_EQ(defaults->accounting->batch_records_max, 512u);
   EXPECT_EQ(defaults->accounting->batch_delay, Duration::microseconds(1000));
   EXPECT_FALSE(defaults->accounting->key.has_value());
+  EXPECT_EQ(defaults->accounting->session_query_timeout, Duration::seconds(1));
+  // Fail closed, as FreeRADIUS's session check does when its database is down.
+  EXPECT_EQ(defaults->simultaneous_use_unavailable, SimultaneousUseUnavailable::kReject);
+}
+
+TEST(ParseGatewayConfig, RejectsBadSimultaneousUseSettings) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "simultaneous_use_unavailable: maybe\n"
+                                                 "accounting:\n"
+                                                 "  members: [127.0.0.1:7301]\n"
+                                                 "  session_query_timeout_ms: 5\n"),
+            (std::vector<std::string>{
+                "etc/gw.yaml:3:31: expected reject, accept or drop, got 'maybe'",
+                "etc/gw.yaml:6:29: expected an integer between 10 and 10000, got '5'",
+            }));
 }
 
 TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {

@@ -33,6 +33,10 @@ std::string_view to_string(DropReason reason) {
       return "reply_too_large";
     case DropReason::kUserStoreUnavailable:
       return "user_store_unavailable";
+    case DropReason::kSessionCheckTableFull:
+      return "session_check_table_full";
+    case DropReason::kSessionCountUnavailable:
+      return "session_count_unavailable";
     case DropReason::kCount:
       break;
   }

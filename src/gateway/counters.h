@@ -30,6 +30,8 @@ enum class DropReason : std::uint8_t {
   kAccountingRefused,            // The submission queue or forwarder refused the record.
   kReplyTooLarge,                // The reply did not fit 4096 octets.
   kUserStoreUnavailable,         // SQL did not answer within miss_wait: the NAS retransmits.
+  kSessionCheckTableFull,        // Too many Access-Requests waiting for a Simultaneous-Use count.
+  kSessionCountUnavailable,      // No session count, and simultaneous_use_unavailable is drop.
   kCount,
 };
 std::string_view to_string(DropReason reason);
@@ -55,10 +57,14 @@ struct GatewayCounters {
   Counter access_rejects;
   Counter status_server;
   Counter retransmissions_answered;
-  Counter accounting_submitted;  // Records handed to the sink and taken.
-  Counter accounting_responses;  // Accounting-Responses sent after commit.
-  Counter accounting_expired;    // Deferred requests forgotten after deferred_timeout.
-  Counter accounting_stale;      // Answers for a slot already freed or reused.
+  Counter accounting_submitted;        // Records handed to the sink and taken.
+  Counter accounting_responses;        // Accounting-Responses sent after commit.
+  Counter accounting_expired;          // Deferred requests forgotten after deferred_timeout.
+  Counter accounting_stale;            // Answers for a slot already freed or reused.
+  Counter session_checks;              // Simultaneous-Use counts asked of the cluster.
+  Counter session_checks_unavailable;  // Counts that did not come (policy applied).
+  Counter simultaneous_use_rejects;    // Access-Rejects because the limit was reached.
+  Counter session_checks_stale;        // Counts for a check already decided or reused.
   std::array<Counter, kDropReasonCount> drops;
   std::array<Counter, kDecodeErrorCount> malformed_by_reason;
 

@@ -106,6 +106,25 @@ class DatagramHandler {
   // after all): forget it, so that the NAS's next retransmission is handled
   // afresh. A stale ticket is ignored.
   virtual void on_refused(Instant /*now*/, Ticket /*ticket*/) {}
+
+  // The cluster's count of open sessions for the Access-Request `ticket`
+  // names (Simultaneous-Use), or no count when the cluster could not give
+  // one. Writes the reply into `reply` (at least 4096 bytes) and says where
+  // it goes, or returns nothing (stale ticket, or the request is dropped).
+  [[nodiscard]] virtual std::optional<DeferredReply> on_session_count(
+      Instant /*now*/, Ticket /*ticket*/, std::optional<std::uint32_t> /*open_sessions*/,
+      MutableBytes /*reply*/) {
+    return std::nullopt;
+  }
+
+  // A reply that became due by time alone (a request whose deferred
+  // decision reached its deadline), written into `reply` (at least 4096
+  // bytes), or nothing when none is due. The shell calls it after on_tick
+  // until it returns nothing; bounded work per call.
+  [[nodiscard]] virtual std::optional<DeferredReply> next_timed_reply(Instant /*now*/,
+                                                                      MutableBytes /*reply*/) {
+    return std::nullopt;
+  }
 };
 
 // Builds one handler per worker thread.

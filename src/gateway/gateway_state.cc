@@ -9,6 +9,18 @@
 
 namespace rw::gateway {
 
+std::string_view to_string(SimultaneousUseUnavailable policy) {
+  switch (policy) {
+    case SimultaneousUseUnavailable::kReject:
+      return "reject";
+    case SimultaneousUseUnavailable::kAccept:
+      return "accept";
+    case SimultaneousUseUnavailable::kDrop:
+      return "drop";
+  }
+  return "unknown";
+}
+
 config::UsersLimits gateway_users_limits() {
   config::UsersLimits limits;
   limits.alias_of = &auth::mab_entry_alias;
@@ -59,6 +71,7 @@ GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary,
   known_.nt_password = d.find("NT-Password");
   known_.crypt_password = d.find("Crypt-Password");
   known_.password_with_header = d.find("Password-With-Header");
+  known_.simultaneous_use = d.find("Simultaneous-Use");
   if (known_.auth_type != nullptr) {
     known_.auth_type_accept = known_.auth_type->value_by_name("Accept").value_or(254);
     known_.auth_type_reject = known_.auth_type->value_by_name("Reject").value_or(4);

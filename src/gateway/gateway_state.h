@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "auth/password.h"
 #include "auth/user_credentials.h"
 #include "base/result.h"
+#include "base/time.h"
 #include "config/client_table.h"
 #include "config/gateway_config.h"
 #include "config/users_file.h"
@@ -27,6 +29,16 @@ namespace rw::gateway {
 // its MAC.
 enum class MabDefault : std::uint8_t { kReject, kAccept };
 
+// What an Access-Request of a user with a Simultaneous-Use limit gets when
+// the cluster cannot count the user's sessions (no accounting configured, no
+// leader reachable, no answer within session_query_timeout).
+enum class SimultaneousUseUnavailable : std::uint8_t {
+  kReject,  // Access-Reject (the default; FreeRADIUS fails the check closed).
+  kAccept,  // Access-Accept as if the limit were not reached.
+  kDrop,    // No answer: the NAS retransmits or fails over.
+};
+[[nodiscard]] std::string_view to_string(SimultaneousUseUnavailable policy);
+
 struct AccessOptions {
   MabDefault mab_default = MabDefault::kReject;
   // RFC 2548 §2.4.4/§2.4.5 values sent with MS-CHAP keys: 1 = encryption
@@ -36,6 +48,15 @@ struct AccessOptions {
   // Where users are looked up, in order; the first store that knows the user
   // decides (docs/authentication.md). SQL needs a UserStore from the shell.
   std::vector<config::UsersStore> users_stores{config::UsersStore::kFiles};
+  // Simultaneous-Use (docs/authentication.md): how long an Access-Request
+  // waits for the cluster's count of the user's open sessions, and what it
+  // gets when the count does not come.
+  Duration session_query_timeout = Duration::seconds(1);
+  SimultaneousUseUnavailable simultaneous_use_unavailable = SimultaneousUseUnavailable::kReject;
+  // Access-Requests waiting for a count, per worker (each holds its built
+  // Access-Accept, up to 4096 bytes). At the bound new ones are dropped
+  // (session_check_table_full) and the NAS retries. Requires: 1..65536.
+  std::size_t session_checks_max = 256;
 };
 
 struct GatewayOptions {
@@ -50,6 +71,7 @@ struct KnownAttributes {
   const radius::AttributeDef* nt_password = nullptr;
   const radius::AttributeDef* crypt_password = nullptr;
   const radius::AttributeDef* password_with_header = nullptr;
+  const radius::AttributeDef* simultaneous_use = nullptr;
   std::uint32_t auth_type_accept = 254;
   std::uint32_t auth_type_reject = 4;
 };

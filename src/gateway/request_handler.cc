@@ -21,6 +21,12 @@ using radius::PacketBuilder;
 namespace attr = radius::attr;
 namespace ms = radius::ms;
 
+// FreeRADIUS's Reply-Message when a Simultaneous-Use limit is reached, which
+// NAS logs and help desks already know.
+constexpr std::string_view kSimultaneousUseMessage = "You are already logged in - access denied";
+// The longest User-Name a SessionCountQuery carries (RFC 2865 §5: 253 octets).
+constexpr std::size_t kQueryUserNameBytesMax = 253;
+
 // Adds one users-file reply item to the reply: tags (RFC 2868 §3) and the
 // dictionary's encryption flags are applied here. Items that cannot go on
 // the wire (server-side attributes, non-1,1 vendor formats) are skipped.
@@ -74,6 +80,18 @@ void copy_proxy_states(PacketBuilder& builder, const radius::Packet& request) {
   }
 }
 
+// Replaces `out` with the request's Proxy-State attributes as wire TLVs,
+// for a reply built later (RFC 2865 §5.33, RFC 2866 §4.2: copied in order).
+void copy_proxy_state_tlvs(const radius::Packet& request, std::vector<std::uint8_t>& out) {
+  out.clear();
+  for (const radius::Attribute attribute : request.attributes()) {
+    if (attribute.type != attr::kProxyState) continue;
+    out.push_back(attr::kProxyState);
+    out.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
+    out.insert(out.end(), attribute.value.begin(), attribute.value.end());
+  }
+}
+
 }  // namespace
 
 struct RequestHandler::Request {
@@ -103,6 +121,13 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
       learned_message_authenticator_(state_->client_count(), false),
       accounting_(std::move(accounting)),
       worker_(worker) {
+  const std::size_t checks = state_->options().access.session_checks_max;
+  RW_ASSERT(checks >= 1 && checks <= 65536);
+  // Slots only: their buffers grow on first use (a users policy without
+  // Simultaneous-Use never touches them) and are reused after.
+  session_checks_.resize(checks);
+  for (std::size_t i = 0; i < session_checks_.size(); ++i)
+    session_checks_[i].next_free = static_cast<std::uint32_t>(i + 1);
   if (accounting_.sink == nullptr) return;
   RW_ASSERT(accounting_.recipe != nullptr);
   RW_ASSERT(accounting_.deferred_max >= 1 && accounting_.deferred_max <= 65536);
@@ -174,7 +199,10 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
         length = handle_status_server(request, reply);
         break;
       case Code::kAccessRequest:
-        length = handle_access_request(request, reply);
+        length = handle_access_request(request, key, reply);
+        // The entry stays in progress until the count arrives or its
+        // deadline passes: retransmissions meanwhile are coalesced.
+        if (length == kDeferredReply) return 0;
         break;
       default:
         // The entry stays in progress until the answer: NAS retransmissions
@@ -248,24 +276,53 @@ std::size_t RequestHandler::handle_status_server(const Request& request, Mutable
   return finish_reply(request, builder);
 }
 
-std::size_t RequestHandler::handle_access_request(const Request& request, MutableBytes reply) {
+void RequestHandler::log_decision(Instant now, const Endpoint& from, std::string_view client,
+                                  std::string_view user_name, AuthMethod method, bool accepted,
+                                  std::string_view reason) {
+  (accepted ? counters_.access_accepts : counters_.access_rejects).add();
+  if (observer_ == nullptr) return;
+  observer_->on_decision({.now = now,
+                          .from = from,
+                          .client = client,
+                          .user_name = user_name,
+                          .method = method,
+                          .accepted = accepted,
+                          .reason = reason});
+}
+
+std::size_t RequestHandler::handle_access_request(const Request& request, const RequestKey& key,
+                                                  MutableBytes reply) {
   decide_access(*state_, request.packet, request.secret, random_, outcome_, user_store_);
   const AccessOutcome& outcome = outcome_;
   if (outcome.store_unavailable) {
     counters_.drop(DropReason::kUserStoreUnavailable);
     return 0;
   }
-  (outcome.accepted ? counters_.access_accepts : counters_.access_rejects).add();
-  if (observer_ != nullptr) {
-    observer_->on_decision({.now = request.now,
-                            .from = request.from,
-                            .client = request.client.shortname,
-                            .user_name = outcome.user_name,
-                            .method = outcome.method,
-                            .accepted = outcome.accepted,
-                            .reason = outcome.reason});
+  // Simultaneous-Use (docs/authentication.md): only a user accepted with the
+  // control item costs a count; everyone else is answered here.
+  std::optional<std::uint32_t> limit;
+  if (const radius::AttributeDef* def = state_->known().simultaneous_use;
+      def != nullptr && outcome.accepted) {
+    if (const config::UsersItem* item = outcome.users.find_control(*def)) {
+      std::uint32_t value = 0;
+      ByteReader reader(item->bytes());
+      if (reader.read_u32(value)) limit = value;
+    }
   }
+  const std::size_t length = build_access_reply(request, reply);
+  if (!limit) {
+    if (length > 0) {
+      log_decision(request.now, request.from, request.client.shortname, outcome.user_name, outcome.method,
+                   outcome.accepted, outcome.reason);
+    }
+    return length;
+  }
+  if (length == 0) return 0;
+  return check_simultaneous_use(request, key, *limit, length, reply);
+}
 
+std::size_t RequestHandler::build_access_reply(const Request& request, MutableBytes reply) {
+  const AccessOutcome& outcome = outcome_;
   PacketBuilder builder(reply);
   builder.begin(outcome.accepted ? Code::kAccessAccept : Code::kAccessReject, request.packet.identifier(),
                 request.packet.authenticator());
@@ -280,6 +337,164 @@ std::size_t RequestHandler::handle_access_request(const Request& request, Mutabl
   }
   add_ms_chap_results(builder, outcome, request, salts);
   return finish_reply(request, builder);
+}
+
+std::size_t RequestHandler::check_simultaneous_use(const Request& request, const RequestKey& key,
+                                                   std::uint32_t limit, std::size_t accept_length,
+                                                   MutableBytes reply) {
+  const AccessOutcome& outcome = outcome_;
+  copy_proxy_state_tlvs(request.packet, proxy_scratch_);
+  const CheckInputs inputs{.now = request.now,
+                           .from = request.from,
+                           .key = key,
+                           .secret = request.secret,
+                           .client = request.client.shortname,
+                           .user_name = outcome.user_name,
+                           .method = outcome.method,
+                           .limit = limit,
+                           .proxy_states = proxy_scratch_,
+                           .accept = reply.first(accept_length)};
+  // A limit of 0 admits nobody: no need to ask. A User-Name a frame cannot
+  // carry cannot be counted.
+  if (limit == 0) return decide_session_check(inputs, 0, reply);
+  if (outcome.user_name.empty() || outcome.user_name.size() > kQueryUserNameBytesMax) {
+    return decide_session_check(inputs, std::nullopt, reply);
+  }
+  if (free_session_check_ >= session_checks_.size()) {
+    counters_.drop(DropReason::kSessionCheckTableFull);
+    return 0;
+  }
+  const std::uint32_t slot = free_session_check_;
+  SessionCheck& check = session_checks_[slot];
+  const Ticket ticket = make_ticket(worker_, static_cast<std::uint16_t>(slot), check.generation);
+  if (accounting_.sink == nullptr || !accounting_.sink->count_sessions(outcome.user_name, ticket)) {
+    return decide_session_check(inputs, std::nullopt, reply);
+  }
+  counters_.session_checks.add();
+  free_session_check_ = check.next_free;
+  ++session_check_count_;
+  check.used = true;
+  check.key = key;
+  check.arrival = request.arrival;
+  check.state = state_;
+  check.secret = &request.secret;
+  check.client = request.client.shortname;
+  check.proxy_states.assign(proxy_scratch_.begin(), proxy_scratch_.end());
+  check.accept.assign(reply.begin(), reply.begin() + static_cast<std::ptrdiff_t>(accept_length));
+  check.user_name_length = outcome.user_name.size();
+  std::copy(outcome.user_name.begin(), outcome.user_name.end(), check.user_name.begin());
+  check.method = outcome.method;
+  check.limit = limit;
+  check.deadline = request.now + state_->options().access.session_query_timeout;
+  return kDeferredReply;
+}
+
+std::size_t RequestHandler::decide_session_check(const CheckInputs& check,
+                                                 std::optional<std::uint32_t> open_sessions,
+                                                 MutableBytes reply) {
+  bool accept = false;
+  std::string_view reason = "ok";
+  if (open_sessions) {
+    accept = *open_sessions < check.limit;
+    if (!accept) reason = "simultaneous_use";
+  } else {
+    counters_.session_checks_unavailable.add();
+    reason = "simultaneous_use_unavailable";
+    switch (state_->options().access.simultaneous_use_unavailable) {
+      case SimultaneousUseUnavailable::kAccept:
+        accept = true;
+        break;
+      case SimultaneousUseUnavailable::kReject:
+        break;
+      case SimultaneousUseUnavailable::kDrop:
+        counters_.drop(DropReason::kSessionCountUnavailable);
+        return 0;
+    }
+  }
+  if (accept) {
+    if (check.accept.data() != reply.data())
+      std::copy(check.accept.begin(), check.accept.end(), reply.begin());
+    log_decision(check.now, check.from, check.client, check.user_name, check.method, true, reason);
+    return check.accept.size();
+  }
+  PacketBuilder builder(reply);
+  builder.begin(Code::kAccessReject, check.key.identifier, check.key.authenticator);
+  // BlastRADIUS (CVE-2024-3596): Message-Authenticator first in every reply.
+  builder.reserve_message_authenticator();
+  if (open_sessions) builder.add(attr::kReplyMessage, as_bytes(kSimultaneousUseMessage));
+  // RFC 2865 §5.33: Proxy-State copied unmodified, in order.
+  for (const radius::Attribute attribute :
+       radius::AttributeRange{check.proxy_states, 0, check.proxy_states.size()}) {
+    builder.add(attr::kProxyState, attribute.value);
+  }
+  auto finished = builder.finish();
+  if (!finished) {
+    counters_.drop(DropReason::kReplyTooLarge);
+    return 0;
+  }
+  radius::sign_response(*finished, check.key.authenticator, check.secret);
+  if (open_sessions) counters_.simultaneous_use_rejects.add();
+  log_decision(check.now, check.from, check.client, check.user_name, check.method, false, reason);
+  return finished->size();
+}
+
+std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, SessionCheck& check,
+                                                                  std::optional<std::uint32_t> open_sessions,
+                                                                  MutableBytes reply) {
+  const CheckInputs inputs{.now = now,
+                           .from = check.key.from,
+                           .key = check.key,
+                           .secret = *check.secret,
+                           .client = check.client,
+                           .user_name = std::string_view(check.user_name.data(), check.user_name_length),
+                           .method = check.method,
+                           .limit = check.limit,
+                           .proxy_states = check.proxy_states,
+                           .accept = check.accept};
+  const std::size_t length = decide_session_check(inputs, open_sessions, reply);
+  std::optional<DeferredReply> out;
+  if (length == 0) {
+    duplicates_.abandon(check.key);
+  } else {
+    duplicates_.complete(now, check.key, reply.first(length));
+    out = DeferredReply{.arrival = check.arrival, .to = check.key.from, .length = length};
+  }
+  release(check);
+  return out;
+}
+
+void RequestHandler::release(SessionCheck& check) {
+  RW_ASSERT(check.used);
+  check.used = false;
+  check.state.reset();
+  check.secret = nullptr;
+  check.client = {};
+  ++check.generation;  // A count still on its way for this use is now stale.
+  check.next_free = free_session_check_;
+  free_session_check_ = static_cast<std::uint32_t>(&check - session_checks_.data());
+  --session_check_count_;
+}
+
+std::optional<DeferredReply> RequestHandler::on_session_count(Instant now, Ticket ticket,
+                                                              std::optional<std::uint32_t> open_sessions,
+                                                              MutableBytes reply) {
+  const std::size_t slot = ticket_slot(ticket);
+  if (ticket_worker(ticket) != worker_ || slot >= session_checks_.size() || !session_checks_[slot].used ||
+      session_checks_[slot].generation != ticket_generation(ticket)) {
+    counters_.session_checks_stale.add();
+    return std::nullopt;
+  }
+  return finish_session_check(now, session_checks_[slot], open_sessions, reply);
+}
+
+std::optional<DeferredReply> RequestHandler::next_timed_reply(Instant now, MutableBytes reply) {
+  if (session_check_count_ == 0) return std::nullopt;
+  // Bounded by the table size (session_checks_max).
+  for (SessionCheck& check : session_checks_) {
+    if (!check.used || now < check.deadline) continue;
+    if (auto out = finish_session_check(now, check, std::nullopt, reply)) return out;
+  }
+  return std::nullopt;
 }
 
 // RFC 2548 §2.3.3, §2.4: MS-CHAP2-Success or MS-CHAP-Error, and the MPPE keys.
@@ -360,13 +575,7 @@ bool RequestHandler::defer_accounting_request(const Request& request, const Requ
   deferred.secret = &request.secret;
   deferred.message_authenticator = request.packet.find(attr::kMessageAuthenticator).has_value();
   deferred.deadline = request.now + accounting_.deferred_timeout;
-  deferred.proxy_states.clear();
-  for (const radius::Attribute attribute : request.packet.attributes()) {
-    if (attribute.type != attr::kProxyState) continue;
-    deferred.proxy_states.push_back(attr::kProxyState);
-    deferred.proxy_states.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
-    deferred.proxy_states.insert(deferred.proxy_states.end(), attribute.value.begin(), attribute.value.end());
-  }
+  copy_proxy_state_tlvs(request.packet, deferred.proxy_states);
   counters_.accounting_submitted.add();
   return true;
 }

@@ -3,7 +3,9 @@
 // duplicate cache, decides Access-Requests (PAP, CHAP, MS-CHAPv1/v2, MAB)
 // from the users policy, and encodes the signed reply. Accounting-Requests
 // become records handed to an AccountingSink; their Accounting-Response is
-// built when the shell says the record is committed. Pure: the shell feeds
+// built when the shell says the record is committed. A user with a
+// Simultaneous-Use limit waits, the same way, for the cluster's count of
+// their open sessions (docs/authentication.md). Pure: the shell feeds
 // datagrams, answers and the time, and sends what is returned.
 #pragma once
 
@@ -77,9 +79,20 @@ class RequestHandler final : public DatagramHandler {
   [[nodiscard]] std::optional<DeferredReply> on_answer(Instant now, Ticket ticket,
                                                        MutableBytes reply) override;
   void on_refused(Instant now, Ticket ticket) override;
+  // Decides a Simultaneous-Use check: Access-Accept (the one built when the
+  // password was checked) below the limit, Access-Reject with FreeRADIUS's
+  // Reply-Message at or above it, the unavailable policy without a count.
+  [[nodiscard]] std::optional<DeferredReply> on_session_count(Instant now, Ticket ticket,
+                                                              std::optional<std::uint32_t> open_sessions,
+                                                              MutableBytes reply) override;
+  // Decides the first check past its session_query_timeout by the
+  // unavailable policy (drops are carried out and skipped).
+  [[nodiscard]] std::optional<DeferredReply> next_timed_reply(Instant now, MutableBytes reply) override;
 
   // Deferred requests held now.
   [[nodiscard]] std::size_t deferred_size() const { return deferred_count_; }
+  // Access-Requests waiting for a Simultaneous-Use count now.
+  [[nodiscard]] std::size_t session_checks_size() const { return session_check_count_; }
 
   // Replaces the shared state (a reload); the duplicate cache is kept, what
   // `auto` clients taught this worker is forgotten.
@@ -110,6 +123,42 @@ class RequestHandler final : public DatagramHandler {
     bool used = false;
   };
 
+  // An Access-Request whose password was accepted, waiting for the count of
+  // its user's open sessions (Simultaneous-Use). Its buffers grow on the
+  // slot's first use and are reused after: a warm slot allocates nothing.
+  struct SessionCheck {
+    RequestKey key{};
+    Arrival arrival{};
+    std::shared_ptr<const GatewayState> state{};  // Keeps `secret` and `client` alive across a reload.
+    const radius::SharedSecret* secret = nullptr;
+    std::string_view client{};                 // The client's shortname, in `state`.
+    std::vector<std::uint8_t> proxy_states{};  // RFC 2865 §5.33: TLVs copied into a reject.
+    std::vector<std::uint8_t> accept{};        // The signed Access-Accept, sent below the limit.
+    std::array<char, 253> user_name{};
+    std::size_t user_name_length = 0;
+    AuthMethod method = AuthMethod::kNone;
+    std::uint32_t limit = 0;
+    Instant deadline{};
+    std::uint32_t generation = 0;
+    std::uint32_t next_free = 0;
+    bool used = false;
+  };
+  // What deciding a check needs, from a slot or from the request at hand.
+  struct CheckInputs {
+    Instant now;
+    const Endpoint& from;
+    const RequestKey& key;
+    const radius::SharedSecret& secret;
+    std::string_view client;
+    std::string_view user_name;
+    AuthMethod method;
+    std::uint32_t limit;
+    Bytes proxy_states;
+    Bytes accept;
+  };
+  // Sentinel of handle_access_request: the answer comes later.
+  static constexpr std::size_t kDeferredReply = static_cast<std::size_t>(-1);
+
   [[nodiscard]] bool verify_request(const Request& request);
   // Hands an Accounting-Request's record to the sink; true when it is now
   // deferred (its duplicate-cache entry stays in progress).
@@ -117,7 +166,21 @@ class RequestHandler final : public DatagramHandler {
   [[nodiscard]] Deferred* find_deferred(Ticket ticket);
   void release(Deferred& deferred);
   std::size_t handle_status_server(const Request& request, MutableBytes reply);
-  std::size_t handle_access_request(const Request& request, MutableBytes reply);
+  std::size_t handle_access_request(const Request& request, const RequestKey& key, MutableBytes reply);
+  std::size_t build_access_reply(const Request& request, MutableBytes reply);
+  void log_decision(Instant now, const Endpoint& from, std::string_view client, std::string_view user_name,
+                    AuthMethod method, bool accepted, std::string_view reason);
+  // With a Simultaneous-Use limit: asks for the count (kDeferredReply) or
+  // decides at once when it cannot be asked. `reply` holds the Access-Accept.
+  std::size_t check_simultaneous_use(const Request& request, const RequestKey& key, std::uint32_t limit,
+                                     std::size_t accept_length, MutableBytes reply);
+  // The reply of a check given the count (none: unavailable); 0 to drop.
+  std::size_t decide_session_check(const CheckInputs& check, std::optional<std::uint32_t> open_sessions,
+                                   MutableBytes reply);
+  std::optional<DeferredReply> finish_session_check(Instant now, SessionCheck& check,
+                                                    std::optional<std::uint32_t> open_sessions,
+                                                    MutableBytes reply);
+  void release(SessionCheck& check);
   std::size_t finish_reply(const Request& request, radius::PacketBuilder& builder);
   void add_ms_chap_results(radius::PacketBuilder& builder, const AccessOutcome& outcome,
                            const Request& request, radius::SaltSequence& salts) const;
@@ -140,6 +203,11 @@ class RequestHandler final : public DatagramHandler {
   std::uint32_t free_deferred_ = 0;
   std::size_t deferred_count_ = 0;
   std::vector<std::uint8_t> record_bytes_;  // Reused for each encoded record.
+
+  std::vector<SessionCheck> session_checks_;  // Fixed size: access.session_checks_max.
+  std::uint32_t free_session_check_ = 0;
+  std::size_t session_check_count_ = 0;
+  std::vector<std::uint8_t> proxy_scratch_;  // A request's Proxy-State TLVs, for an immediate reject.
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with

@@ -74,6 +74,9 @@ dave    Auth-Type := Reject
         Session-Timeout = 10
 00-11-22-33-44-55
         Session-Timeout = 60
+carol   Cleartext-Password := "one-at-a-time", Simultaneous-Use := 1
+        Session-Timeout = 3600
+zed     Cleartext-Password := "never", Simultaneous-Use := 0
 )";
 
 constexpr std::string_view kClients = R"(
@@ -744,6 +747,230 @@ TEST_F(FilesBeforeSqlTest, AStoreThatCannotAnswerDropsInsteadOfRejecting) {
   EXPECT_EQ(store_.asked, 1);
   EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 1u);
   EXPECT_EQ(counters_.access_rejects.get(), 0u);
+}
+
+// Records Simultaneous-Use queries; refuses them when told.
+class CountingSink final : public AccountingSink {
+ public:
+  struct Query {
+    std::string user_name;
+    Ticket ticket;
+  };
+  bool submit(const accounting::RecordKey&, Bytes, Ticket) override { return false; }
+  bool count_sessions(std::string_view user_name, Ticket ticket) override {
+    if (refuse) return false;
+    queries.push_back({std::string(user_name), ticket});
+    return true;
+  }
+  bool refuse = false;
+  std::vector<Query> queries;
+};
+
+class RecordingObserver final : public DecisionObserver {
+ public:
+  void on_decision(const Decision& decision) override {
+    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason)});
+  }
+  struct Entry {
+    std::string user_name;
+    bool accepted;
+    std::string reason;
+  };
+  std::vector<Entry> decisions;
+};
+
+class SimultaneousUseTest : public RequestHandlerTest {
+ protected:
+  SimultaneousUseTest() { rebuild(SimultaneousUseUnavailable::kReject, /*with_sink=*/true); }
+
+  void rebuild(SimultaneousUseUnavailable policy, bool with_sink) {
+    GatewayOptions options = state_->options();
+    options.access.simultaneous_use_unavailable = policy;
+    options.access.session_query_timeout = Duration::seconds(1);
+    options.access.session_checks_max = 2;
+    auto users =
+        config::UsersFile::parse(kUsers, "users", radius::Dictionary::builtin(), gateway_users_limits());
+    auto clients = config::parse_clients(kClients, "clients.conf");
+    auto state =
+        GatewayState::build({radius::Dictionary::builtin(), clients->clients, std::move(*users), options});
+    ASSERT_TRUE(state.has_value());
+    state_ = *state;
+    AccountingSetup setup;
+    if (with_sink) {
+      setup.sink = &sink_;
+      setup.recipe =
+          std::make_shared<const accounting::KeyRecipe>(accounting::KeyRecipe::freeradius_default());
+    }
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, &observer_, setup, /*worker=*/2);
+  }
+
+  // An Access-Request for carol with the right password, optionally with Proxy-States.
+  std::vector<std::uint8_t> carol_request(std::uint8_t id, std::vector<std::string_view> proxy_states = {}) {
+    begin(Code::kAccessRequest, id).add(attr::kUserName, as_bytes("carol"));
+    add_password("one-at-a-time");
+    for (std::string_view state : proxy_states) builder_->add(attr::kProxyState, as_bytes(state));
+    const Bytes request = finish_request();
+    return {request.begin(), request.end()};
+  }
+
+  std::optional<std::vector<std::uint8_t>> count(Ticket ticket, std::optional<std::uint32_t> open_sessions,
+                                                 Instant now = kNow) {
+    auto reply = handler_->on_session_count(now, ticket, open_sessions, reply_buffer_);
+    if (!reply) return std::nullopt;
+    EXPECT_EQ(reply->to, endpoint(1, 40000));
+    return std::vector<std::uint8_t>(reply_buffer_.begin(),
+                                     reply_buffer_.begin() + static_cast<std::ptrdiff_t>(reply->length));
+  }
+
+  std::optional<std::vector<std::uint8_t>> timed(Instant now) {
+    auto reply = handler_->next_timed_reply(now, reply_buffer_);
+    if (!reply) return std::nullopt;
+    return std::vector<std::uint8_t>(reply_buffer_.begin(),
+                                     reply_buffer_.begin() + static_cast<std::ptrdiff_t>(reply->length));
+  }
+
+  static std::string reply_message(const radius::Packet& packet) {
+    auto message = packet.find(attr::kReplyMessage);
+    return message ? std::string(as_chars(message->value)) : std::string();
+  }
+
+  CountingSink sink_;
+  RecordingObserver observer_;
+};
+
+TEST_F(SimultaneousUseTest, UsersWithoutTheItemAreAnsweredWithoutAQuery) {
+  const radius::Packet packet = verified(pap("alice", "wonderland"));
+  EXPECT_EQ(packet.code(), Code::kAccessAccept);
+  EXPECT_TRUE(sink_.queries.empty());
+  EXPECT_EQ(counters_.session_checks.get(), 0u);
+}
+
+TEST_F(SimultaneousUseTest, AWrongPasswordIsRejectedWithoutAQuery) {
+  EXPECT_EQ(verified(pap("carol", "wrong")).code(), Code::kAccessReject);
+  EXPECT_TRUE(sink_.queries.empty());
+}
+
+TEST_F(SimultaneousUseTest, BelowTheLimitSendsTheAcceptBuiltAtTheCheck) {
+  EXPECT_TRUE(send(carol_request(40)).empty());
+  ASSERT_EQ(sink_.queries.size(), 1u);
+  EXPECT_EQ(sink_.queries[0].user_name, "carol");
+  EXPECT_EQ(ticket_worker(sink_.queries[0].ticket), 2);
+  EXPECT_EQ(handler_->session_checks_size(), 1u);
+  EXPECT_TRUE(observer_.decisions.empty());  // Not decided yet.
+  auto reply = count(sink_.queries[0].ticket, 0);
+  ASSERT_TRUE(reply.has_value());
+  const radius::Packet packet = verified(*reply);
+  EXPECT_EQ(packet.code(), Code::kAccessAccept);
+  EXPECT_TRUE(packet.find(attr::kSessionTimeout).has_value());
+  EXPECT_EQ(handler_->session_checks_size(), 0u);
+  ASSERT_EQ(observer_.decisions.size(), 1u);
+  EXPECT_TRUE(observer_.decisions[0].accepted);
+  EXPECT_EQ(counters_.access_accepts.get(), 1u);
+}
+
+TEST_F(SimultaneousUseTest, AtTheLimitRejectsWithFreeRadiusReplyMessage) {
+  const auto request = carol_request(41, {"first", "second"});
+  EXPECT_TRUE(send(request).empty());
+  auto reply = count(sink_.queries.at(0).ticket, 1);
+  ASSERT_TRUE(reply.has_value());
+  const radius::Packet packet = verified(*reply);
+  EXPECT_EQ(packet.code(), Code::kAccessReject);
+  EXPECT_EQ(reply_message(packet), "You are already logged in - access denied");
+  EXPECT_FALSE(packet.find(attr::kSessionTimeout).has_value());
+  // RFC 2865 §5.33: Proxy-State copied unmodified, in order.
+  std::vector<std::string> states;
+  for (const radius::Attribute attribute : packet.attributes()) {
+    if (attribute.type == attr::kProxyState) states.emplace_back(as_chars(attribute.value));
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"first", "second"}));
+  ASSERT_EQ(observer_.decisions.size(), 1u);
+  EXPECT_FALSE(observer_.decisions[0].accepted);
+  EXPECT_EQ(observer_.decisions[0].reason, "simultaneous_use");
+  EXPECT_EQ(counters_.simultaneous_use_rejects.get(), 1u);
+  EXPECT_EQ(counters_.access_rejects.get(), 1u);
+  // A retransmission now gets the identical reply from the duplicate cache.
+  EXPECT_EQ(send(request), *reply);
+  EXPECT_EQ(sink_.queries.size(), 1u);
+}
+
+TEST_F(SimultaneousUseTest, RetransmissionsWhileCountingAreCoalesced) {
+  const auto request = carol_request(42);
+  EXPECT_TRUE(send(request).empty());
+  EXPECT_TRUE(send(request).empty());
+  EXPECT_TRUE(send(request).empty());
+  EXPECT_EQ(sink_.queries.size(), 1u);
+  EXPECT_EQ(drops(DropReason::kDuplicateInProgress), 2u);
+}
+
+TEST_F(SimultaneousUseTest, NoCountWithinTheTimeoutRejectsByDefault) {
+  EXPECT_TRUE(send(carol_request(43)).empty());
+  EXPECT_FALSE(timed(kNow + Duration::milliseconds(999)).has_value());
+  auto reply = timed(kNow + Duration::seconds(1));
+  ASSERT_TRUE(reply.has_value());
+  const radius::Packet packet = verified(*reply);
+  EXPECT_EQ(packet.code(), Code::kAccessReject);
+  EXPECT_EQ(reply_message(packet), "");  // Not "already logged in": nobody knows.
+  EXPECT_EQ(observer_.decisions.at(0).reason, "simultaneous_use_unavailable");
+  EXPECT_EQ(counters_.session_checks_unavailable.get(), 1u);
+  EXPECT_EQ(counters_.simultaneous_use_rejects.get(), 0u);
+  EXPECT_FALSE(timed(kNow + Duration::seconds(2)).has_value());
+  // The count that comes late is stale.
+  EXPECT_FALSE(count(sink_.queries.at(0).ticket, 0).has_value());
+  EXPECT_EQ(counters_.session_checks_stale.get(), 1u);
+}
+
+TEST_F(SimultaneousUseTest, UnavailablePolicyAcceptSendsTheAccept) {
+  rebuild(SimultaneousUseUnavailable::kAccept, true);
+  EXPECT_TRUE(send(carol_request(44)).empty());
+  auto reply = count(sink_.queries.at(0).ticket, std::nullopt);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(verified(*reply).code(), Code::kAccessAccept);
+  EXPECT_EQ(observer_.decisions.at(0).reason, "simultaneous_use_unavailable");
+}
+
+TEST_F(SimultaneousUseTest, UnavailablePolicyDropLetsTheRetransmissionAskAgain) {
+  rebuild(SimultaneousUseUnavailable::kDrop, true);
+  const auto request = carol_request(45);
+  EXPECT_TRUE(send(request).empty());
+  EXPECT_FALSE(timed(kNow + Duration::seconds(1)).has_value());
+  EXPECT_EQ(drops(DropReason::kSessionCountUnavailable), 1u);
+  EXPECT_EQ(handler_->session_checks_size(), 0u);
+  EXPECT_TRUE(send(request).empty());
+  EXPECT_EQ(sink_.queries.size(), 2u);
+}
+
+TEST_F(SimultaneousUseTest, WithoutAccountingThePolicyDecidesAtOnce) {
+  rebuild(SimultaneousUseUnavailable::kReject, /*with_sink=*/false);
+  const radius::Packet packet = verified(send(carol_request(46)));
+  EXPECT_EQ(packet.code(), Code::kAccessReject);
+  EXPECT_EQ(counters_.session_checks_unavailable.get(), 1u);
+  rebuild(SimultaneousUseUnavailable::kAccept, /*with_sink=*/false);
+  EXPECT_EQ(verified(send(carol_request(47))).code(), Code::kAccessAccept);
+}
+
+TEST_F(SimultaneousUseTest, ARefusedQueryDecidesAtOnce) {
+  sink_.refuse = true;
+  EXPECT_EQ(verified(send(carol_request(48))).code(), Code::kAccessReject);
+  EXPECT_EQ(handler_->session_checks_size(), 0u);
+}
+
+TEST_F(SimultaneousUseTest, LimitZeroRejectsWithoutAsking) {
+  const radius::Packet packet = verified(pap("zed", "never"));
+  EXPECT_EQ(packet.code(), Code::kAccessReject);
+  EXPECT_EQ(reply_message(packet), "You are already logged in - access denied");
+  EXPECT_TRUE(sink_.queries.empty());
+}
+
+TEST_F(SimultaneousUseTest, AFullTableDropsAndTheNasRetries) {
+  EXPECT_TRUE(send(carol_request(50)).empty());
+  EXPECT_TRUE(send(carol_request(51)).empty());
+  const auto third = carol_request(52);
+  EXPECT_TRUE(send(third).empty());
+  EXPECT_EQ(drops(DropReason::kSessionCheckTableFull), 1u);
+  EXPECT_EQ(sink_.queries.size(), 2u);
+  ASSERT_TRUE(count(sink_.queries[0].ticket, 0).has_value());
+  EXPECT_TRUE(send(third).empty());  // The retransmission finds a free slot.
+  EXPECT_EQ(sink_.queries.size(), 3u);
 }
 
 }  // namespace

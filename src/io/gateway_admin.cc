@@ -61,6 +61,14 @@ void add_handler_metrics(PrometheusText& page,
                sum(&gateway::GatewayCounters::accounting_expired), {{"event", "expired"}});
   page.counter("radiusward_gateway_accounting_total", kHelp, sum(&gateway::GatewayCounters::accounting_stale),
                {{"event", "stale_answer"}});
+  constexpr std::string_view kChecks = "Simultaneous-Use checks of the cluster's open sessions, by event.";
+  for (const auto& [event, member] :
+       {std::pair{"asked", &gateway::GatewayCounters::session_checks},
+        std::pair{"unavailable", &gateway::GatewayCounters::session_checks_unavailable},
+        std::pair{"rejected", &gateway::GatewayCounters::simultaneous_use_rejects},
+        std::pair{"stale", &gateway::GatewayCounters::session_checks_stale}}) {
+    page.counter("radiusward_gateway_session_checks_total", kChecks, sum(member), {{"event", event}});
+  }
 }
 
 }  // namespace

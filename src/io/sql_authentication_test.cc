@@ -26,7 +26,6 @@ namespace attr = radius::attr;
 namespace ms = radius::ms;
 using radius::Code;
 
-constexpr const char* kSqliteSchema = "/etc/freeradius/3.0/mods-config/sql/main/sqlite/schema.sql";
 constexpr std::string_view kClients = "client localhost {\n  ipaddr = 127.0.0.1\n  secret = testing123\n}\n";
 const Instant kNow{5'000'000'000};
 

@@ -99,7 +99,7 @@ bool SubmissionClient::submit(const accounting::RecordKey& key, Bytes record, ga
       queue_refused_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
-    was_empty = queued_.empty();
+    was_empty = queued_.empty() && queued_queries_.empty();
     QueuedRecord& queued = queued_.emplace_back();
     queued.key = key.bytes;
     queued.ticket = ticket;
@@ -108,6 +108,25 @@ bool SubmissionClient::submit(const accounting::RecordKey& key, Bytes record, ga
     queued_bytes_.insert(queued_bytes_.end(), record.begin(), record.end());
   }
   // Only the first record of a batch wakes the thread; later ones ride along.
+  if (was_empty) wake(records_event_.get());
+  return true;
+}
+
+bool SubmissionClient::count_sessions(std::string_view user_name, gateway::Ticket ticket) {
+  if (user_name.empty() || user_name.size() > submission::kUserNameBytesMax) return false;
+  bool was_empty = false;
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (queued_queries_.size() + queued_.size() >= options_.queue_records_max) {
+      queue_refused_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    was_empty = queued_.empty() && queued_queries_.empty();
+    QueuedQuery& query = queued_queries_.emplace_back();
+    query.ticket = ticket;
+    query.user_name_length = user_name.size();
+    std::copy(user_name.begin(), user_name.end(), query.user_name.begin());
+  }
   if (was_empty) wake(records_event_.get());
   return true;
 }
@@ -185,7 +204,13 @@ void SubmissionClient::take_records(Instant now) {
     std::lock_guard lock(queue_mutex_);
     taken_.swap(queued_);
     taken_bytes_.swap(queued_bytes_);
+    taken_queries_.swap(queued_queries_);
   }
+  for (const QueuedQuery& query : taken_queries_) {
+    apply(now, forwarder_->on_session_query(
+                   now, std::string_view(query.user_name.data(), query.user_name_length), query.ticket));
+  }
+  taken_queries_.clear();
   for (const QueuedRecord& record : taken_) {
     submission::RecordOutcome outcome = forwarder_->on_record(
         now, record.key, Bytes(taken_bytes_.data() + record.offset, record.length), record.ticket);
@@ -219,6 +244,11 @@ void SubmissionClient::apply(Instant now, submission::Actions actions) {
       const std::size_t worker = gateway::ticket_worker(answer->waiter);
       if (answers_by_worker_.size() <= worker) answers_by_worker_.resize(worker + 1);
       answers_by_worker_[worker].push_back(AnswerNotice{.ticket = answer->waiter, .committed = true});
+    } else if (auto* count = std::get_if<submission::SessionCount>(&action)) {
+      const std::size_t worker = gateway::ticket_worker(count->waiter);
+      if (answers_by_worker_.size() <= worker) answers_by_worker_.resize(worker + 1);
+      answers_by_worker_[worker].push_back(AnswerNotice{
+          .ticket = count->waiter, .session_query = true, .open_sessions = count->open_sessions});
     }
   }
 }

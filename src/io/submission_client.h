@@ -6,6 +6,7 @@
 // Accounting-Response goes out only after the Committed).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "io/system_error.h"
 #include "io/udp_server.h"
 #include "submission/forwarder.h"
+#include "submission/frames.h"
 
 namespace rw::io {
 
@@ -59,6 +62,11 @@ class SubmissionClient final : public gateway::AccountingSink {
   // forwarder refuses later is answered as refused through the router.
   [[nodiscard]] bool submit(const accounting::RecordKey& key, Bytes record, gateway::Ticket ticket) override;
 
+  // Queues a Simultaneous-Use query for the client thread; false when the
+  // queue is at its bound (queue_records_max counts queries too). The count
+  // comes back through the router as an AnswerNotice with session_query set.
+  [[nodiscard]] bool count_sessions(std::string_view user_name, gateway::Ticket ticket) override;
+
   // Starts the thread: connects to the first member and submits. Answers go
   // to `router`. Requires: not started yet.
   [[nodiscard]] Result<void, SystemError> start(AnswerRouter router);
@@ -79,6 +87,11 @@ class SubmissionClient final : public gateway::AccountingSink {
     gateway::Ticket ticket = 0;
     std::size_t offset = 0;  // In the bytes vector of its batch.
     std::size_t length = 0;
+  };
+  struct QueuedQuery {
+    gateway::Ticket ticket = 0;
+    std::array<char, submission::kUserNameBytesMax> user_name{};
+    std::size_t user_name_length = 0;
   };
   struct Connection;
 
@@ -106,13 +119,15 @@ class SubmissionClient final : public gateway::AccountingSink {
   AnswerRouter router_;
 
   std::mutex queue_mutex_;
-  std::vector<QueuedRecord> queued_;        // Guarded by queue_mutex_.
-  std::vector<std::uint8_t> queued_bytes_;  // Guarded by queue_mutex_.
+  std::vector<QueuedRecord> queued_;         // Guarded by queue_mutex_.
+  std::vector<std::uint8_t> queued_bytes_;   // Guarded by queue_mutex_.
+  std::vector<QueuedQuery> queued_queries_;  // Guarded by queue_mutex_.
   std::atomic<std::uint64_t> queue_refused_{0};
 
   // The client thread's own state.
   std::vector<QueuedRecord> taken_;
   std::vector<std::uint8_t> taken_bytes_;
+  std::vector<QueuedQuery> taken_queries_;
   ThreadLocalCsprng random_;  // Jitters the forwarder's backoffs.
   std::unique_ptr<submission::Forwarder> forwarder_;
   std::unique_ptr<Connection> connection_;

@@ -125,6 +125,11 @@ class FramePeer {
         encode_frame(Committed{.request_id = submit->request_id, .log_index = ++index_}, out);
     } else if (const auto* ping = std::get_if<Ping>(&frame)) {
       encode_frame(Pong{.nonce = ping->nonce}, out);
+    } else if (const auto* query = std::get_if<SessionCountQuery>(&frame)) {
+      // A count anyone can predict: the User-Name's length.
+      encode_frame(SessionCountAnswer{.request_id = query->request_id,
+                                      .open_sessions = static_cast<std::uint32_t>(query->user_name.size())},
+                   out);
     }
   }
 
@@ -147,6 +152,10 @@ class AnswerLog {
       std::lock_guard lock(mutex_);
       for (const AnswerNotice& answer : answers) {
         EXPECT_EQ(gateway::ticket_worker(answer.ticket), worker);
+        if (answer.session_query) {
+          counts_[answer.ticket] = answer.open_sessions;
+          continue;
+        }
         outcomes_[answer.ticket].push_back(answer.committed);
       }
       changed_.notify_all();
@@ -162,11 +171,18 @@ class AnswerLog {
     std::lock_guard lock(mutex_);
     return outcomes_;
   }
+  // Waits until `count` Simultaneous-Use answers arrived and returns them.
+  std::map<gateway::Ticket, std::optional<std::uint32_t>> wait_for_counts(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, std::chrono::seconds(20), [&] { return counts_.size() >= count; });
+    return counts_;
+  }
 
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<gateway::Ticket, std::vector<bool>> outcomes_;
+  std::map<gateway::Ticket, std::optional<std::uint32_t>> counts_;
 };
 
 accounting::RecordKey key_of(int n) {
@@ -188,6 +204,25 @@ SubmissionClientOptions options_for(std::vector<std::string> members) {
 }
 
 const std::vector<std::uint8_t> kRecord(40, 0x5A);
+
+TEST(SubmissionClient, RoutesSessionCountsToTheWorkerOfTheirTicket) {
+  FramePeer peer({});
+  auto client = SubmissionClient::create(options_for({peer.address()}));
+  ASSERT_TRUE(client.has_value()) << client.error().to_string();
+  AnswerLog log;
+  ASSERT_TRUE((*client)->count_sessions("bob", gateway::make_ticket(1, 4, 9)));
+  ASSERT_TRUE((*client)->count_sessions("carol", gateway::make_ticket(2, 0, 1)));
+  // A name a frame cannot carry is refused at once: the caller decides.
+  EXPECT_FALSE((*client)->count_sessions(std::string(254, 'x'), gateway::make_ticket(1, 5, 1)));
+  EXPECT_FALSE((*client)->count_sessions("", gateway::make_ticket(1, 6, 1)));
+  ASSERT_TRUE((*client)->start(log.router()).has_value());
+  const auto counts = log.wait_for_counts(2);
+  (*client)->stop();
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts.at(gateway::make_ticket(1, 4, 9)), std::optional<std::uint32_t>(3));
+  EXPECT_EQ(counts.at(gateway::make_ticket(2, 0, 1)), std::optional<std::uint32_t>(5));
+  EXPECT_EQ((*client)->status().counters.session_answers, 2u);
+}
 
 TEST(SubmissionClient, AnswersEveryRecordOnceToItsWorkerAfterCommit) {
   FramePeer peer({});

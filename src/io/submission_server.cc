@@ -167,7 +167,8 @@ member::MemberView SubmissionServer::view() const {
   return member::MemberView{.role = status.role,
                             .ready_for_work = status.ready_for_work,
                             .leader_id = status.leader_id,
-                            .ledger_accepting = ledger_->accepting()};
+                            .ledger_accepting = ledger_->accepting(),
+                            .ledger = ledger_};
 }
 
 void SubmissionServer::on_readable(Connection& connection) {
@@ -236,6 +237,9 @@ void SubmissionServer::count_reply(const std::vector<std::uint8_t>& frame) {
   if (type == submission::FrameType::kCommitted) counters_.committed.fetch_add(1, std::memory_order_relaxed);
   if (type == submission::FrameType::kNotLeader) counters_.not_leader.fetch_add(1, std::memory_order_relaxed);
   if (type == submission::FrameType::kBusy) counters_.busy.fetch_add(1, std::memory_order_relaxed);
+  if (type == submission::FrameType::kSessionCountAnswer) {
+    counters_.session_counts.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 bool SubmissionServer::send(Connection& connection, const std::vector<std::uint8_t>& frame) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -75,6 +76,11 @@ struct WorkerCounters {
 struct AnswerNotice {
   gateway::Ticket ticket = 0;
   bool committed = false;
+  // The answer of a Simultaneous-Use query (DatagramHandler::
+  // on_session_count) rather than of a record: `open_sessions` is the
+  // cluster's count, or none when it could not be asked.
+  bool session_query = false;
+  std::optional<std::uint32_t> open_sessions{};
 };
 
 class UdpWorker;

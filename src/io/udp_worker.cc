@@ -175,6 +175,16 @@ void UdpWorker::tick_if_due() {
   const Instant now = monotonic_now();
   if (now < next_tick_) return;
   handler_->on_tick(now);
+  // Replies due by time alone (a Simultaneous-Use check past its timeout).
+  DeferredBatch batch;
+  for (;;) {
+    std::uint8_t* data = deferred_slot(batch);
+    const std::optional<gateway::DeferredReply> reply =
+        handler_->next_timed_reply(now, MutableBytes(data, kReplyBytes));
+    if (!reply) break;
+    queue_deferred(batch, data, *reply);
+  }
+  flush_deferred(batch);
   next_tick_ = now + tick_interval_;
 }
 
@@ -276,39 +286,50 @@ void UdpWorker::take_answers() {
     answers_taken_.swap(answers_posted_);
   }
   const Instant now = monotonic_now();
-  std::size_t queued = 0;
-  std::size_t batch_socket = 0;
-  const auto flush = [&] {
-    send_replies(sockets_[batch_socket], queued);
-    add(deferred_sent_, queued);
-    queued = 0;
-  };
+  DeferredBatch batch;
   for (const AnswerNotice& notice : answers_taken_) {
-    if (!notice.committed) {
+    if (!notice.session_query && !notice.committed) {
       handler_->on_refused(now, notice.ticket);
       continue;
     }
-    if (queued == batch_size_) flush();
-    std::uint8_t* data = reply_data_.data() + queued * kReplyBytes;
+    std::uint8_t* data = deferred_slot(batch);
+    const MutableBytes buffer(data, kReplyBytes);
     const std::optional<gateway::DeferredReply> reply =
-        handler_->on_answer(now, notice.ticket, MutableBytes(data, kReplyBytes));
-    if (!reply) continue;
-    RW_ASSERT(reply->arrival.socket < sockets_.size() && reply->length <= kReplyBytes);
-    if (queued > 0 && reply->arrival.socket != batch_socket) {
-      // One sendmmsg per socket: send what is queued, keep this reply first.
-      std::uint8_t* first = reply_data_.data();
-      flush();
-      std::memmove(first, data, reply->length);
-      data = first;
-    }
-    batch_socket = reply->arrival.socket;
-    const socklen_t peer_length = to_sockaddr(reply->to, peers_[queued]);
-    queue_reply(queued, data, reply->length, queued, peer_length, reply->arrival,
-                sockets_[batch_socket].is_v6);
-    ++queued;
+        notice.session_query ? handler_->on_session_count(now, notice.ticket, notice.open_sessions, buffer)
+                             : handler_->on_answer(now, notice.ticket, buffer);
+    if (reply) queue_deferred(batch, data, *reply);
   }
-  if (queued > 0) flush();
+  flush_deferred(batch);
   answers_taken_.clear();
+}
+
+std::uint8_t* UdpWorker::deferred_slot(DeferredBatch& batch) {
+  if (batch.queued == batch_size_) flush_deferred(batch);
+  return reply_data_.data() + batch.queued * kReplyBytes;
+}
+
+void UdpWorker::queue_deferred(DeferredBatch& batch, std::uint8_t* data,
+                               const gateway::DeferredReply& reply) {
+  RW_ASSERT(reply.arrival.socket < sockets_.size() && reply.length <= kReplyBytes);
+  if (batch.queued > 0 && reply.arrival.socket != batch.socket) {
+    // One sendmmsg per socket: send what is queued, keep this reply first.
+    std::uint8_t* first = reply_data_.data();
+    flush_deferred(batch);
+    std::memmove(first, data, reply.length);
+    data = first;
+  }
+  batch.socket = reply.arrival.socket;
+  const socklen_t peer_length = to_sockaddr(reply.to, peers_[batch.queued]);
+  queue_reply(batch.queued, data, reply.length, batch.queued, peer_length, reply.arrival,
+              sockets_[batch.socket].is_v6);
+  ++batch.queued;
+}
+
+void UdpWorker::flush_deferred(DeferredBatch& batch) {
+  if (batch.queued == 0) return;
+  send_replies(sockets_[batch.socket], batch.queued);
+  add(deferred_sent_, batch.queued);
+  batch.queued = 0;
 }
 
 void UdpWorker::send_replies(const WorkerSocket& socket, std::size_t count) {

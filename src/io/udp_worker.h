@@ -68,6 +68,17 @@ class UdpWorker {
   std::size_t handle_batch(std::size_t socket_index, std::size_t count);
   // Takes the posted answers, asks the handler for their replies and sends them.
   void take_answers();
+  // Deferred replies (answers, Simultaneous-Use decisions, timed replies)
+  // gathered into the reply slots and sent with one sendmmsg per socket.
+  struct DeferredBatch {
+    std::size_t queued = 0;
+    std::size_t socket = 0;
+  };
+  // The reply slot the next deferred reply is written into (flushes a full batch).
+  [[nodiscard]] std::uint8_t* deferred_slot(DeferredBatch& batch);
+  // Queues the reply written at `data` (from deferred_slot).
+  void queue_deferred(DeferredBatch& batch, std::uint8_t* data, const gateway::DeferredReply& reply);
+  void flush_deferred(DeferredBatch& batch);
   // Fills send slot `slot` with a reply of `size` bytes at `data` for the
   // peer in peers_[peer], leaving from `arrival`'s local address.
   void queue_reply(std::size_t slot, std::uint8_t* data, std::size_t size, std::size_t peer,

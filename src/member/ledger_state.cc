@@ -74,4 +74,9 @@ std::vector<accounting::Session> LedgerState::sessions_after(const accounting::S
   return out;
 }
 
+std::uint32_t LedgerState::open_sessions_of(std::string_view user_name) const {
+  std::lock_guard lock(mutex_);
+  return ledger_.open_sessions_of(user_name);
+}
+
 }  // namespace rw::member

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "accounting/ledger.h"
@@ -54,6 +55,9 @@ class LedgerState final : public consensus::ReplicatedState {
   // with no `after`), ordered by key.
   [[nodiscard]] std::vector<accounting::Session> sessions_after(const accounting::SessionKey* after,
                                                                 std::size_t max) const;
+  // Open sessions of `user_name` as of the latest apply or restore
+  // (Ledger::open_sessions_of): one indexed look-up under the lock.
+  [[nodiscard]] std::uint32_t open_sessions_of(std::string_view user_name) const;
 
  private:
   void publish_locked();

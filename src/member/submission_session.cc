@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "accounting/entry.h"
+#include "member/ledger_state.h"
 
 namespace rw::member {
 
@@ -65,6 +66,9 @@ SessionAnswer SubmissionSession::on_frame(Bytes frame, const MemberView& view) {
   if (!hello_received_) return close_with(CloseReason::kUnexpectedFrame);
   if (auto* ping = std::get_if<submission::Ping>(&*decoded)) return reply_with(submission::Pong{ping->nonce});
   if (auto* submit = std::get_if<submission::Submit>(&*decoded)) return on_submit(*submit, view);
+  if (auto* query = std::get_if<submission::SessionCountQuery>(&*decoded)) {
+    return on_session_count_query(*query, view);
+  }
   return close_with(CloseReason::kUnexpectedFrame);
 }
 
@@ -93,6 +97,23 @@ SessionAnswer SubmissionSession::on_submit(const submission::Submit& submit, con
   answer.request_id = id;
   answer.records = submit.records.size();
   return answer;
+}
+
+SessionAnswer SubmissionSession::on_session_count_query(const submission::SessionCountQuery& query,
+                                                        const MemberView& view) const {
+  const std::uint64_t id = query.request_id;
+  // Only the leader's applied state holds every session whose Start was
+  // acknowledged (DESIGN.md invariant 1: acknowledged after applied there).
+  if (view.role != consensus::Role::kLeader) {
+    return reply_with(submission::NotLeader{.request_id = id, .leader = submission_address(view.leader_id)});
+  }
+  // A new leader may not have applied its predecessors' entries before its
+  // own-term barrier commits (LIBRAFT.md): its count could be short.
+  if (!view.ready_for_work || view.ledger == nullptr) {
+    return reply_with(submission::Busy{id, submission::BusyReason::kNotReady});
+  }
+  return reply_with(submission::SessionCountAnswer{
+      .request_id = id, .open_sessions = view.ledger->open_sessions_of(query.user_name)});
 }
 
 SessionAnswer SubmissionSession::on_outcome(std::uint64_t request_id,

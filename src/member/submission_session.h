@@ -19,6 +19,8 @@
 
 namespace rw::member {
 
+class LedgerState;
+
 // Raft id -> the address where that member takes submissions (the
 // config's `members`), for NotLeader and HelloAck.
 using SubmissionAddressBook = std::map<std::uint64_t, std::string>;
@@ -29,6 +31,9 @@ struct MemberView {
   bool ready_for_work = false;  // Leader whose own-term barrier committed.
   std::uint64_t leader_id = 0;  // 0: unknown.
   bool ledger_accepting = true;
+  // The applied ledger, for SessionCountQuery; null: queries are answered
+  // Busy (not_ready). Borrowed for the call.
+  const LedgerState* ledger = nullptr;
 };
 
 // Why a connection is closed.
@@ -70,6 +75,8 @@ class SubmissionSession {
 
  private:
   [[nodiscard]] SessionAnswer on_submit(const submission::Submit& submit, const MemberView& view) const;
+  [[nodiscard]] SessionAnswer on_session_count_query(const submission::SessionCountQuery& query,
+                                                     const MemberView& view) const;
   [[nodiscard]] std::optional<std::string_view> submission_address(std::uint64_t id) const;
   [[nodiscard]] static SessionAnswer reply_with(const submission::Frame& frame);
   [[nodiscard]] static SessionAnswer close_with(CloseReason reason);

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "accounting/accounting_request_for_test.h"
+#include "member/ledger_state.h"
 
 namespace rw::member {
 namespace {
@@ -184,6 +185,65 @@ TEST(SubmissionSession, MapsRefusedSubmissionsToBusy) {
   EXPECT_EQ(
       std::get<submission::Busy>(decoded(session.on_submit_refused(6, Node::SubmitStatus::kStopped).reply)),
       (submission::Busy{6, submission::BusyReason::kShuttingDown}));
+}
+
+// A ledger holding two open sessions of bob and one of alice.
+void open_sessions(LedgerState& ledger) {
+  accounting::testing::RequestSpec bob;
+  bob.session_id = "b1";
+  accounting::testing::RequestSpec bob2 = bob;
+  bob2.session_id = "b2";
+  accounting::testing::RequestSpec alice = bob;
+  alice.session_id = "a1";
+  alice.user_name = "alice";
+  ledger.apply(1, accounting::testing::entry_of({accounting::testing::record_of(bob),
+                                                 accounting::testing::record_of(bob2),
+                                                 accounting::testing::record_of(alice)}));
+}
+
+TEST(SubmissionSession, LeaderAnswersSessionCountFromTheAppliedLedger) {
+  LedgerState ledger;
+  open_sessions(ledger);
+  MemberView view = kReadyLeader;
+  view.ledger = &ledger;
+  SubmissionSession session = greeted(view);
+  auto answer =
+      session.on_frame(encoded(submission::SessionCountQuery{.request_id = 5, .user_name = "bob"}), view);
+  EXPECT_FALSE(answer.close.has_value());
+  EXPECT_FALSE(answer.entry.has_value());  // A read: nothing goes into the log.
+  EXPECT_EQ(std::get<submission::SessionCountAnswer>(decoded(answer.reply)),
+            (submission::SessionCountAnswer{.request_id = 5, .open_sessions = 2}));
+  answer =
+      session.on_frame(encoded(submission::SessionCountQuery{.request_id = 6, .user_name = "nobody"}), view);
+  EXPECT_EQ(std::get<submission::SessionCountAnswer>(decoded(answer.reply)).open_sessions, 0u);
+}
+
+TEST(SubmissionSession, FollowerAnswersSessionCountWithNotLeader) {
+  LedgerState ledger;
+  open_sessions(ledger);
+  const MemberView view{.role = Role::kFollower, .leader_id = 2, .ledger = &ledger};
+  SubmissionSession session = greeted(view);
+  auto answer =
+      session.on_frame(encoded(submission::SessionCountQuery{.request_id = 8, .user_name = "bob"}), view);
+  const auto not_leader = std::get<submission::NotLeader>(decoded(answer.reply));
+  EXPECT_EQ(not_leader.request_id, 8u);
+  EXPECT_EQ(not_leader.leader, std::optional<std::string_view>("127.0.0.1:7302"));
+}
+
+TEST(SubmissionSession, LeaderBeforeItsBarrierAnswersSessionCountBusy) {
+  LedgerState ledger;
+  const MemberView view{.role = Role::kLeader, .ready_for_work = false, .leader_id = 1, .ledger = &ledger};
+  SubmissionSession session = greeted(view);
+  auto answer =
+      session.on_frame(encoded(submission::SessionCountQuery{.request_id = 9, .user_name = "bob"}), view);
+  EXPECT_EQ(std::get<submission::Busy>(decoded(answer.reply)),
+            (submission::Busy{9, submission::BusyReason::kNotReady}));
+}
+
+TEST(SubmissionSession, ClosesOnASessionCountAnswerFromTheGateway) {
+  SubmissionSession session = greeted();
+  EXPECT_EQ(session.on_frame(encoded(submission::SessionCountAnswer{1, 2}), kReadyLeader).close,
+            CloseReason::kUnexpectedFrame);
 }
 
 }  // namespace

@@ -86,6 +86,11 @@ std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const For
       {"connects", c.connects},
       {"protocol_errors", c.protocol_errors},
       {"records_resubmitted", c.records_resubmitted},
+      {"session_queries", c.session_queries},
+      {"session_answers", c.session_answers},
+      {"session_queries_refused", c.session_queries_refused},
+      {"session_queries_expired", c.session_queries_expired},
+      {"session_queries_resent", c.session_queries_resent},
   };
 }
 
@@ -157,12 +162,85 @@ RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes reco
   return outcome;
 }
 
+Actions Forwarder::on_session_query(Instant now, std::string_view user_name, WaiterToken waiter) {
+  RW_ASSERT(!user_name.empty() && user_name.size() <= kUserNameBytesMax);
+  Actions actions;
+  expire_session_queries(now);
+  if (queries_queued_.size() + queries_in_flight_.size() >= options_.session_queries_max) {
+    ++counters_.session_queries_refused;
+    emit(actions, SessionCount{waiter, std::nullopt});
+    return actions;
+  }
+  ++counters_.session_queries;
+  queries_queued_.push_back(SessionQuery{.user_name = std::string(user_name),
+                                         .waiter = waiter,
+                                         .expires = now + options_.session_query_timeout});
+  send_session_queries(now, actions);
+  return actions;
+}
+
+void Forwarder::send_session_queries(Instant now, Actions& actions) {
+  if (state_ != LinkState::kReady || now < hold_until_) return;
+  while (!queries_queued_.empty()) {
+    const std::uint64_t request_id = next_request_id_++;
+    SessionQuery& query = queries_queued_.front();
+    emit(actions, Send{connection_, encode_one(SessionCountQuery{.request_id = request_id,
+                                                                 .user_name = query.user_name})});
+    queries_in_flight_.emplace(request_id, std::move(query));
+    queries_queued_.pop_front();
+  }
+}
+
+void Forwarder::requeue_session_queries() {
+  // Reads: asking again is harmless. Oldest (lowest request id) first.
+  for (auto it = queries_in_flight_.rbegin(); it != queries_in_flight_.rend(); ++it) {
+    queries_queued_.push_front(std::move(it->second));
+    ++counters_.session_queries_resent;
+  }
+  queries_in_flight_.clear();
+}
+
+void Forwarder::expire_session_queries(Instant now) {
+  // Bounded by session_queries_max. Nothing is emitted: the waiter's own
+  // timeout has decided by now.
+  std::erase_if(queries_queued_, [&](const SessionQuery& query) {
+    if (now < query.expires) return false;
+    ++counters_.session_queries_expired;
+    return true;
+  });
+  std::erase_if(queries_in_flight_, [&](const auto& entry) {
+    if (now < entry.second.expires) return false;
+    ++counters_.session_queries_expired;
+    return true;
+  });
+}
+
+Actions Forwarder::on_session_count_answer(Instant now, ConnectionId connection,
+                                           const SessionCountAnswer& answer) {
+  Actions actions;
+  if (!current(connection)) return actions;
+  auto found = queries_in_flight_.find(answer.request_id);
+  if (found == queries_in_flight_.end()) {
+    // Expired meanwhile, or a request id this gateway never used.
+    if (answer.request_id >= next_request_id_) {
+      ++counters_.protocol_errors;
+      drop_link(now, std::nullopt, actions);
+    }
+    return actions;
+  }
+  ++counters_.session_answers;
+  emit(actions, SessionCount{found->second.waiter, answer.open_sessions});
+  queries_in_flight_.erase(found);
+  return actions;
+}
+
 bool Forwarder::current(ConnectionId connection) const {
   return connection == connection_ && state_ != LinkState::kWaiting;
 }
 
 void Forwarder::pump(Instant now, Actions& actions) {
   if (state_ != LinkState::kReady || now < hold_until_) return;
+  send_session_queries(now, actions);
   while (!queue_.empty() && in_flight_.size() < options_.in_flight_batches_max) {
     const bool full =
         queue_.size() >= options_.batch_records_max || queued_bytes_ >= options_.batch_bytes_max;
@@ -240,6 +318,7 @@ Duration Forwarder::jittered(Duration base) {
 void Forwarder::drop_link(Instant now, std::optional<std::string_view> address, Actions& actions) {
   if (state_ != LinkState::kWaiting) emit(actions, Close{connection_});
   requeue_all_in_flight(now);
+  requeue_session_queries();
   ping_nonce_.reset();
   state_ = LinkState::kWaiting;
   // A redirect to a named leader is followed at once, unless redirects keep
@@ -284,6 +363,9 @@ Actions Forwarder::on_frame(Instant now, ConnectionId connection, Bytes frame) {
   if (auto* not_leader = std::get_if<NotLeader>(&*decoded))
     return on_not_leader(now, connection, *not_leader);
   if (auto* busy = std::get_if<Busy>(&*decoded)) return on_busy(now, connection, *busy);
+  if (auto* count = std::get_if<SessionCountAnswer>(&*decoded)) {
+    return on_session_count_answer(now, connection, *count);
+  }
   if (auto* pong = std::get_if<Pong>(&*decoded); pong && ping_nonce_ == pong->nonce) {
     ping_nonce_.reset();
     return actions;
@@ -363,6 +445,18 @@ Actions Forwarder::on_not_leader(Instant now, ConnectionId connection, const Not
 Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& busy) {
   Actions actions;
   if (!current(connection)) return actions;
+  if (auto query = queries_in_flight_.find(busy.request_id);
+      state_ == LinkState::kReady && query != queries_in_flight_.end()) {
+    // A new leader before its barrier: ask again after the same pause as
+    // records, within the query's own timeout.
+    ++counters_.busy;
+    ++counters_.session_queries_resent;
+    queries_queued_.push_front(std::move(query->second));
+    queries_in_flight_.erase(query);
+    hold_until_ = now + jittered(busy_backoff_);
+    busy_backoff_ = std::min(busy_backoff_ + busy_backoff_, options_.busy_backoff_max);
+    return actions;
+  }
   if (state_ != LinkState::kReady || !in_flight_.contains(busy.request_id)) {
     ++counters_.protocol_errors;
     drop_link(now, std::nullopt, actions);
@@ -416,6 +510,7 @@ void Forwarder::on_tick_link(Instant now, Actions& actions) {
 
 Actions Forwarder::on_tick(Instant now) {
   Actions actions;
+  expire_session_queries(now);
   on_tick_link(now, actions);
   pump(now, actions);
   return actions;
@@ -440,6 +535,8 @@ std::optional<Instant> Forwarder::next_deadline() const {
   if (flush_at_ && !queue_.empty() && in_flight_.size() < options_.in_flight_batches_max) {
     consider(std::max(*flush_at_, hold_until_));
   }
+  // Queries held back by a Busy go out when the pause ends.
+  if (!queries_queued_.empty()) consider(hold_until_);
   return earliest;
 }
 
@@ -452,6 +549,7 @@ ForwarderStatus Forwarder::status() const {
   status.queued_records = queue_.size();
   status.in_flight_batches = in_flight_.size();
   status.in_flight_records = records_.size() - queue_.size();
+  status.session_queries = queries_queued_.size() + queries_in_flight_.size();
   status.counters = counters_;
   return status;
 }

@@ -67,6 +67,12 @@ struct ForwarderOptions {
   // Pause of all submissions after a Busy: doubles per Busy in a row.
   Duration busy_backoff_min = Duration::milliseconds(5);
   Duration busy_backoff_max = Duration::milliseconds(500);
+  // Simultaneous-Use queries (SessionCountQuery) waiting or in flight. At
+  // the bound a new query is answered "unavailable" at once.
+  std::size_t session_queries_max = 4096;
+  // A query unanswered for this long is forgotten: the gateway's request
+  // handler has decided without it by then (its session_query_timeout).
+  Duration session_query_timeout = Duration::seconds(1);
 };
 
 // Open a TCP connection to `address`, closing the current one if any; then
@@ -90,7 +96,15 @@ struct Answer {
   WaiterToken waiter = 0;
   std::uint64_t log_index = 0;
 };
-using Action = std::variant<Connect, Send, Close, Answer>;
+// The answer to the Simultaneous-Use query of `waiter`: the open sessions of
+// its User-Name in the leader's applied ledger, or none when the query could
+// not be asked (too many queries pending). An unanswered query gets no
+// SessionCount at all: the waiter's own timeout decides.
+struct SessionCount {
+  WaiterToken waiter = 0;
+  std::optional<std::uint32_t> open_sessions{};
+};
+using Action = std::variant<Connect, Send, Close, Answer, SessionCount>;
 using Actions = std::vector<Action>;
 
 // What on_record did with a record.
@@ -138,8 +152,13 @@ struct ForwarderCounters {
   std::uint64_t connect_timeouts = 0;
   std::uint64_t connections_lost = 0;
   std::uint64_t connects = 0;
-  std::uint64_t protocol_errors = 0;      // Malformed or unexpected frames from a member.
-  std::uint64_t records_resubmitted = 0;  // Taken back from flight after loss, timeout or NotLeader.
+  std::uint64_t protocol_errors = 0;          // Malformed or unexpected frames from a member.
+  std::uint64_t records_resubmitted = 0;      // Taken back from flight after loss, timeout or NotLeader.
+  std::uint64_t session_queries = 0;          // Simultaneous-Use queries taken.
+  std::uint64_t session_answers = 0;          // SessionCountAnswer frames matched to a query.
+  std::uint64_t session_queries_refused = 0;  // At session_queries_max: answered unavailable.
+  std::uint64_t session_queries_expired = 0;  // Forgotten after session_query_timeout.
+  std::uint64_t session_queries_resent = 0;   // Asked again after loss, NotLeader or Busy.
 };
 
 // The counters with stable snake_case names, in declaration order: the
@@ -156,6 +175,7 @@ struct ForwarderStatus {
   std::size_t queued_records = 0;  // Waiting for a Submit.
   std::size_t in_flight_batches = 0;
   std::size_t in_flight_records = 0;
+  std::size_t session_queries = 0;  // Simultaneous-Use queries waiting or in flight.
   ForwarderCounters counters{};
 };
 
@@ -182,6 +202,13 @@ class Forwarder {
   // record when accepted; may emit a Submit at once when a batch is full.
   [[nodiscard]] RecordOutcome on_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter);
 
+  // Asks the leader how many sessions of `user_name` are open (Simultaneous-
+  // Use). Sent at once when connected to the leader, else when a leader
+  // takes it; asked again on the next connection after a loss, NotLeader or
+  // Busy, until session_query_timeout. Emits SessionCount{waiter, count}
+  // when the answer comes. Requires: 1..kUserNameBytesMax bytes.
+  [[nodiscard]] Actions on_session_query(Instant now, std::string_view user_name, WaiterToken waiter);
+
   // The shell's TCP connect succeeded: sends Hello.
   [[nodiscard]] Actions on_connected(Instant now, ConnectionId connection);
   // One whole frame (from FrameReader::next) received on `connection`.
@@ -199,6 +226,8 @@ class Forwarder {
   [[nodiscard]] Actions on_committed(Instant now, ConnectionId connection, const Committed& committed);
   [[nodiscard]] Actions on_not_leader(Instant now, ConnectionId connection, const NotLeader& not_leader);
   [[nodiscard]] Actions on_busy(Instant now, ConnectionId connection, const Busy& busy);
+  [[nodiscard]] Actions on_session_count_answer(Instant now, ConnectionId connection,
+                                                const SessionCountAnswer& answer);
 
   [[nodiscard]] ForwarderStatus status() const;
 
@@ -212,10 +241,18 @@ class Forwarder {
     std::vector<RecordKey> keys;
     Instant deadline;
   };
+  struct SessionQuery {
+    std::string user_name;
+    WaiterToken waiter = 0;
+    Instant expires{};
+  };
 
   void pump(Instant now, Actions& actions);
   void send_batch(Instant now, Actions& actions);
   void requeue_all_in_flight(Instant now);
+  void send_session_queries(Instant now, Actions& actions);
+  void requeue_session_queries();
+  void expire_session_queries(Instant now);
   void requeue_batch(Instant now, std::uint64_t request_id);
   void connect_to(Instant now, std::string address, Actions& actions);
   // Closes the current connection (if any), takes everything back from
@@ -235,6 +272,8 @@ class Forwarder {
   std::size_t pending_bytes_ = 0;
   std::optional<Instant> flush_at_{};  // When the queue must be sent even if no batch is full.
   std::map<std::uint64_t, Batch> in_flight_;
+  std::deque<SessionQuery> queries_queued_;                  // Not sent on the current connection.
+  std::map<std::uint64_t, SessionQuery> queries_in_flight_;  // By request id.
   std::uint64_t next_request_id_ = 1;
 
   LinkState state_ = LinkState::kWaiting;

@@ -108,6 +108,93 @@ TEST(Forwarder, WaitsForBatchDelayThenSendsOneSubmit) {
   EXPECT_EQ(submit.records[1].key, key_of(2));
 }
 
+TEST(Forwarder, AsksSessionCountAtOnceAndAnswersTheWaiter) {
+  Ready ready;
+  auto sends = only<Send>(ready.forwarder.on_session_query(ready.now, "alice", 77));
+  ASSERT_EQ(sends.size(), 1u);
+  const auto query = std::get<SessionCountQuery>(decoded(sends[0]));
+  EXPECT_EQ(query.user_name, "alice");
+  EXPECT_EQ(ready.forwarder.status().session_queries, 1u);
+  auto counts = only<SessionCount>(ready.forwarder.on_frame(
+      ready.now, ready.connection,
+      frame_bytes(SessionCountAnswer{.request_id = query.request_id, .open_sessions = 3})));
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].waiter, 77u);
+  EXPECT_EQ(counts[0].open_sessions, std::optional<std::uint32_t>(3));
+  EXPECT_EQ(ready.forwarder.status().session_queries, 0u);
+  EXPECT_EQ(ready.forwarder.status().counters.session_answers, 1u);
+}
+
+TEST(Forwarder, AsksSessionCountAgainOnTheNextLeaderAfterNotLeader) {
+  Ready ready;
+  auto first = std::get<SessionCountQuery>(
+      decoded(only<Send>(ready.forwarder.on_session_query(ready.now, "bob", 5))[0]));
+  auto actions =
+      ready.forwarder.on_frame(ready.now, ready.connection,
+                               frame_bytes(NotLeader{.request_id = first.request_id, .leader = "m2:7400"}));
+  EXPECT_TRUE(only<SessionCount>(actions).empty());
+  auto connects = only<Connect>(ready.forwarder.on_tick(ready.now));
+  ASSERT_EQ(connects.size(), 1u);
+  EXPECT_EQ(connects[0].address, "m2:7400");
+  (void)ready.forwarder.on_connected(ready.now, connects[0].connection);
+  auto sends = only<Send>(ready.forwarder.on_frame(ready.now, connects[0].connection,
+                                                   frame_bytes(HelloAck{.member_id = 2, .is_leader = true})));
+  ASSERT_EQ(sends.size(), 1u);
+  auto again = std::get<SessionCountQuery>(decoded(sends[0]));
+  EXPECT_EQ(again.user_name, "bob");
+  EXPECT_GT(again.request_id, first.request_id);
+  // A late answer to the first request on the old connection is ignored.
+  EXPECT_TRUE(ready.forwarder
+                  .on_frame(ready.now, ready.connection, frame_bytes(SessionCountAnswer{first.request_id, 9}))
+                  .empty());
+  auto counts = only<SessionCount>(ready.forwarder.on_frame(
+      ready.now, connects[0].connection, frame_bytes(SessionCountAnswer{again.request_id, 1})));
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].waiter, 5u);
+  EXPECT_EQ(ready.forwarder.status().counters.session_queries_resent, 1u);
+}
+
+TEST(Forwarder, RetriesSessionCountAfterBusyWithoutTouchingRecords) {
+  Ready ready;
+  auto first = std::get<SessionCountQuery>(
+      decoded(only<Send>(ready.forwarder.on_session_query(ready.now, "bob", 5))[0]));
+  auto actions = ready.forwarder.on_frame(ready.now, ready.connection,
+                                          frame_bytes(Busy{first.request_id, BusyReason::kNotReady}));
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(ready.forwarder.status().state, LinkState::kReady);
+  const auto deadline = ready.forwarder.next_deadline();
+  ASSERT_TRUE(deadline.has_value());
+  auto sends = only<Send>(ready.forwarder.on_tick(*deadline + Duration::milliseconds(5)));
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(std::get<SessionCountQuery>(decoded(sends[0])).user_name, "bob");
+}
+
+TEST(Forwarder, WaitsForALeaderThenForgetsSessionCountAfterItsTimeout) {
+  SeededRandom random{1};
+  ForwarderOptions options = small_options();
+  options.session_query_timeout = Duration::milliseconds(200);
+  Forwarder forwarder(options, random);
+  (void)forwarder.start(kStart);
+  // Not connected yet: nothing is sent, nothing is answered.
+  EXPECT_TRUE(forwarder.on_session_query(kStart, "carol", 1).empty());
+  EXPECT_EQ(forwarder.status().session_queries, 1u);
+  (void)forwarder.on_tick(kStart + Duration::milliseconds(200));
+  EXPECT_EQ(forwarder.status().session_queries, 0u);
+  EXPECT_EQ(forwarder.status().counters.session_queries_expired, 1u);
+}
+
+TEST(Forwarder, AnswersSessionCountUnavailableAtItsBound) {
+  ForwarderOptions options = small_options();
+  options.session_queries_max = 1;
+  Ready ready(options);
+  EXPECT_EQ(only<SessionCount>(ready.forwarder.on_session_query(ready.now, "a", 1)).size(), 0u);
+  auto counts = only<SessionCount>(ready.forwarder.on_session_query(ready.now, "b", 2));
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].waiter, 2u);
+  EXPECT_FALSE(counts[0].open_sessions.has_value());
+  EXPECT_EQ(ready.forwarder.status().counters.session_queries_refused, 1u);
+}
+
 TEST(Forwarder, SendsAtOnceWhenABatchIsFull) {
   Ready ready;
   Actions actions;
@@ -313,11 +400,11 @@ TEST(Forwarder, PingsWhenIdleAndDropsWithoutPong) {
 
 TEST(Forwarder, NamesEveryCounter) {
   ForwarderCounters counters;
-  counters.records_resubmitted = 9;
+  counters.session_queries_resent = 9;
   auto named = named_counters(counters);
   // One name per field: adding a counter without a name fails here.
   EXPECT_EQ(named.size() * sizeof(std::uint64_t), sizeof(ForwarderCounters));
-  EXPECT_EQ(named.back().first, "records_resubmitted");
+  EXPECT_EQ(named.back().first, "session_queries_resent");
   EXPECT_EQ(named.back().second, 9u);
 }
 

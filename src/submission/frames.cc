@@ -104,6 +104,17 @@ Result<Frame, FrameError> decode_busy(ByteReader& reader) {
   return busy;
 }
 
+Result<Frame, FrameError> decode_session_count_query(ByteReader& reader) {
+  SessionCountQuery query;
+  std::uint8_t length = 0;
+  if (!reader.read_u64(query.request_id) || !reader.read_u8(length)) return fail(FrameError::kTruncated);
+  if (length == 0 || length > kUserNameBytesMax) return fail(FrameError::kBadUserName);
+  Bytes name = reader.read_bytes(length);
+  if (reader.failed()) return fail(FrameError::kTruncated);
+  query.user_name = as_chars(name);
+  return query;
+}
+
 Result<Frame, FrameError> decode_body(FrameType type, ByteReader& reader) {
   switch (type) {
     case FrameType::kHello:
@@ -132,6 +143,15 @@ Result<Frame, FrameError> decode_body(FrameType type, ByteReader& reader) {
       Pong pong;
       if (!reader.read_u64(pong.nonce)) return fail(FrameError::kTruncated);
       return pong;
+    }
+    case FrameType::kSessionCountQuery:
+      return decode_session_count_query(reader);
+    case FrameType::kSessionCountAnswer: {
+      SessionCountAnswer answer;
+      if (!reader.read_u64(answer.request_id) || !reader.read_u32(answer.open_sessions)) {
+        return fail(FrameError::kTruncated);
+      }
+      return answer;
     }
   }
   return fail(FrameError::kUnknownType);
@@ -205,10 +225,20 @@ void encode_body(const Frame& frame, Appender& out) {
         } else if constexpr (std::is_same_v<T, Ping>) {
           out.u8(static_cast<std::uint8_t>(FrameType::kPing));
           out.u64(f.nonce);
-        } else {
-          static_assert(std::is_same_v<T, Pong>);
+        } else if constexpr (std::is_same_v<T, Pong>) {
           out.u8(static_cast<std::uint8_t>(FrameType::kPong));
           out.u64(f.nonce);
+        } else if constexpr (std::is_same_v<T, SessionCountQuery>) {
+          RW_ASSERT(!f.user_name.empty() && f.user_name.size() <= kUserNameBytesMax);
+          out.u8(static_cast<std::uint8_t>(FrameType::kSessionCountQuery));
+          out.u64(f.request_id);
+          out.u8(static_cast<std::uint8_t>(f.user_name.size()));
+          out.bytes(as_bytes(f.user_name));
+        } else {
+          static_assert(std::is_same_v<T, SessionCountAnswer>);
+          out.u8(static_cast<std::uint8_t>(FrameType::kSessionCountAnswer));
+          out.u64(f.request_id);
+          out.u32(f.open_sessions);
         }
       },
       frame);
@@ -249,6 +279,8 @@ std::string_view to_string(FrameError error) {
       return "unknown_busy_reason";
     case FrameError::kUnsupportedVersion:
       return "unsupported_version";
+    case FrameError::kBadUserName:
+      return "bad_user_name";
   }
   return "unknown";
 }
@@ -271,6 +303,10 @@ std::string_view to_string(FrameType type) {
       return "Ping";
     case FrameType::kPong:
       return "Pong";
+    case FrameType::kSessionCountQuery:
+      return "SessionCountQuery";
+    case FrameType::kSessionCountAnswer:
+      return "SessionCountAnswer";
   }
   return "unknown";
 }
@@ -299,7 +335,7 @@ Result<Frame, FrameError> decode_frame(Bytes frame) {
   std::uint8_t type = 0;
   if (!reader.read_u8(type)) return fail(FrameError::kTruncated);
   if (type < static_cast<std::uint8_t>(FrameType::kHello) ||
-      type > static_cast<std::uint8_t>(FrameType::kPong)) {
+      type > static_cast<std::uint8_t>(FrameType::kSessionCountAnswer)) {
     return fail(FrameError::kUnknownType);
   }
   auto decoded = decode_body(static_cast<FrameType>(type), reader);

@@ -31,6 +31,9 @@ inline constexpr std::size_t kSubmitRecordsMax = 4096;
 inline constexpr std::size_t kRecordBytesMax = 8192;
 // A leader address is text, "host:port" or "[v6]:port".
 inline constexpr std::size_t kAddressBytesMax = 255;
+// A User-Name in a SessionCountQuery: a RADIUS attribute value, 1 to 253
+// octets (RFC 2865 §5.1, §5).
+inline constexpr std::size_t kUserNameBytesMax = 253;
 
 // The 16-byte record key (docs/wire_formats.md): opaque here.
 using RecordKey = std::array<std::uint8_t, 16>;
@@ -44,6 +47,8 @@ enum class FrameType : std::uint8_t {
   kBusy = 6,
   kPing = 7,
   kPong = 8,
+  kSessionCountQuery = 9,
+  kSessionCountAnswer = 10,
 };
 
 // gateway -> member, first frame on a connection.
@@ -117,7 +122,27 @@ struct Pong {
   bool operator==(const Pong&) const = default;
 };
 
-using Frame = std::variant<Hello, HelloAck, Submit, Committed, NotLeader, Busy, Ping, Pong>;
+// gateway -> member: how many sessions of the live session table have this
+// User-Name (Simultaneous-Use, docs/authentication.md)? The leader answers
+// SessionCountAnswer from its applied ledger; a follower answers NotLeader
+// and a leader not ready yet Busy, both with this request id. Read-only:
+// nothing is stored, so any answer may be re-asked.
+struct SessionCountQuery {
+  std::uint64_t request_id = 0;
+  std::string_view user_name{};  // 1..kUserNameBytesMax bytes, borrowed.
+  bool operator==(const SessionCountQuery&) const = default;
+};
+
+// member -> gateway: `open_sessions` sessions of that User-Name are open in
+// the ledger as of the member's last applied entry.
+struct SessionCountAnswer {
+  std::uint64_t request_id = 0;
+  std::uint32_t open_sessions = 0;
+  bool operator==(const SessionCountAnswer&) const = default;
+};
+
+using Frame = std::variant<Hello, HelloAck, Submit, Committed, NotLeader, Busy, Ping, Pong, SessionCountQuery,
+                           SessionCountAnswer>;
 
 enum class FrameError {
   kTruncated,           // Fewer bytes than the fields need.
@@ -133,6 +158,7 @@ enum class FrameError {
   kEmptyRecord,         // A record of zero bytes.
   kUnknownBusyReason,   // Busy reason outside BusyReason.
   kUnsupportedVersion,  // Hello/HelloAck version other than kProtocolVersion.
+  kBadUserName,         // SessionCountQuery User-Name of 0 or more than kUserNameBytesMax bytes.
 };
 
 [[nodiscard]] std::string_view to_string(FrameError error);

@@ -48,6 +48,7 @@ TEST(EncodeFrame, SubmitLayoutMatchesWireFormats) {
 TEST(DecodeFrame, RoundTripsEveryType) {
   const std::uint8_t record_a[] = {1, 2, 3};
   const std::uint8_t record_b[] = {4};
+  const std::string long_name(kUserNameBytesMax, 'x');
   std::vector<Frame> frames{
       Hello{.gateway_id = 42},
       HelloAck{.member_id = 2, .is_leader = false, .leader = "127.0.0.1:7401"},
@@ -59,6 +60,9 @@ TEST(DecodeFrame, RoundTripsEveryType) {
       Busy{.request_id = 4, .reason = BusyReason::kNoQuorum},
       Ping{.nonce = 5},
       Pong{.nonce = 5},
+      SessionCountQuery{.request_id = 6, .user_name = "alice"},
+      SessionCountQuery{.request_id = 6, .user_name = std::string_view(long_name)},
+      SessionCountAnswer{.request_id = 6, .open_sessions = 0xfffffffe},
   };
   for (const Frame& frame : frames) {
     auto bytes = encode(frame);
@@ -67,6 +71,22 @@ TEST(DecodeFrame, RoundTripsEveryType) {
     ASSERT_EQ(decoded->index(), frame.index());
     EXPECT_EQ(encode(*decoded), bytes);
   }
+}
+
+TEST(EncodeFrame, SessionCountLayoutsMatchWireFormats) {
+  EXPECT_EQ(encode(SessionCountQuery{.request_id = 0x0102030405060708, .user_name = "bob"}),
+            (std::vector<std::uint8_t>{0, 0, 0, 13, 9, 1, 2, 3, 4, 5, 6, 7, 8, 3, 'b', 'o', 'b'}));
+  EXPECT_EQ(encode(SessionCountAnswer{.request_id = 7, .open_sessions = 0x01020304}),
+            (std::vector<std::uint8_t>{0, 0, 0, 13, 10, 0, 0, 0, 0, 0, 0, 0, 7, 1, 2, 3, 4}));
+}
+
+TEST(DecodeFrame, SessionCountQueryBorrowsTheUserName) {
+  auto bytes = encode(SessionCountQuery{.request_id = 1, .user_name = "carol"});
+  auto decoded = decode_frame(bytes);
+  ASSERT_TRUE(decoded);
+  const auto& query = std::get<SessionCountQuery>(*decoded);
+  EXPECT_EQ(query.user_name, "carol");
+  EXPECT_EQ(query.user_name.data(), reinterpret_cast<const char*>(bytes.data() + 14));
 }
 
 TEST(DecodeFrame, SubmitRecordsBorrowTheInput) {
@@ -87,7 +107,7 @@ TEST(DecodeFrame, RejectsWithNamedErrors) {
   EXPECT_EQ(decode_vector({0, 0, 0, 0}).error(), FrameError::kEmptyFrame);
   EXPECT_EQ(decode_vector({0, 0x10, 0, 1, 7}).error(), FrameError::kFrameTooLarge);
   EXPECT_EQ(decode_vector({0, 0, 0, 2, 7}).error(), FrameError::kLengthMismatch);
-  EXPECT_EQ(decode_vector({0, 0, 0, 1, 9}).error(), FrameError::kUnknownType);
+  EXPECT_EQ(decode_vector({0, 0, 0, 1, 11}).error(), FrameError::kUnknownType);
   EXPECT_EQ(decode_vector({0, 0, 0, 1, 0}).error(), FrameError::kUnknownType);
   EXPECT_EQ(decode_vector({0, 0, 0, 5, 7, 0, 0, 0, 0}).error(), FrameError::kTruncated);
   EXPECT_EQ(decode_vector({0, 0, 0, 10, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0}).error(), FrameError::kTrailingBytes);
@@ -99,6 +119,20 @@ TEST(DecodeFrame, RejectsWithNamedErrors) {
   // HelloAck with is_leader = 2.
   EXPECT_EQ(decode_vector({0, 0, 0, 13, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0}).error(),
             FrameError::kBadBoolean);
+}
+
+TEST(DecodeFrame, RejectsSessionCountQueryWithoutAUsableUserName) {
+  // User-Name length 0.
+  EXPECT_EQ(decode_vector({0, 0, 0, 10, 9, 0, 0, 0, 0, 0, 0, 0, 1, 0}).error(), FrameError::kBadUserName);
+  // Length 254: more than a RADIUS attribute can carry.
+  std::vector<std::uint8_t> long_name{0, 0, 1, 8, 9, 0, 0, 0, 0, 0, 0, 0, 1, 254};
+  long_name.resize(4 + 10 + 254, 'x');
+  EXPECT_EQ(decode_frame(long_name).error(), FrameError::kBadUserName);
+  // Length 3 with two bytes.
+  EXPECT_EQ(decode_vector({0, 0, 0, 12, 9, 0, 0, 0, 0, 0, 0, 0, 1, 3, 'a', 'b'}).error(),
+            FrameError::kTruncated);
+  // An answer without its count.
+  EXPECT_EQ(decode_vector({0, 0, 0, 9, 10, 0, 0, 0, 0, 0, 0, 0, 1}).error(), FrameError::kTruncated);
 }
 
 TEST(DecodeFrame, RejectsRecordCountBeyondBound) {

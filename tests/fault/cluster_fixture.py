@@ -30,7 +30,7 @@ class Cluster:
     SECRET = "testing123"
 
     def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
-                 log_level="info", prefix=(), member_extra=""):
+                 log_level="info", prefix=(), member_extra="", gateway_extra=""):
         self.binary = binary
         self.root = root
         self.secret = secret or self.SECRET
@@ -39,6 +39,7 @@ class Cluster:
         self.log_level = log_level
         self.prefix = list(prefix)  # e.g. ["taskset", "-c", "0"]
         self.member_extra = member_extra  # YAML appended to each member config (export:)
+        self.gateway_extra = gateway_extra  # YAML appended to each gateway config (sql_users:)
         self.ids = list(range(1, members + 1))
         self.gateways = ["gateway"] if gateways == 1 else [f"gateway-{k}" for k in range(1, gateways + 1)]
         self.processes = {}
@@ -87,7 +88,8 @@ class Cluster:
                         "clients_file: clients.conf\n"
                         f"admin_socket: admin/{name}.sock\n"
                         f"accounting:\n  members: [{members}]\n"
-                        f"logging: {{level: {self.log_level}}}\n")
+                        f"logging: {{level: {self.log_level}}}\n"
+                        f"{self.gateway_extra}")
 
     def config_path(self, name):
         return os.path.join(self.root, f"{name}.yaml")
