@@ -19,7 +19,10 @@ It also follows the exporter's lag: LagSampler polls the members' /status
 samples into figures per step (pure, tested by
 tests/integration/bench_report_test.py)."""
 
+import collections
+import json
 import os
+import socket
 import threading
 import time
 
@@ -81,16 +84,48 @@ def radacct_rows(pg, database=RADIUS_DB):
     return int(pg.psql("-c", "SELECT count(*) FROM radacct", database=database).strip())
 
 
+def exported_records(pg, database):
+    """(Acct-Session-Id, Acct-Status-Type) of every record the exporter
+    wrote to `database`, counted."""
+    out = pg.psql("-c", "SELECT attributes->>'Acct-Session-Id', attributes->>'Acct-Status-Type' "
+                  "FROM radiusward_accounting_log", database=database)
+    return collections.Counter(tuple(line.split("|")) for line in out.splitlines() if line.strip())
+
+
 # ---- export lag --------------------------------------------------------------
+
+def admin_status(socket_path, timeout=2.0):
+    """GET /status on a process's admin socket (docs/admin_api.md) without
+    starting a process per sample as `radiusward ctl` would; None when it
+    does not answer."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(socket_path)
+            s.sendall(b"GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200"):
+            return None
+        return json.loads(body)
+    except (OSError, ValueError):
+        return None
+
 
 def export_of(statuses):
     """The exporting member's "export" object from the members' /status
-    bodies (dicts, None for a member that did not answer), or None when no
+    bodies (dicts, None for a member that did not answer), with that
+    member's records_held, held_bytes and sessions beside it; None when no
     member is exporting."""
     for status in statuses:
         export = (status or {}).get("export")
         if export and export.get("active"):
-            return export
+            return dict(export, **{k: status.get(k) for k in ("records_held", "held_bytes", "sessions")})
     return None
 
 
@@ -118,6 +153,8 @@ def summarize_lag(samples, marks):
             "exported_in_step": (exported - previous_exported)
             if exported is not None and previous_exported is not None else None,
             "connected": bool(seen) and all(e.get("connected") for e in seen) and len(seen) == len(inside),
+            "records_held_max": max((e.get("records_held") or 0 for e in seen), default=None),
+            "sessions_end": last.get("sessions") if last else None,
         })
         if exported is not None:
             previous_exported = exported
