@@ -96,7 +96,7 @@ VARIANTS["results"][-3]["report"]["at_ceiling"]["processes"] = [
      "rss_peak_kib": 40 * 1024, "samples": 20}]
 VARIANTS["leader_kill"] = {"rate": 5000, "duration_s": 15, "gateways": 2, "killed": "member-1",
                            "new_leader": "member-2", "leader_seen_after_s": 0.6, "acknowledged": 75000,
-                           "held_records": 75000, "checked_in": "PostgreSQL (exported)", "acknowledged_missing": 0,
+                           "held_records": 75000, "checked_in": "export database in PostgreSQL", "acknowledged_missing": 0,
                            "held_twice": 0, "step": step(1, 5000, 5000, True, p99_us=400000)}
 
 
@@ -152,7 +152,7 @@ class BenchReportVariants(unittest.TestCase):
         self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest) | **no** |", page)
         # The lone gateway of the authentication runs (no role) counts as a gateway.
         self.assertIn("| gateway ≤ 64 MiB resident at the ceiling | 40.0 MiB (largest) | yes |", page)
-        self.assertIn("looked for in the PostgreSQL (exported).", page)
+        self.assertIn("looked for in the export database in PostgreSQL.", page)
 
 
 class ExportLag(unittest.TestCase):
