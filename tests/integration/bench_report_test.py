@@ -98,6 +98,8 @@ VARIANTS["leader_kill"] = {"rate": 5000, "duration_s": 15, "gateways": 2, "kille
                            "new_leader": "member-2", "leader_seen_after_s": 0.6, "acknowledged": 75000,
                            "held_records": 75000, "checked_in": "export database in PostgreSQL", "acknowledged_missing": 0,
                            "held_twice": 0, "step": step(1, 5000, 5000, True, p99_us=400000)}
+VARIANTS["leader_kill_no_export"] = dict(VARIANTS["leader_kill"], checked_in="records every member holds",
+                                         step=step(1, 5000, 5000, True, p99_us=700000))
 
 
 def render(test, run):
@@ -149,10 +151,12 @@ class BenchReportVariants(unittest.TestCase):
         self.assertIn("| accounting ≥ 8× FreeRADIUS detail file | 3.00× | **no** |", page)
         self.assertIn("| authentication (PAP) ≥ 2.5× FreeRADIUS users file | 1.60× | **no** |", page)
         self.assertIn("| leader kill: longest wait < 1 s | 800 ms | yes |", page)
-        self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest) | **no** |", page)
+        self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest: member-1 in acct (export)) | **no** |", page)
         # The lone gateway of the authentication runs (no role) counts as a gateway.
-        self.assertIn("| gateway ≤ 64 MiB resident at the ceiling | 40.0 MiB (largest) | yes |", page)
+        self.assertIn("| gateway ≤ 64 MiB resident at the ceiling | 40.0 MiB (largest: gateway-1 in acct (export)) | yes |", page)
         self.assertIn("looked for in the export database in PostgreSQL.", page)
+        self.assertIn("| leader kill (members without an exporter): longest wait < 1 s | 1400 ms | **no** |", page)
+        self.assertIn("## Leader killed under load (members without an exporter)", page)
 
 
 class ExportLag(unittest.TestCase):
