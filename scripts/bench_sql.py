@@ -150,8 +150,11 @@ def summarize_lag(samples, marks):
             "lag_seconds_max": max((e["lag_seconds"] for e in seen), default=None),
             "lag_records_end": last["lag_records"] if last else None,
             "lag_seconds_end": last["lag_seconds"] if last else None,
+            # Counted per process: a smaller figure means another member
+            # took over the export (leadership moved); no delta then.
             "exported_in_step": (exported - previous_exported)
-            if exported is not None and previous_exported is not None else None,
+            if exported is not None and previous_exported is not None and exported >= previous_exported else None,
+            "exporter_moved": exported is not None and previous_exported is not None and exported < previous_exported,
             "connected": bool(seen) and all(e.get("connected") for e in seen) and len(seen) == len(inside),
             "records_held_max": max((e.get("records_held") or 0 for e in seen), default=None),
             "sessions_end": last.get("sessions") if last else None,

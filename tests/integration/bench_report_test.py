@@ -181,6 +181,11 @@ class ExportLag(unittest.TestCase):
         self.assertIsNone(steps[0]["exported_in_step"])  # no earlier figure to subtract
         self.assertEqual(steps[1]["exported_in_step"], 700)
         self.assertEqual(steps[2]["exported_in_step"], 100)
+        # Another member took over the export: its own count starts again.
+        moved = bench_sql.summarize_lag([(1.0, self.export(0, 0, 5000)), (2.0, self.export(0, 0, 300))], [1.0, 2.0])
+        self.assertIsNone(moved[1]["exported_in_step"])
+        self.assertTrue(moved[1]["exporter_moved"])
+        self.assertFalse(moved[0]["exporter_moved"])
         self.assertFalse(steps[2]["connected"])  # a sample without an exporter
         self.assertTrue(steps[1]["connected"])
 
