@@ -47,6 +47,14 @@ std::string_view trim(std::string_view text) {
 
 }  // namespace
 
+AccountingSlot accounting_slot(std::uint64_t index) {
+  const std::uint64_t round = index / 3;
+  const std::uint64_t position = index % 3;
+  const std::uint64_t behind = position * kSessionSpacing;  // Start 0, Interim 1, Stop 2 spacings behind.
+  if (round < behind) return {RequestKind::kAcctStart, kLeadInSessions + index};
+  return {kAccountingCycle[position], round - behind};
+}
+
 std::string_view to_string(Scenario scenario) {
   switch (scenario) {
     case Scenario::kPap:
@@ -135,13 +143,13 @@ RequestKind RequestFactory::kind_of(std::uint64_t sequence) const {
     case Scenario::kMsChapV2:
       return RequestKind::kMsChapV2;
     case Scenario::kAccounting:
-      return kAccountingCycle[sequence % 3];
+      return accounting_slot(sequence).kind;
     case Scenario::kMixed: {
       // Out of every 10 requests, 7 accounting and 3 authentication; the
       // accounting ones are numbered on so that sessions stay whole.
       const std::uint64_t block = sequence / 10;
       const std::uint64_t slot = sequence % 10;
-      if (slot < 7) return kAccountingCycle[(block * 7 + slot) % 3];
+      if (slot < 7) return accounting_slot(block * 7 + slot).kind;
       return kAccessCycle[(block * 3 + slot - 7) % 3];
     }
   }
@@ -228,11 +236,11 @@ Result<Bytes, radius::BuildError> RequestFactory::build_access(RequestKind kind,
 Result<Bytes, radius::BuildError> RequestFactory::build_accounting(
     RequestKind kind, std::uint64_t sequence, std::uint8_t identifier,
     std::span<std::uint8_t, kMaxRequestLength> out, Outstanding& outstanding) const {
-  // Sessions are numbered by the accounting requests before this one, so
-  // each session sends Start, Interim-Update and Stop in turn.
+  // Sessions are numbered by the accounting requests before this one
+  // (accounting_slot): each sends Start, Interim-Update and Stop in turn.
   std::uint64_t accounting_index = sequence;
   if (scenario_ == Scenario::kMixed) accounting_index = (sequence / 10) * 7 + sequence % 10;
-  const std::uint64_t session = accounting_index / 3;
+  const std::uint64_t session = accounting_slot(accounting_index).session;
   outstanding.session = session;
   const BenchUser& user = users_[session % users_.size()];
   const std::string id = session_id(session);

@@ -58,6 +58,24 @@ struct Outstanding {
   std::uint64_t session = 0;  // Accounting: the session number in Acct-Session-Id.
 };
 
+// Accounting request number `index` (counting accounting requests only):
+// which kind it is and which session it belongs to. Each session sends
+// Start, Interim-Update and Stop in that order, but kSessionSpacing
+// sessions apart rather than back to back, as a NAS does (RFC 2866 §5.6:
+// interim updates come at an interval, not with the Start): a server that
+// handles requests concurrently must not see a session's Stop overtake its
+// Interim-Update (FreeRADIUS's rlm_sql then finds no open row and does not
+// answer). Until the first sessions reach their Interim-Update and Stop,
+// those slots send the Start of a lead-in session (numbered from
+// kLeadInSessions) that is never continued.
+struct AccountingSlot {
+  RequestKind kind = RequestKind::kAcctStart;
+  std::uint64_t session = 0;
+};
+inline constexpr std::uint64_t kSessionSpacing = 128;
+inline constexpr std::uint64_t kLeadInSessions = std::uint64_t{1} << 40;
+[[nodiscard]] AccountingSlot accounting_slot(std::uint64_t index);
+
 // Builds the requests of one generator. `run_tag` makes Acct-Session-Ids
 // unique across runs and generator processes.
 class RequestFactory {

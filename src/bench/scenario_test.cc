@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "auth/chap.h"
 #include "auth/password.h"
@@ -148,21 +152,24 @@ TEST(RequestFactory, MsChapV2RequestVerifiesAndSuccessIsChecked) {
             VerifyError::kBadMsChap2Success);
 }
 
-TEST(RequestFactory, AccountingSessionsGoStartInterimStop) {
+TEST(RequestFactory, AccountingRequestsVerifyAndExpectAnAccountingResponse) {
   const RequestFactory f = factory(Scenario::kAccounting);
-  std::set<std::string> ids;
-  for (std::uint64_t sequence = 0; sequence < 6; ++sequence) {
+  const std::uint64_t past_lead_in = 3 * 2 * kSessionSpacing;
+  for (const std::uint64_t sequence :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, past_lead_in + 1, past_lead_in + 2}) {
     const Built built = build(f, sequence);
     const auto request = radius::Packet::parse(built.wire);
     ASSERT_TRUE(request);
     EXPECT_TRUE(radius::verify_request_authenticator(*request, secret()));
     EXPECT_EQ(radius::check_request_message_authenticator(*request, secret()),
               radius::MessageAuthenticatorStatus::kValid);
-    constexpr std::array<std::uint32_t, 3> kStatusCycle{1, 3, 2};  // Start, Interim-Update, Stop.
-    EXPECT_EQ(*request->find_u32(radius::attr::kAcctStatusType), kStatusCycle[sequence % 3]);
+    const AccountingSlot slot = accounting_slot(sequence);
+    constexpr std::array<std::uint32_t, 3> kStatus{1, 3, 2};  // Start, Interim-Update, Stop.
+    EXPECT_EQ(
+        *request->find_u32(radius::attr::kAcctStatusType),
+        kStatus[static_cast<std::size_t>(slot.kind) - static_cast<std::size_t>(RequestKind::kAcctStart)]);
     const std::string id(as_chars(request->find(radius::attr::kAcctSessionId)->value));
-    EXPECT_EQ(id, f.session_id(sequence / 3));
-    ids.insert(id);
+    EXPECT_EQ(id, f.session_id(slot.session));
     std::array<std::uint8_t, 4096> buffer{};
     EXPECT_TRUE(verify_answer(answer(*request, radius::Code::kAccountingResponse, buffer), built.outstanding,
                               secret()));
@@ -171,8 +178,42 @@ TEST(RequestFactory, AccountingSessionsGoStartInterimStop) {
             .error(),
         VerifyError::kUnexpectedCode);
   }
-  EXPECT_EQ(ids.size(), 2u);
-  EXPECT_EQ(*ids.begin(), "run1-0");
+  EXPECT_EQ(f.session_id(0), "run1-0");
+}
+
+// Every session sends Start, then Interim-Update kSessionSpacing sessions
+// (3 × spacing requests) later, then Stop as far again; each (session,
+// status) pair once; the lead-in slots are Starts of sessions never continued.
+TEST(AccountingSlot, SessionsGoStartInterimStopSpacedApart) {
+  constexpr std::uint64_t kCount = 3 * 5 * kSessionSpacing;
+  std::map<std::uint64_t, std::vector<std::pair<RequestKind, std::uint64_t>>> sessions;
+  std::set<std::pair<std::uint64_t, RequestKind>> seen;
+  for (std::uint64_t index = 0; index < kCount; ++index) {
+    const AccountingSlot slot = accounting_slot(index);
+    EXPECT_TRUE(seen.insert({slot.session, slot.kind}).second) << index;
+    sessions[slot.session].emplace_back(slot.kind, index);
+  }
+  std::size_t whole = 0;
+  for (const auto& [session, requests] : sessions) {
+    if (session >= kLeadInSessions) {
+      ASSERT_EQ(requests.size(), 1u);
+      EXPECT_EQ(requests[0].first, RequestKind::kAcctStart);
+      continue;
+    }
+    ASSERT_FALSE(requests.empty());
+    EXPECT_EQ(requests[0].first, RequestKind::kAcctStart);
+    if (requests.size() < 3) continue;  // Continued after the last index looked at.
+    ++whole;
+    EXPECT_EQ(requests[1].first, RequestKind::kAcctInterim);
+    EXPECT_EQ(requests[2].first, RequestKind::kAcctStop);
+    EXPECT_EQ(requests[1].second - requests[0].second, 3 * kSessionSpacing + 1);
+    EXPECT_EQ(requests[2].second - requests[1].second, 3 * kSessionSpacing + 1);
+  }
+  EXPECT_EQ(whole, 3 * kSessionSpacing);
+  // Lead-in: one spacing of Interim slots and two of Stop slots.
+  EXPECT_EQ(std::count_if(sessions.begin(), sessions.end(),
+                          [](const auto& s) { return s.first >= kLeadInSessions; }),
+            static_cast<std::ptrdiff_t>(3 * kSessionSpacing));
 }
 
 TEST(RequestFactory, MixedIsSeventyPercentAccountingWithWholeSessions) {
@@ -180,7 +221,9 @@ TEST(RequestFactory, MixedIsSeventyPercentAccountingWithWholeSessions) {
   int accounting = 0;
   int starts = 0;
   int stops = 0;
-  for (std::uint64_t sequence = 0; sequence < 30; ++sequence) {
+  // Past the lead-in (accounting_slot), 30 requests hold 21 accounting ones.
+  const std::uint64_t first = 10 * kSessionSpacing;
+  for (std::uint64_t sequence = first; sequence < first + 30; ++sequence) {
     const RequestKind kind = f.kind_of(sequence);
     accounting += is_accounting(kind) ? 1 : 0;
     starts += kind == RequestKind::kAcctStart ? 1 : 0;

@@ -2,16 +2,24 @@
 """The report of scripts/bench-report on a synthetic run: the HTML is one
 self-contained file with inline SVG (no network), the trend file gains one
 line, and the performance page states the conditions, both servers'
-ceilings, their ratio, the lower-bound mark and every step's verdict."""
+ceilings, their ratio, the lower-bound mark and every step's verdict; with
+variants (acct against FreeRADIUS's detail file and rlm_sql, pap-sql cold
+and cached) one ratio per pair, the exporter's lag per step and the goals.
+Also the export-lag arithmetic of scripts/bench_sql.py on synthetic
+samples."""
 
+import copy
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
 ROOT = os.environ.get("RW_SOURCE_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_sql  # noqa: E402
 
 
 def step(index, rate, answered, passed, reason="", p99_us=2000):
@@ -52,6 +60,145 @@ RUN = {
                                          step(4, 1250, 1250, True)], 1250, False)},
     ],
 }
+
+
+def lag_step(index, records_max, seconds_max, records_end, kept):
+    return {"index": index, "samples": 4, "lag_records_max": records_max, "lag_seconds_max": seconds_max,
+            "lag_records_end": records_end, "lag_seconds_end": 0.1, "exported_in_step": 5000, "connected": True,
+            "records_held_max": records_max, "sessions_end": 9000 * index, "kept_up": kept,
+            "target_rate": 1000 * index}
+
+
+def variant(server, scenario, name, text, rate, lower_bound=False, **extra):
+    steps = [step(1, rate, rate, True)]
+    result = {"server": server, "scenario": scenario, "variant": name, "variant_text": text,
+              "report": report(server, steps, rate, lower_bound)}
+    result["report"].update(extra)
+    return result
+
+
+VARIANTS = copy.deepcopy(RUN)
+VARIANTS["conditions"]["postgresql"] = "PostgreSQL 15.8, synchronous_commit on"
+VARIANTS["results"] += [
+    variant("radiusward", "pap-sql", "cold", "cache off", 3000),
+    variant("radiusward", "pap-sql", "cached", "cache warm", 30000),
+    variant("freeradius", "pap-sql", "rlm_sql", "rlm_sql authorize", 2000),
+    variant("radiusward", "acct", "export", "exporter into PostgreSQL", 24000, export={
+        "steps": [lag_step(1, 900, 0.4, 100, True)], "at_ceiling": lag_step(1, 900, 0.4, 100, True),
+        "drained_after_load_s": 1.5, "records_exported": 72000, "failures": 0}),
+    variant("freeradius", "acct", "detail", "detail file", 8000),
+    variant("freeradius", "acct", "sql", "rlm_sql into PostgreSQL, synchronous_commit on", 2000),
+]
+VARIANTS["results"][-3]["report"]["at_ceiling"]["processes"] = [
+    {"pid": 2, "name": "radiusward", "role": "member-1", "cpu_avg_percent": 30, "cpu_max_percent": 40,
+     "rss_peak_kib": 150 * 1024, "samples": 20},
+    {"pid": 3, "name": "radiusward", "role": "gateway-1", "cpu_avg_percent": 30, "cpu_max_percent": 40,
+     "rss_peak_kib": 40 * 1024, "samples": 20}]
+VARIANTS["leader_kill"] = {"rate": 5000, "duration_s": 15, "gateways": 2, "killed": "member-1",
+                           "new_leader": "member-2", "leader_seen_after_s": 0.6, "acknowledged": 75000,
+                           "held_records": 75000, "checked_in": "export database in PostgreSQL", "acknowledged_missing": 0,
+                           "held_twice": 0, "step": step(1, 5000, 5000, True, p99_us=400000)}
+VARIANTS["leader_kill_no_export"] = dict(VARIANTS["leader_kill"], checked_in="records every member holds",
+                                         step=step(1, 5000, 5000, True, p99_us=700000))
+
+
+def render(test, run):
+    folder = tempfile.mkdtemp(prefix="rw-bench-report-")
+    test.addCleanup(shutil.rmtree, folder, True)
+    run_path = os.path.join(folder, "run.json")
+    with open(run_path, "w") as f:
+        json.dump(run, f)
+    paths = {k: os.path.join(folder, k) for k in ("report.html", "trend.jsonl", "PERFORMANCE.md")}
+    subprocess.run([os.path.join(ROOT, "scripts", "bench-report"), run_path, "--html", paths["report.html"],
+                    "--trend", paths["trend.jsonl"], "--markdown", paths["PERFORMANCE.md"]],
+                   check=True, capture_output=True)
+    out = {}
+    for key, path in paths.items():
+        with open(path) as f:
+            out[key] = f.read()
+    return out
+
+
+class BenchReportVariants(unittest.TestCase):
+    def test_one_ratio_per_pair_of_variants(self):
+        out = render(self, VARIANTS)
+        page = out["PERFORMANCE.md"]
+        self.assertIn("| pap-sql: cold vs rlm_sql | 3,000/s | 2,000/s | 1.50× |", page)
+        self.assertIn("| pap-sql: cached vs rlm_sql | 30,000/s | 2,000/s | 15.00× |", page)
+        self.assertIn("| acct: export vs detail | 24,000/s | 8,000/s | 3.00× |", page)
+        self.assertIn("| acct: export vs sql | 24,000/s | 2,000/s | 12.00× |", page)
+        self.assertIn("### radiusward, pap-sql (cold): 3,000/s", page)
+        self.assertIn("- freeradius acct (sql): rlm_sql into PostgreSQL, synchronous_commit on.", page)
+        self.assertIn("- PostgreSQL: PostgreSQL 15.8, synchronous_commit on.", page)
+        trend = json.loads(out["trend.jsonl"].splitlines()[0])
+        self.assertEqual(trend["ratios"]["acct: export vs sql"], "12.00×")
+        self.assertEqual(trend["ceilings"]["pap-sql (cached)"]["radiusward"]["rate"], 30000)
+        self.assertEqual(trend["export_lag_at_ceiling"], [{"lag_records_max": 900, "lag_seconds_max": 0.4,
+                                                          "kept_up": True}])
+        self.assertIn("Export to PostgreSQL", out["report.html"])
+
+    def test_export_lag_table_and_summary(self):
+        page = render(self, VARIANTS)["PERFORMANCE.md"]
+        self.assertIn("radiusward, acct (export): at the ceiling (24,000/s) the exporter kept up (lag at most 900 "
+                      "records / 0.4 s, 100 at the step's end); nothing was left to export 1.5 s after the search "
+                      "ended.", page)
+        self.assertIn("| 1 | 24,000 | pass | 900 | 100 | 0.4 | 5,000 | 900 | 9,000 | yes |", page)
+
+    def test_goals(self):
+        page = render(self, VARIANTS)["PERFORMANCE.md"]
+        self.assertIn("| accounting ≥ 24,000/s with majority fsync | 24,000/s | yes |", page)
+        self.assertIn("| accounting ≥ 8× FreeRADIUS rlm_sql into PostgreSQL | 12.00× | yes |", page)
+        self.assertIn("| accounting ≥ 8× FreeRADIUS detail file | 3.00× | **no** |", page)
+        self.assertIn("| authentication (PAP) ≥ 2.5× FreeRADIUS users file | 1.60× | **no** |", page)
+        self.assertIn("| leader kill: longest wait < 1 s | 800 ms | yes |", page)
+        self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest: member-1 in acct (export)) | **no** |", page)
+        # The lone gateway of the authentication runs (no role) counts as a gateway.
+        self.assertIn("| gateway ≤ 64 MiB resident at the ceiling | 40.0 MiB (largest: gateway-1 in acct (export)) | yes |", page)
+        self.assertIn("looked for in the export database in PostgreSQL.", page)
+        self.assertIn("| leader kill (members without an exporter): longest wait < 1 s | 1400 ms | **no** |", page)
+        self.assertIn("## Leader killed under load (members without an exporter)", page)
+
+
+class ExportLag(unittest.TestCase):
+    def export(self, lag, seconds, exported, connected=True):
+        return {"active": True, "connected": connected, "lag_records": lag, "lag_seconds": seconds,
+                "records_exported": exported}
+
+    def test_export_of_picks_the_active_exporter_with_its_ledger_figures(self):
+        idle = {"export": {"active": False, "lag_records": 0}, "records_held": 1}
+        leader = {"export": self.export(7, 0.2, 100), "records_held": 7, "held_bytes": 700, "sessions": 3}
+        self.assertIsNone(bench_sql.export_of([idle, None]))
+        found = bench_sql.export_of([None, idle, leader])
+        self.assertEqual((found["lag_records"], found["records_held"], found["sessions"]), (7, 7, 3))
+
+    def test_samples_fall_into_the_step_they_were_taken_in(self):
+        samples = [(0.5, self.export(10, 0.1, 100)), (1.0, self.export(500, 1.5, 200)),
+                   (1.6, self.export(20, 0.2, 900)), (2.5, None), (3.0, self.export(4000, 3.0, 1000))]
+        steps = bench_sql.summarize_lag(samples, [1.0, 2.0, 3.0])
+        self.assertEqual([s["samples"] for s in steps], [2, 1, 2])
+        self.assertEqual((steps[0]["lag_records_max"], steps[0]["lag_seconds_max"], steps[0]["lag_records_end"]),
+                         (500, 1.5, 500))
+        self.assertIsNone(steps[0]["exported_in_step"])  # no earlier figure to subtract
+        self.assertEqual(steps[1]["exported_in_step"], 700)
+        self.assertEqual(steps[2]["exported_in_step"], 100)
+        # Another member took over the export: its own count starts again.
+        moved = bench_sql.summarize_lag([(1.0, self.export(0, 0, 5000)), (2.0, self.export(0, 0, 300))], [1.0, 2.0])
+        self.assertIsNone(moved[1]["exported_in_step"])
+        self.assertTrue(moved[1]["exporter_moved"])
+        self.assertFalse(moved[0]["exporter_moved"])
+        self.assertFalse(steps[2]["connected"])  # a sample without an exporter
+        self.assertTrue(steps[1]["connected"])
+
+    def test_kept_up(self):
+        (step,) = bench_sql.summarize_lag([(1.0, self.export(1500, 0.5, 10))], [1.0])
+        self.assertTrue(bench_sql.kept_up(step, rate=1000, step_s=5))
+        self.assertFalse(bench_sql.kept_up(step, rate=500, step_s=5))  # 3 s of records waiting at the end
+        (slow,) = bench_sql.summarize_lag([(1.0, self.export(10, 2.5, 10))], [1.0])
+        self.assertFalse(bench_sql.kept_up(slow, rate=1000, step_s=5))
+        (down,) = bench_sql.summarize_lag([(1.0, self.export(10, 0.1, 10, connected=False))], [1.0])
+        self.assertFalse(bench_sql.kept_up(down, rate=1000, step_s=5))
+        (empty,) = bench_sql.summarize_lag([], [1.0])
+        self.assertIsNone(bench_sql.kept_up(empty, rate=1000, step_s=5))
 
 
 class BenchReport(unittest.TestCase):

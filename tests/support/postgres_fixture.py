@@ -3,7 +3,8 @@ src/io/postgres_server_for_test.h: Debian's initdb and pg_ctl in a temporary
 folder on a free loopback port, `trust` authentication on 127.0.0.1, stopped
 cleanly (pg_ctl stop -m fast) and removed by close(). initdb refuses to run as
 root, so as root the binaries run as the `postgres` user on a folder chowned
-to it. stop() and start() keep the port and the data, for outage tests."""
+to it. stop() and start() keep the port and the data, for outage tests.
+`options` adds server options (`-c name=value ...`) after the fixture's."""
 
 import os
 import pwd
@@ -22,8 +23,9 @@ def _free_port():
 
 
 class PostgresServer:
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, options=""):
         self.dir = tempfile.mkdtemp(prefix="rw-postgres-", dir=parent)
+        self.options = options
         self.port = 0
         self.running = False
         self._user = None
@@ -69,7 +71,7 @@ class PostgresServer:
                 self.port = _free_port()
             options = (f"-p {self.port} -c listen_addresses=127.0.0.1 "
                        f"-c unix_socket_directories={self.dir} "
-                       "-c shared_buffers=16MB -c max_connections=40")
+                       "-c shared_buffers=16MB -c max_connections=40 " + self.options)
             if self._run([f"{BIN_DIR}/pg_ctl", "-D", self.data_dir, "-l",
                           os.path.join(self.dir, "server.log"), "-o", options, "-w", "-t", "60",
                           "start"], check=False) == 0:
