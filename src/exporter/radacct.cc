@@ -251,25 +251,112 @@ constexpr std::string_view kColumnList =
     "FramedProtocol, FramedIPAddress, FramedIPv6Address, FramedIPv6Prefix, FramedInterfaceId, "
     "DelegatedIPv6Prefix";
 
-// The VALUES list of FreeRADIUS's insert for a session first seen in a
-// record with these start/update/stop times, session time and counters.
-std::string insert_values(Dialect dialect, const Columns& c, const std::string& start,
-                          const std::string& stop, const std::string& session_time, const std::string& input,
-                          const std::string& output, const std::string& terminate_cause) {
+// One row of FreeRADIUS's insert, as a VALUES tuple, for a session first
+// seen in a record with these start/stop times, session time and counters.
+// The conflict clauses below read every per-record value back from this
+// row through EXCLUDED, so that rows of one status type share one
+// statement (batch_sql).
+std::string row_tuple(Dialect dialect, const Columns& c, const std::string& start, const std::string& stop,
+                      const std::string& session_time, const std::string& input, const std::string& output,
+                      const std::string& terminate_cause) {
   const std::string realm = dialect == Dialect::kPostgres ? "NULL" : "''";
-  return "INSERT INTO radacct (" + std::string(kColumnList) + ") VALUES (" + c.session_id + ", " +
-         c.unique_id + ", " + c.user_name + ", " + realm + ", " + c.nas_address + ", " + c.nas_port_id +
-         ", " + c.nas_port_type + ", " + start + ", " + c.event + ", " + stop + ", " + session_time + ", " +
-         c.authentic + ", " + c.connect_info + ", NULL, " + input + ", " + output + ", " + c.called + ", " +
-         c.calling + ", " + terminate_cause + ", " + c.service_type + ", " + c.framed_protocol + ", " +
-         c.framed_ip + ", " + c.framed_ipv6 + ", " + c.framed_ipv6_prefix + ", " + c.framed_interface_id +
-         ", " + c.delegated_prefix + ")";
+  return "(" + c.session_id + ", " + c.unique_id + ", " + c.user_name + ", " + realm + ", " + c.nas_address +
+         ", " + c.nas_port_id + ", " + c.nas_port_type + ", " + start + ", " + c.event + ", " + stop + ", " +
+         session_time + ", " + c.authentic + ", " + c.connect_info + ", NULL, " + input + ", " + output +
+         ", " + c.called + ", " + c.calling + ", " + terminate_cause + ", " + c.service_type + ", " +
+         c.framed_protocol + ", " + c.framed_ip + ", " + c.framed_ipv6 + ", " + c.framed_ipv6_prefix + ", " +
+         c.framed_interface_id + ", " + c.delegated_prefix + ")";
 }
 
-std::string framed_updates(const Columns& c) {
-  return "FramedIPAddress = " + c.framed_ip + ", FramedIPv6Address = " + c.framed_ipv6 +
-         ", FramedIPv6Prefix = " + c.framed_ipv6_prefix + ", FramedInterfaceId = " + c.framed_interface_id +
-         ", DelegatedIPv6Prefix = " + c.delegated_prefix;
+std::string insert_head() { return "INSERT INTO radacct (" + std::string(kColumnList) + ") VALUES "; }
+
+constexpr std::string_view kFramedUpdates =
+    "FramedIPAddress = EXCLUDED.FramedIPAddress, FramedIPv6Address = EXCLUDED.FramedIPv6Address, "
+    "FramedIPv6Prefix = EXCLUDED.FramedIPv6Prefix, FramedInterfaceId = EXCLUDED.FramedInterfaceId, "
+    "DelegatedIPv6Prefix = EXCLUDED.DelegatedIPv6Prefix";
+
+// What a record of `status_type` does to an existing row of its session
+// (queries.conf's UPDATE), with the record's values taken from its row
+// (row_tuple: AcctUpdateTime and, for Stop, AcctStopTime are the event
+// time; ConnectInfo_start carries Connect-Info). A closed row stays.
+std::string conflict_clause(Dialect dialect, std::uint32_t status_type) {
+  const std::string head = " ON CONFLICT (AcctUniqueId) DO UPDATE SET ";
+  const std::string tail = " WHERE radacct.AcctStopTime IS NULL";
+  switch (status_type) {
+    case accounting::status::kStart:
+      // queries.conf start: on an open row of the same session refresh its
+      // start and update times and Connect-Info.
+      return head +
+             "AcctStartTime = EXCLUDED.AcctStartTime, AcctUpdateTime = EXCLUDED.AcctUpdateTime, "
+             "ConnectInfo_start = EXCLUDED.ConnectInfo_start" +
+             tail;
+    case accounting::status::kInterimUpdate:
+      // queries.conf interim-update: the open row's time, counters and
+      // addresses; AcctInterval = seconds since its last update.
+      return head + std::string(kFramedUpdates) +
+             ", AcctSessionTime = EXCLUDED.AcctSessionTime, AcctInterval = " +
+             epoch_of(dialect, "EXCLUDED.AcctUpdateTime") + " - " +
+             epoch_of(dialect, "COALESCE(radacct.AcctUpdateTime, radacct.AcctStartTime)") +
+             ", AcctUpdateTime = EXCLUDED.AcctUpdateTime, AcctInputOctets = EXCLUDED.AcctInputOctets, "
+             "AcctOutputOctets = EXCLUDED.AcctOutputOctets" +
+             tail;
+    default:
+      // queries.conf stop: close the open row with counters and terminate
+      // cause; without Acct-Session-Time, the time since its start.
+      return head +
+             "AcctStopTime = EXCLUDED.AcctStopTime, AcctUpdateTime = EXCLUDED.AcctUpdateTime, "
+             "AcctSessionTime = COALESCE(EXCLUDED.AcctSessionTime, " +
+             epoch_of(dialect, "EXCLUDED.AcctStopTime") + " - " + epoch_of(dialect, "radacct.AcctStartTime") +
+             "), AcctInputOctets = EXCLUDED.AcctInputOctets, AcctOutputOctets = EXCLUDED.AcctOutputOctets, "
+             "AcctTerminateCause = EXCLUDED.AcctTerminateCause, " +
+             std::string(kFramedUpdates) + ", ConnectInfo_stop = EXCLUDED.ConnectInfo_start" + tail;
+  }
+}
+
+// The radacct row of a Start, Interim-Update or Stop record; nullopt for
+// the other status types.
+std::optional<std::string> row_of(Dialect dialect, const accounting::Record& record,
+                                  const radius::Dictionary& dictionary) {
+  const std::string no_cause = dialect == Dialect::kPostgres ? "NULL" : "''";
+  switch (record.status_type) {
+    case accounting::status::kStart: {
+      const Columns c = columns_of(dialect, record, dictionary);
+      return row_tuple(dialect, c, c.event, "NULL", "0", "0", "0", no_cause);
+    }
+    case accounting::status::kInterimUpdate: {
+      // A session whose Start never arrived is inserted by its Interim.
+      const Columns c = columns_of(dialect, record, dictionary);
+      return row_tuple(dialect, c, c.event, "NULL", c.session_time, c.input_octets, c.output_octets,
+                       no_cause);
+    }
+    case accounting::status::kStop: {
+      // ... or by its Stop, closed, started Acct-Session-Time earlier.
+      const Columns c = columns_of(dialect, record, dictionary);
+      return row_tuple(dialect, c, c.started, c.event, c.session_time, c.input_octets, c.output_octets,
+                       c.terminate_cause);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Accounting-On/Off (queries.conf accounting-on/off): the NAS restarted,
+// so close its sessions that started at or before the event (RFC 2866
+// §5.1).
+std::string nas_restart_sql(Dialect dialect, const accounting::Record& record,
+                            const radius::Dictionary& dictionary) {
+  const Columns c = columns_of(dialect, record, dictionary);
+  const std::string cause = text_of(record, attr::kAcctTerminateCause, dictionary).value_or("NAS-Reboot");
+  return "UPDATE radacct SET AcctStopTime = " + c.event + ", AcctUpdateTime = " + c.event +
+         ", AcctSessionTime = " + c.event_epoch + " - " + epoch_of(dialect, "AcctStartTime") +
+         ", AcctTerminateCause = " + quote(cause) +
+         " WHERE AcctStopTime IS NULL AND NASIPAddress = " + c.nas_address +
+         " AND AcctStartTime <= " + c.event + ";\n";
+}
+
+bool is_nas_restart(std::uint32_t status_type) {
+  return status_type == accounting::status::kAccountingOn ||
+         status_type == accounting::status::kAccountingOff;
 }
 
 void append_utf8(std::string& out, std::uint32_t code_point) {
@@ -374,53 +461,10 @@ std::string attributes_json(const accounting::Record& record, const radius::Dict
 
 std::string radacct_sql(Dialect dialect, const accounting::Record& record,
                         const radius::Dictionary& dictionary) {
-  const Columns c = columns_of(dialect, record, dictionary);
-  const std::string in = c.input_octets, out = c.output_octets;
-  switch (record.status_type) {
-    case accounting::status::kStart:
-      // queries.conf start: insert, or on an open row of the same session
-      // refresh its start and update times and Connect-Info.
-      return insert_values(dialect, c, c.event, "NULL", "0", "0", "0",
-                           dialect == Dialect::kPostgres ? "NULL" : "''") +
-             " ON CONFLICT (AcctUniqueId) DO UPDATE SET AcctStartTime = " + c.event +
-             ", AcctUpdateTime = " + c.event + ", ConnectInfo_start = " + c.connect_info +
-             " WHERE radacct.AcctStopTime IS NULL;\n";
-    case accounting::status::kInterimUpdate:
-      // queries.conf interim-update: update the open row's time, counters
-      // and addresses (AcctInterval = seconds since its last update), or
-      // insert the session when its Start never arrived; a closed row stays.
-      return insert_values(dialect, c, c.event, "NULL", c.session_time, in, out,
-                           dialect == Dialect::kPostgres ? "NULL" : "''") +
-             " ON CONFLICT (AcctUniqueId) DO UPDATE SET " + framed_updates(c) +
-             ", AcctSessionTime = " + c.session_time + ", AcctInterval = " + c.event_epoch + " - " +
-             epoch_of(dialect, "COALESCE(radacct.AcctUpdateTime, radacct.AcctStartTime)") +
-             ", AcctUpdateTime = " + c.event + ", AcctInputOctets = " + in + ", AcctOutputOctets = " + out +
-             " WHERE radacct.AcctStopTime IS NULL;\n";
-    case accounting::status::kStop:
-      // queries.conf stop: close the open row with counters and terminate
-      // cause, or insert a closed row (start = event - Acct-Session-Time)
-      // when the Start never arrived; an already closed row stays.
-      return insert_values(dialect, c, c.started, c.event, c.session_time, in, out, c.terminate_cause) +
-             " ON CONFLICT (AcctUniqueId) DO UPDATE SET AcctStopTime = " + c.event +
-             ", AcctUpdateTime = " + c.event + ", AcctSessionTime = COALESCE(" + c.session_time + ", " +
-             c.event_epoch + " - " + epoch_of(dialect, "radacct.AcctStartTime") +
-             "), AcctInputOctets = " + in + ", AcctOutputOctets = " + out +
-             ", AcctTerminateCause = " + c.terminate_cause + ", " + framed_updates(c) +
-             ", ConnectInfo_stop = " + c.connect_info + " WHERE radacct.AcctStopTime IS NULL;\n";
-    case accounting::status::kAccountingOn:
-    case accounting::status::kAccountingOff: {
-      // queries.conf accounting-on/off: the NAS restarted, so close its
-      // sessions that started at or before the event (RFC 2866 §5.1).
-      const std::string cause = text_of(record, attr::kAcctTerminateCause, dictionary).value_or("NAS-Reboot");
-      return "UPDATE radacct SET AcctStopTime = " + c.event + ", AcctUpdateTime = " + c.event +
-             ", AcctSessionTime = " + c.event_epoch + " - " + epoch_of(dialect, "AcctStartTime") +
-             ", AcctTerminateCause = " + quote(cause) +
-             " WHERE AcctStopTime IS NULL AND NASIPAddress = " + c.nas_address +
-             " AND AcctStartTime <= " + c.event + ";\n";
-    }
-    default:
-      return {};  // Failed and vendor status types: the log table only.
-  }
+  if (is_nas_restart(record.status_type)) return nas_restart_sql(dialect, record, dictionary);
+  auto row = row_of(dialect, record, dictionary);
+  if (!row) return {};  // Failed and vendor status types: the log table only.
+  return insert_head() + *row + conflict_clause(dialect, record.status_type) + ";\n";
 }
 
 std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> records,
@@ -453,7 +497,50 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
            "', " + quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
   }
   sql += ";\n";
-  for (const accounting::HeldRecord& held : records) sql += radacct_sql(dialect, held.record, dictionary);
+  // radacct: one multi-row statement per status type and "wave" instead of
+  // one statement per record (PostgreSQL spends most of a single-row
+  // statement on parsing, planning and the round of its ten indexes, not
+  // on the row). Statements on different sessions commute, so the records
+  // of a stretch between two Accounting-On/Off records are regrouped: the
+  // n-th record of a session in the stretch goes to wave n, so that a
+  // session's records still run in log order and no statement touches a
+  // row twice (which ON CONFLICT DO UPDATE refuses). An On/Off record
+  // closes rows by NAS, so it ends the stretch and runs in its place.
+  struct Wave {
+    std::string start, interim, stop;  // comma-separated rows
+  };
+  std::vector<Wave> waves;
+  std::map<std::string, std::size_t> seen;  // session key (hex) -> its records so far in this stretch
+  auto flush = [&] {
+    auto emit = [&](const std::string& rows, std::uint32_t status_type) {
+      if (!rows.empty()) sql += insert_head() + rows + conflict_clause(dialect, status_type) + ";\n";
+    };
+    for (const Wave& wave : waves) {
+      emit(wave.start, accounting::status::kStart);
+      emit(wave.interim, accounting::status::kInterimUpdate);
+      emit(wave.stop, accounting::status::kStop);
+    }
+    waves.clear();
+    seen.clear();
+  };
+  for (const accounting::HeldRecord& held : records) {
+    const accounting::Record& r = held.record;
+    if (is_nas_restart(r.status_type)) {
+      flush();
+      sql += nas_restart_sql(dialect, r, dictionary);
+      continue;
+    }
+    auto row = row_of(dialect, r, dictionary);
+    if (!row) continue;
+    const std::size_t n = seen[r.session.hex()]++;
+    if (n == waves.size()) waves.emplace_back();
+    std::string& rows = r.status_type == accounting::status::kStart           ? waves[n].start
+                        : r.status_type == accounting::status::kInterimUpdate ? waves[n].interim
+                                                                              : waves[n].stop;
+    if (!rows.empty()) rows += ",\n";
+    rows += *row;
+  }
+  flush();
   return sql;
 }
 

@@ -50,8 +50,10 @@ struct Migration {
 
 // The statements that export `records` (log order, all above the cursor,
 // whole entries: every record of a log index or none):
-// one multi-row insert into the log table, then per record the radacct
-// statement of its Acct-Status-Type. No transaction control, no cursor:
+// one multi-row insert into the log table, then radacct's statements as
+// multi-row inserts per status type (a session's records in log order,
+// Accounting-On/Off where they stand), with the effect of running each
+// record's radacct_sql in log order. No transaction control, no cursor:
 // the sink wraps them. Empty input gives empty text.
 [[nodiscard]] std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> records,
                                     const radius::Dictionary& dictionary);

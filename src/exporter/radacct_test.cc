@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "radius/packet.h"
@@ -101,6 +102,27 @@ class SqliteDatabase {
     return out;
   }
   void apply(const Record& r) { exec(radacct_sql(Dialect::kSqlite, r, dictionary())); }
+  // Every radacct row, all columns but the row id (whose order depends on
+  // insertion order), ordered by session.
+  std::string dump_radacct() {
+    sqlite3_stmt* statement = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, "SELECT * FROM radacct ORDER BY acctuniqueid", -1, &statement, nullptr),
+              SQLITE_OK);
+    std::string out;
+    while (sqlite3_step(statement) == SQLITE_ROW) {
+      for (int i = 0; i < sqlite3_column_count(statement); ++i) {
+        if (std::string_view(sqlite3_column_name(statement, i)) == "radacctid") continue;
+        const unsigned char* text = sqlite3_column_text(statement, i);
+        out += sqlite3_column_name(statement, i);
+        out += "=";
+        out += text ? reinterpret_cast<const char*>(text) : "NULL";
+        out += " ";
+      }
+      out += "\n";
+    }
+    sqlite3_finalize(statement);
+    return out;
+  }
 
   static const radius::Dictionary& dictionary() {
     static const auto d = radius::Dictionary::builtin();
@@ -228,6 +250,73 @@ TEST(Radacct, BatchLogsEveryRecordWithItsAttributesAsJson) {
   // Exporting the same log index twice fails instead of duplicating.
   EXPECT_NE(db.try_exec(batch_sql(Dialect::kSqlite, std::span(batch).first(1), SqliteDatabase::dictionary())),
             SQLITE_OK);
+}
+
+std::size_t count_of(const std::string& text, std::string_view what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Radacct, BatchGroupsRowsIntoOneStatementPerStatusType) {
+  std::vector<HeldRecord> batch;
+  for (int i = 0; i < 100; ++i)
+    batch.push_back(
+        {static_cast<std::uint64_t>(i + 1), record(status::kStart, "s" + std::to_string(i), kT0 + i)});
+  for (int i = 0; i < 50; ++i)
+    batch.push_back(
+        {static_cast<std::uint64_t>(i + 101), record(status::kStop, "s" + std::to_string(i), kT0 + 200 + i)});
+  const std::string sql = batch_sql(Dialect::kSqlite, batch, SqliteDatabase::dictionary());
+  EXPECT_EQ(count_of(sql, "INSERT INTO radacct"), 2u);  // the Starts, then the Stops
+  SqliteDatabase db;
+  db.migrate();
+  db.exec(sql);
+  EXPECT_EQ(db.query("SELECT count(*) FROM radacct WHERE acctstoptime IS NULL"), "50");
+}
+
+// The regrouped batch must leave radacct exactly as running every record's
+// own statement in log order would: many records per session (the same
+// session several times in one batch), Stops without Start, records after a
+// Stop, Accounting-On/Off of either NAS in between, Failed records.
+TEST(Radacct, BatchEndsInTheSameRowsAsOneStatementPerRecord) {
+  std::mt19937 random(20261130);  // fixed: the test is deterministic
+  const std::uint32_t kinds[] = {
+      status::kStart, status::kStart,        status::kInterimUpdate, status::kInterimUpdate,
+      status::kStop,  status::kAccountingOn, status::kAccountingOff, 15};
+  std::vector<HeldRecord> records;
+  for (int i = 0; i < 600; ++i) {
+    std::uint32_t kind = kinds[random() % std::size(kinds)];
+    if ((kind == status::kAccountingOn || kind == status::kAccountingOff) && random() % 4 != 0)
+      kind = status::kInterimUpdate;  // rarer, so that sessions live long enough to matter
+    Attributes extra;
+    if (random() % 3 != 0) extra.u32(attr::kAcctSessionTime, static_cast<std::uint32_t>(random() % 500));
+    extra.u32(attr::kAcctInputOctets, static_cast<std::uint32_t>(random()));
+    if (random() % 2 == 0)
+      extra.ip(attr::kFramedIpAddress, 192, 0, 2, static_cast<std::uint8_t>(random() % 200));
+    if (random() % 4 == 0) extra.text(attr::kConnectInfo, "CONNECT " + std::to_string(random() % 100));
+    if (kind == status::kStop && random() % 2 == 0) extra.u32(attr::kAcctTerminateCause, 1 + random() % 6);
+    const std::uint8_t nas = static_cast<std::uint8_t>(1 + random() % 2);
+    // Log indices rise; a few records share an entry (one index).
+    const std::uint64_t index = records.empty() ? 1 : records.back().index + (random() % 3 == 0 ? 0 : 1);
+    records.push_back({index, record(kind, "s" + std::to_string(random() % 12), kT0 + i, extra, nas)});
+  }
+  SqliteDatabase one_by_one;
+  one_by_one.migrate();
+  for (const HeldRecord& held : records) one_by_one.apply(held.record);
+  for (std::size_t batch_size : {1u, 7u, 64u, 600u}) {
+    SqliteDatabase batched;
+    batched.migrate();
+    // Batches of whole entries (batch_sql's precondition), about batch_size records.
+    for (std::size_t first = 0, end = 0; first < records.size(); first = end) {
+      end = std::min(first + batch_size, records.size());
+      while (end < records.size() && records[end].index == records[end - 1].index) ++end;
+      batched.exec(batch_sql(Dialect::kSqlite, std::span(records).subspan(first, end - first),
+                             SqliteDatabase::dictionary()));
+    }
+    EXPECT_EQ(batched.dump_radacct(), one_by_one.dump_radacct()) << "batches of " << batch_size;
+  }
+  EXPECT_NE(one_by_one.query("SELECT count(*) FROM radacct WHERE acctinterval IS NOT NULL"), "0");
+  EXPECT_NE(one_by_one.query("SELECT count(*) FROM radacct WHERE acctterminatecause = 'NAS-Reboot'"), "0");
 }
 
 TEST(Radacct, CursorStartsAtZeroAndMoves) {
