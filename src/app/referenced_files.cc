@@ -70,17 +70,7 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
                                    : gateway::MabDefault::kReject;
   options.duplicates.window = config.duplicate_window;
   options.access.users_stores = config.users_stores;
-  switch (config.simultaneous_use_unavailable) {
-    case config::SimultaneousUseUnavailable::kReject:
-      options.access.simultaneous_use_unavailable = gateway::SimultaneousUseUnavailable::kReject;
-      break;
-    case config::SimultaneousUseUnavailable::kAccept:
-      options.access.simultaneous_use_unavailable = gateway::SimultaneousUseUnavailable::kAccept;
-      break;
-    case config::SimultaneousUseUnavailable::kDrop:
-      options.access.simultaneous_use_unavailable = gateway::SimultaneousUseUnavailable::kDrop;
-      break;
-  }
+  options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
   auto state =
       gateway::GatewayState::build({*dictionary, std::move(clients->clients), std::move(*users), options});

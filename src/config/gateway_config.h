@@ -76,8 +76,13 @@ enum class LogFormat : std::uint8_t { kText, kJson };
 enum class MabDefault : std::uint8_t { kReject, kAccept };
 
 // What a user with a Simultaneous-Use limit gets when the cluster cannot
-// count their open sessions (docs/authentication.md).
-enum class SimultaneousUseUnavailable : std::uint8_t { kReject, kAccept, kDrop };
+// count their open sessions: no accounting configured, no leader reachable,
+// no answer within session_query_timeout (docs/authentication.md).
+enum class SimultaneousUseUnavailable : std::uint8_t {
+  kReject,  // Access-Reject (the default; FreeRADIUS fails the check closed).
+  kAccept,  // Access-Accept as if the limit were not reached.
+  kDrop,    // No answer: the NAS retransmits or fails over.
+};
 
 [[nodiscard]] std::string_view to_string(LogLevel level);
 [[nodiscard]] std::string_view to_string(LogFormat format);

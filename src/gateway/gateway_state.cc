@@ -9,18 +9,6 @@
 
 namespace rw::gateway {
 
-std::string_view to_string(SimultaneousUseUnavailable policy) {
-  switch (policy) {
-    case SimultaneousUseUnavailable::kReject:
-      return "reject";
-    case SimultaneousUseUnavailable::kAccept:
-      return "accept";
-    case SimultaneousUseUnavailable::kDrop:
-      return "drop";
-  }
-  return "unknown";
-}
-
 config::UsersLimits gateway_users_limits() {
   config::UsersLimits limits;
   limits.alias_of = &auth::mab_entry_alias;

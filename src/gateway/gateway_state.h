@@ -30,14 +30,8 @@ namespace rw::gateway {
 enum class MabDefault : std::uint8_t { kReject, kAccept };
 
 // What an Access-Request of a user with a Simultaneous-Use limit gets when
-// the cluster cannot count the user's sessions (no accounting configured, no
-// leader reachable, no answer within session_query_timeout).
-enum class SimultaneousUseUnavailable : std::uint8_t {
-  kReject,  // Access-Reject (the default; FreeRADIUS fails the check closed).
-  kAccept,  // Access-Accept as if the limit were not reached.
-  kDrop,    // No answer: the NAS retransmits or fails over.
-};
-[[nodiscard]] std::string_view to_string(SimultaneousUseUnavailable policy);
+// the cluster cannot count the user's sessions: the config's policy.
+using config::SimultaneousUseUnavailable;
 
 struct AccessOptions {
   MabDefault mab_default = MabDefault::kReject;
