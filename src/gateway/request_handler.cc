@@ -125,27 +125,22 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
   RW_ASSERT(checks >= 1 && checks <= 65536);
   // Slots only: their buffers grow on first use (a users policy without
   // Simultaneous-Use never touches them) and are reused after.
-  session_checks_.resize(checks);
-  for (std::size_t i = 0; i < session_checks_.size(); ++i)
-    session_checks_[i].next_free = static_cast<std::uint32_t>(i + 1);
+  session_checks_.reset(worker_, checks);
   if (accounting_.sink == nullptr) return;
   RW_ASSERT(accounting_.recipe != nullptr);
   RW_ASSERT(accounting_.deferred_max >= 1 && accounting_.deferred_max <= 65536);
-  deferred_.resize(accounting_.deferred_max);
-  for (std::size_t i = 0; i < deferred_.size(); ++i)
-    deferred_[i].next_free = static_cast<std::uint32_t>(i + 1);
+  deferred_.reset(worker_, accounting_.deferred_max);
   record_bytes_.reserve(accounting::kRecordLengthMax);
 }
 
 void RequestHandler::on_tick(Instant now) {
   duplicates_.expire(now);
-  // Bounded by the table size; deferred_ is empty without accounting.
-  for (Deferred& deferred : deferred_) {
-    if (!deferred.used || now < deferred.deadline) continue;
+  deferred_.for_each_used([&](Deferred& deferred) {
+    if (now < deferred.deadline) return;
     duplicates_.abandon(deferred.key);
     counters_.accounting_expired.add();
     release(deferred);
-  }
+  });
 }
 
 std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, const Endpoint& from,
@@ -360,20 +355,16 @@ std::size_t RequestHandler::check_simultaneous_use(const Request& request, const
   if (outcome.user_name.empty() || outcome.user_name.size() > kQueryUserNameBytesMax) {
     return decide_session_check(inputs, std::nullopt, reply);
   }
-  if (free_session_check_ >= session_checks_.size()) {
+  if (session_checks_.full()) {
     counters_.drop(DropReason::kSessionCheckTableFull);
     return 0;
   }
-  const std::uint32_t slot = free_session_check_;
-  SessionCheck& check = session_checks_[slot];
-  const Ticket ticket = make_ticket(worker_, static_cast<std::uint16_t>(slot), check.generation);
-  if (accounting_.sink == nullptr || !accounting_.sink->count_sessions(outcome.user_name, ticket)) {
+  if (accounting_.sink == nullptr ||
+      !accounting_.sink->count_sessions(outcome.user_name, session_checks_.next_ticket())) {
     return decide_session_check(inputs, std::nullopt, reply);
   }
   counters_.session_checks.add();
-  free_session_check_ = check.next_free;
-  ++session_check_count_;
-  check.used = true;
+  SessionCheck& check = session_checks_.acquire();
   check.key = key;
   check.arrival = request.arrival;
   check.state = state_;
@@ -464,37 +455,31 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, S
 }
 
 void RequestHandler::release(SessionCheck& check) {
-  RW_ASSERT(check.used);
-  check.used = false;
   check.state.reset();
   check.secret = nullptr;
   check.client = {};
-  ++check.generation;  // A count still on its way for this use is now stale.
-  check.next_free = free_session_check_;
-  free_session_check_ = static_cast<std::uint32_t>(&check - session_checks_.data());
-  --session_check_count_;
+  session_checks_.release(check);  // A count still on its way for this use is now stale.
 }
 
 std::optional<DeferredReply> RequestHandler::on_session_count(Instant now, Ticket ticket,
                                                               std::optional<std::uint32_t> open_sessions,
                                                               MutableBytes reply) {
-  const std::size_t slot = ticket_slot(ticket);
-  if (ticket_worker(ticket) != worker_ || slot >= session_checks_.size() || !session_checks_[slot].used ||
-      session_checks_[slot].generation != ticket_generation(ticket)) {
+  SessionCheck* check = session_checks_.find(ticket);
+  if (check == nullptr) {
     counters_.session_checks_stale.add();
     return std::nullopt;
   }
-  return finish_session_check(now, session_checks_[slot], open_sessions, reply);
+  return finish_session_check(now, *check, open_sessions, reply);
 }
 
 std::optional<DeferredReply> RequestHandler::next_timed_reply(Instant now, MutableBytes reply) {
-  if (session_check_count_ == 0) return std::nullopt;
-  // Bounded by the table size (session_checks_max).
-  for (SessionCheck& check : session_checks_) {
-    if (!check.used || now < check.deadline) continue;
-    if (auto out = finish_session_check(now, check, std::nullopt, reply)) return out;
-  }
-  return std::nullopt;
+  // The first expired check that has a reply; expired checks that are
+  // dropped are finished on the way.
+  std::optional<DeferredReply> out;
+  session_checks_.for_each_used([&](SessionCheck& check) {
+    if (!out && now >= check.deadline) out = finish_session_check(now, check, std::nullopt, reply);
+  });
+  return out;
 }
 
 // RFC 2548 §2.3.3, §2.4: MS-CHAP2-Success or MS-CHAP-Error, and the MPPE keys.
@@ -546,7 +531,7 @@ bool RequestHandler::defer_accounting_request(const Request& request, const Requ
     counters_.drop(DropReason::kAccountingNotReplicated);
     return false;
   }
-  if (free_deferred_ >= deferred_.size()) {
+  if (deferred_.full()) {
     counters_.drop(DropReason::kAccountingTableFull);
     return false;
   }
@@ -559,16 +544,11 @@ bool RequestHandler::defer_accounting_request(const Request& request, const Requ
   record_bytes_.clear();
   accounting::encode_record(*record, record_bytes_);
 
-  const std::uint32_t slot = free_deferred_;
-  Deferred& deferred = deferred_[slot];
-  const Ticket ticket = make_ticket(worker_, static_cast<std::uint16_t>(slot), deferred.generation);
-  if (!accounting_.sink->submit(record->key, record_bytes_, ticket)) {
+  if (!accounting_.sink->submit(record->key, record_bytes_, deferred_.next_ticket())) {
     counters_.drop(DropReason::kAccountingRefused);
     return false;
   }
-  free_deferred_ = deferred.next_free;
-  ++deferred_count_;
-  deferred.used = true;
+  Deferred& deferred = deferred_.acquire();
   deferred.key = key;
   deferred.arrival = request.arrival;
   deferred.state = state_;
@@ -580,27 +560,14 @@ bool RequestHandler::defer_accounting_request(const Request& request, const Requ
   return true;
 }
 
-RequestHandler::Deferred* RequestHandler::find_deferred(Ticket ticket) {
-  const std::size_t slot = ticket_slot(ticket);
-  if (ticket_worker(ticket) != worker_ || slot >= deferred_.size()) return nullptr;
-  Deferred& deferred = deferred_[slot];
-  if (!deferred.used || deferred.generation != ticket_generation(ticket)) return nullptr;
-  return &deferred;
-}
-
 void RequestHandler::release(Deferred& deferred) {
-  RW_ASSERT(deferred.used);
-  deferred.used = false;
   deferred.state.reset();
   deferred.secret = nullptr;
-  ++deferred.generation;  // Answers still on their way for this use are now stale.
-  deferred.next_free = free_deferred_;
-  free_deferred_ = static_cast<std::uint32_t>(&deferred - deferred_.data());
-  --deferred_count_;
+  deferred_.release(deferred);  // Answers still on their way for this use are now stale.
 }
 
 std::optional<DeferredReply> RequestHandler::on_answer(Instant now, Ticket ticket, MutableBytes reply) {
-  Deferred* deferred = find_deferred(ticket);
+  Deferred* deferred = deferred_.find(ticket);
   if (deferred == nullptr) {
     counters_.accounting_stale.add();
     return std::nullopt;
@@ -632,7 +599,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, Ticket ticke
 }
 
 void RequestHandler::on_refused(Instant /*now*/, Ticket ticket) {
-  Deferred* deferred = find_deferred(ticket);
+  Deferred* deferred = deferred_.find(ticket);
   if (deferred == nullptr) {
     counters_.accounting_stale.add();
     return;

@@ -22,6 +22,7 @@
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
 #include "gateway/gateway_state.h"
+#include "gateway/ticket_slots.h"
 #include "radius/attribute_crypto.h"
 #include "radius/packet.h"
 
@@ -90,9 +91,9 @@ class RequestHandler final : public DatagramHandler {
   [[nodiscard]] std::optional<DeferredReply> next_timed_reply(Instant now, MutableBytes reply) override;
 
   // Deferred requests held now.
-  [[nodiscard]] std::size_t deferred_size() const { return deferred_count_; }
+  [[nodiscard]] std::size_t deferred_size() const { return deferred_.used(); }
   // Access-Requests waiting for a Simultaneous-Use count now.
-  [[nodiscard]] std::size_t session_checks_size() const { return session_check_count_; }
+  [[nodiscard]] std::size_t session_checks_size() const { return session_checks_.used(); }
 
   // Replaces the shared state (a reload); the duplicate cache is kept, what
   // `auto` clients taught this worker is forgotten.
@@ -118,9 +119,6 @@ class RequestHandler final : public DatagramHandler {
     bool message_authenticator = false;        // The request had one: so does the reply.
     std::vector<std::uint8_t> proxy_states{};  // RFC 2866 §4.2: copied into the reply, in order.
     Instant deadline{};
-    std::uint32_t generation = 0;
-    std::uint32_t next_free = 0;
-    bool used = false;
   };
 
   // An Access-Request whose password was accepted, waiting for the count of
@@ -139,9 +137,6 @@ class RequestHandler final : public DatagramHandler {
     AuthMethod method = AuthMethod::kNone;
     std::uint32_t limit = 0;
     Instant deadline{};
-    std::uint32_t generation = 0;
-    std::uint32_t next_free = 0;
-    bool used = false;
   };
   // What deciding a check needs, from a slot or from the request at hand.
   struct CheckInputs {
@@ -163,7 +158,6 @@ class RequestHandler final : public DatagramHandler {
   // Hands an Accounting-Request's record to the sink; true when it is now
   // deferred (its duplicate-cache entry stays in progress).
   [[nodiscard]] bool defer_accounting_request(const Request& request, const RequestKey& key);
-  [[nodiscard]] Deferred* find_deferred(Ticket ticket);
   void release(Deferred& deferred);
   std::size_t handle_status_server(const Request& request, MutableBytes reply);
   std::size_t handle_access_request(const Request& request, const RequestKey& key, MutableBytes reply);
@@ -199,15 +193,11 @@ class RequestHandler final : public DatagramHandler {
 
   AccountingSetup accounting_;
   std::uint16_t worker_ = 0;
-  std::vector<Deferred> deferred_;  // Fixed size: accounting_.deferred_max.
-  std::uint32_t free_deferred_ = 0;
-  std::size_t deferred_count_ = 0;
+  TicketSlots<Deferred> deferred_;          // accounting_.deferred_max slots; none without accounting.
   std::vector<std::uint8_t> record_bytes_;  // Reused for each encoded record.
 
-  std::vector<SessionCheck> session_checks_;  // Fixed size: access.session_checks_max.
-  std::uint32_t free_session_check_ = 0;
-  std::size_t session_check_count_ = 0;
-  std::vector<std::uint8_t> proxy_scratch_;  // A request's Proxy-State TLVs, for an immediate reject.
+  TicketSlots<SessionCheck> session_checks_;  // access.session_checks_max slots.
+  std::vector<std::uint8_t> proxy_scratch_;   // A request's Proxy-State TLVs, for an immediate reject.
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with
