@@ -3,6 +3,8 @@
 
 #include <nettle/md5.h>
 
+#include <algorithm>
+
 namespace rw::auth {
 
 Bytes chap_challenge_of(const ChapRequest& request) {
@@ -19,6 +21,15 @@ std::array<std::uint8_t, kChapResponseSize> chap_response(std::uint8_t ident, st
   md5_update(&context, challenge.size(), challenge.data());
   md5_digest(&context, response.size(), response.data());
   return response;
+}
+
+std::array<std::uint8_t, kChapPasswordSize> chap_password(std::uint8_t ident, std::string_view password,
+                                                          Bytes challenge) {
+  std::array<std::uint8_t, kChapPasswordSize> value{};
+  value[0] = ident;
+  const auto response = chap_response(ident, password, challenge);
+  std::copy(response.begin(), response.end(), value.begin() + 1);
+  return value;
 }
 
 Result<void, AuthError> verify_chap(const Credential& known_good, const ChapRequest& request) {

@@ -41,6 +41,13 @@ struct ChapRequest {
                                                                         std::string_view password,
                                                                         Bytes challenge);
 
+// The CHAP-Password value a NAS sends (RFC 2865 §5.3): Ident, then
+// chap_response(ident, password, challenge). For tests and the load
+// generator.
+[[nodiscard]] std::array<std::uint8_t, kChapPasswordSize> chap_password(std::uint8_t ident,
+                                                                        std::string_view password,
+                                                                        Bytes challenge);
+
 // Verifies CHAP against known_good, which must be a Cleartext-Password: a
 // one-way hash of the password cannot answer a challenge (kChapNeedsCleartext),
 // and not empty (kEmptyPassword).

@@ -106,5 +106,15 @@ TEST(VerifyChap, RejectsAChapChallengeShorterThan5Octets) {
   EXPECT_EQ(verify_chap(Credential::cleartext("x"), request).error(), AuthError::kMalformedChapChallenge);
 }
 
+TEST(ChapPassword, IsIdentThenTheResponseAndVerifies) {
+  const std::vector<std::uint8_t> authenticator(16, 9);
+  const auto value = chap_password(42, "wonderland", authenticator);
+  EXPECT_EQ(value[0], 42);
+  const auto response = chap_response(42, "wonderland", authenticator);
+  EXPECT_TRUE(std::equal(response.begin(), response.end(), value.begin() + 1));
+  const ChapRequest request{.chap_password = value, .request_authenticator = authenticator};
+  EXPECT_TRUE(verify_chap(Credential::cleartext("wonderland"), request).has_value());
+}
+
 }  // namespace
 }  // namespace rw::auth

@@ -171,6 +171,17 @@ Result<MsChap2Response, AuthError> parse_ms_chap2_response(Bytes value) {
   return response;
 }
 
+std::array<std::uint8_t, kMsChapResponseSize> ms_chap2_response_value(std::uint8_t ident,
+                                                                      Bytes peer_challenge,
+                                                                      const NtResponse& nt_response) {
+  RW_ASSERT(peer_challenge.size() == kPeerChallengeSize);
+  std::array<std::uint8_t, kMsChapResponseSize> value{};
+  value[0] = ident;
+  std::copy(peer_challenge.begin(), peer_challenge.end(), value.begin() + 2);
+  std::copy(nt_response.begin(), nt_response.end(), value.begin() + 2 + kPeerChallengeSize + kReservedSize);
+  return value;
+}
+
 Result<MsChap2Accept, AuthError> verify_ms_chap2(const Credential& known_good,
                                                  const MsChap2Request& request) {
   if (request.ms_chap_challenge.size() != kMsChap2ChallengeSize) {

@@ -95,6 +95,11 @@ struct MsChap2Response {
 // §4 reserves them, and refusing a client that sets them gains nothing.
 [[nodiscard]] Result<MsChap2Response, AuthError> parse_ms_chap2_response(Bytes value);
 
+// The peer's side of parse_ms_chap2_response: the value with Flags and
+// Reserved zero. For tests and the load generator.
+[[nodiscard]] std::array<std::uint8_t, kMsChapResponseSize> ms_chap2_response_value(
+    std::uint8_t ident, Bytes peer_challenge, const NtResponse& nt_response);
+
 // What an MS-CHAPv2 Access-Request carries, borrowed from the packet.
 struct MsChap2Request {
   Bytes ms_chap_challenge;     // MS-CHAP-Challenge: the 16-octet authenticator challenge.

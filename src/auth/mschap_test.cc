@@ -283,5 +283,20 @@ TEST(MsChap1Error, CarriesIdentAndNoRetry) {
   EXPECT_EQ(as_chars(error.value().subspan(1)), "E=691 R=0");
 }
 
+TEST(MsChap2ResponseValue, ParsesBackIntoItsFields) {
+  std::array<std::uint8_t, kPeerChallengeSize> peer{};
+  NtResponse nt{};
+  for (std::size_t i = 0; i < peer.size(); ++i) peer[i] = static_cast<std::uint8_t>(i + 1);
+  for (std::size_t i = 0; i < nt.size(); ++i) nt[i] = static_cast<std::uint8_t>(100 + i);
+  const auto value = ms_chap2_response_value(0x42, peer, nt);
+  const auto parsed = parse_ms_chap2_response(value);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->ident, 0x42);
+  EXPECT_EQ(parsed->flags, 0);
+  EXPECT_TRUE(
+      std::equal(peer.begin(), peer.end(), parsed->peer_challenge.begin(), parsed->peer_challenge.end()));
+  EXPECT_TRUE(std::equal(nt.begin(), nt.end(), parsed->nt_response.begin(), parsed->nt_response.end()));
+}
+
 }  // namespace
 }  // namespace rw::auth

@@ -199,12 +199,7 @@ Result<Bytes, radius::BuildError> RequestFactory::build_access(RequestKind kind,
     // when CHAP-Challenge is absent; FreeRADIUS and radiusward accept both.
     std::array<std::uint8_t, 16> challenge{};
     random.fill(challenge);
-    const std::uint8_t chap_ident = identifier;
-    const auto response = auth::chap_response(chap_ident, user.password, challenge);
-    std::array<std::uint8_t, auth::kChapPasswordSize> chap_password{};
-    chap_password[0] = chap_ident;
-    std::copy(response.begin(), response.end(), chap_password.begin() + 1);
-    builder.add(radius::attr::kChapPassword, chap_password);
+    builder.add(radius::attr::kChapPassword, auth::chap_password(identifier, user.password, challenge));
     builder.add(radius::attr::kChapChallenge, challenge);
   } else {
     // RFC 2759 §8: the peer side, with a fresh authenticator challenge (the
@@ -217,13 +212,9 @@ Result<Bytes, radius::BuildError> RequestFactory::build_access(RequestKind kind,
     const std::string_view name = auth::ms_chap_user_name(user.name);
     const auth::DesBlock hash = auth::challenge_hash(peer_challenge, challenge, name);
     const auth::NtResponse nt_response = auth::challenge_response(hash, nt_hash);
-    // RFC 2548 §2.3.2: Ident, Flags, Peer-Challenge, 8 reserved, NT-Response.
-    std::array<std::uint8_t, auth::kMsChapResponseSize> value{};
-    value[0] = identifier;
-    std::copy(peer_challenge.begin(), peer_challenge.end(), value.begin() + 2);
-    std::copy(nt_response.begin(), nt_response.end(), value.begin() + 26);
     builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChapChallenge, challenge);
-    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response, value);
+    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response,
+                       auth::ms_chap2_response_value(identifier, peer_challenge, nt_response));
     outstanding.authenticator_response =
         auth::authenticator_response(nt_hash, nt_response, peer_challenge, challenge, name);
   }

@@ -156,11 +156,7 @@ TEST_F(SqlAuthenticationTest, WrongPasswordAndUnknownUserAreRejected) {
 
 TEST_F(SqlAuthenticationTest, ChapAgainstCleartextPassword) {
   auto& b = begin(3, "alice");
-  const auto response = auth::chap_response(7, "wonderland", request_authenticator_);
-  std::array<std::uint8_t, 17> chap{};
-  chap[0] = 7;
-  std::copy(response.begin(), response.end(), chap.begin() + 1);
-  b.add(attr::kChapPassword, chap);
+  b.add(attr::kChapPassword, auth::chap_password(7, "wonderland", request_authenticator_));
   EXPECT_EQ(code_of(send()), Code::kAccessAccept);
 }
 
@@ -173,10 +169,7 @@ TEST_F(SqlAuthenticationTest, MsChap2AgainstNtPassword) {
   const auth::NtHash hash = *auth::nt_password_hash("clientPass");
   const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
   const auth::NtResponse nt_response = auth::challenge_response(challenge, hash);
-  std::array<std::uint8_t, 50> response{};
-  response[0] = 0x42;
-  std::copy(peer_challenge.begin(), peer_challenge.end(), response.begin() + 2);
-  std::copy(nt_response.begin(), nt_response.end(), response.begin() + 26);
+  const auto response = auth::ms_chap2_response_value(0x42, peer_challenge, nt_response);
   auto& b = begin(4, user);
   b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
   b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
