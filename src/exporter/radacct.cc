@@ -317,27 +317,22 @@ std::string conflict_clause(Dialect dialect, std::uint32_t status_type) {
 // the other status types.
 std::optional<std::string> row_of(Dialect dialect, const accounting::Record& record,
                                   const radius::Dictionary& dictionary) {
-  const std::string no_cause = dialect == Dialect::kPostgres ? "NULL" : "''";
-  switch (record.status_type) {
-    case accounting::status::kStart: {
-      const Columns c = columns_of(dialect, record, dictionary);
-      return row_tuple(dialect, c, c.event, "NULL", "0", "0", "0", no_cause);
-    }
-    case accounting::status::kInterimUpdate: {
-      // A session whose Start never arrived is inserted by its Interim.
-      const Columns c = columns_of(dialect, record, dictionary);
-      return row_tuple(dialect, c, c.event, "NULL", c.session_time, c.input_octets, c.output_octets,
-                       no_cause);
-    }
-    case accounting::status::kStop: {
-      // ... or by its Stop, closed, started Acct-Session-Time earlier.
-      const Columns c = columns_of(dialect, record, dictionary);
-      return row_tuple(dialect, c, c.started, c.event, c.session_time, c.input_octets, c.output_octets,
-                       c.terminate_cause);
-    }
-    default:
-      return std::nullopt;
+  const std::uint32_t type = record.status_type;
+  if (type != accounting::status::kStart && type != accounting::status::kInterimUpdate &&
+      type != accounting::status::kStop) {
+    return std::nullopt;
   }
+  const Columns c = columns_of(dialect, record, dictionary);
+  const std::string no_cause = dialect == Dialect::kPostgres ? "NULL" : "''";
+  if (type == accounting::status::kStart)
+    return row_tuple(dialect, c, c.event, "NULL", "0", "0", "0", no_cause);
+  // A session whose Start never arrived is inserted by its Interim-Update,
+  // or by its Stop, closed, started Acct-Session-Time earlier.
+  if (type == accounting::status::kInterimUpdate) {
+    return row_tuple(dialect, c, c.event, "NULL", c.session_time, c.input_octets, c.output_octets, no_cause);
+  }
+  return row_tuple(dialect, c, c.started, c.event, c.session_time, c.input_octets, c.output_octets,
+                   c.terminate_cause);
 }
 
 // Accounting-On/Off (queries.conf accounting-on/off): the NAS restarted,
