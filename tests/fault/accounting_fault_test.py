@@ -70,9 +70,7 @@ def main():
     cluster = Cluster(binary, root)
     ok = False
     try:
-        cluster.start_all()
-        cluster.wait_leader()
-        cluster.wait_gateway_connected()
+        cluster.start_ready()
         acked_log = os.path.join(root, "acked.log")
         report = os.path.join(root, "load.json")
         load = cluster.load(RATE, DURATION_S, acked_log, report)

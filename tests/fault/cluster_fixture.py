@@ -115,6 +115,14 @@ class Cluster:
         for name in self.gateways:
             self.start(name)
 
+    def start_ready(self):
+        """Starts every process and waits until a leader leads and every
+        gateway's submission connection is ready; returns the leader's id."""
+        self.start_all()
+        leader = self.wait_leader()
+        self.wait_gateway_connected()
+        return leader
+
     def kill(self, name, sig=signal.SIGKILL):
         process = self.processes[name]
         process.send_signal(sig)

@@ -99,9 +99,7 @@ def main():
     cluster = Cluster(binary, root, member_extra=export)
     ok = False
     try:
-        cluster.start_all()
-        cluster.wait_leader()
-        cluster.wait_gateway_connected()
+        cluster.start_ready()
         acked_log = os.path.join(root, "acked.log")
         report = os.path.join(root, "load.json")
         if scenario == "leader_kill":

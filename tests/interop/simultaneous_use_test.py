@@ -66,10 +66,8 @@ class SimultaneousUse(unittest.TestCase):
                               gateway_extra=("users_stores: [files, sql]\n"
                                              f"sql_users:\n  sqlite: {database}\n  miss_wait_ms: 500\n"))
         cls.failed = False
-        cls.cluster.start_all()
         try:
-            cls.cluster.wait_leader()
-            cls.cluster.wait_gateway_connected()
+            cls.cluster.start_ready()
         except Exception:
             cls.cluster.finish(ok=False)
             raise
