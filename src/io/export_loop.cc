@@ -97,12 +97,11 @@ unsigned ExportLoop::step() {
     std::lock_guard lock(status_mutex_);
     status_.active = true;
   }
-  // The lag, from the ledger alone, so that it shows while the database is
-  // down too: records above the best known cursor and the oldest one's age.
   const member::LedgerFigures figures = ledger_.figures();
-  const std::uint64_t known = std::max(cursor_known_ ? cursor_ : 0, figures.exported_through);
-  publish_lag(figures, ledger_.records_after(known, 1));
   if (!cursor_known_) {
+    // The lag from the ledger alone, so that it shows while the database is
+    // down too: records above the cluster's cursor and the oldest one's age.
+    publish_lag(figures, ledger_.records_after(figures.exported_through, 1));
     auto through = sink_->exported_through();
     if (!through) return on_failure(through.error());
     cursor_ = *through;
