@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "app/exit_codes.h"
-#include "io/bench_process_sampler.h"
-#include "io/bench_runner.h"
+#include "loadgen_shell/bench_process_sampler.h"
+#include "loadgen_shell/bench_runner.h"
 #include "io/clock.h"
 #include "io/socket_address.h"
 
@@ -50,10 +50,10 @@ std::optional<std::vector<bench::BenchUser>> load_users(const std::string& spec)
 }
 
 // Builds the step options; prints the first error and returns nothing.
-std::optional<io::StepOptions> step_options(const BenchCommand& flags) {
-  io::StepOptions options;
-  io::GeneratorOptions& g = options.generator;
-  auto target = io::parse_endpoint(flags.target);
+std::optional<loadgen_shell::StepOptions> step_options(const BenchCommand& flags) {
+  loadgen_shell::StepOptions options;
+  loadgen_shell::GeneratorOptions& g = options.generator;
+  auto target = loadgen_shell::parse_endpoint(flags.target);
   if (!target) {
     std::fprintf(stderr, "--target %s: expected HOST:PORT with a numeric address\n", flags.target.c_str());
     return std::nullopt;
@@ -62,7 +62,7 @@ std::optional<io::StepOptions> step_options(const BenchCommand& flags) {
   g.acct_target = *target;
   g.acct_target.port = static_cast<std::uint16_t>(target->port + 1);
   if (!flags.acct_target.empty()) {
-    auto acct = io::parse_endpoint(flags.acct_target);
+    auto acct = loadgen_shell::parse_endpoint(flags.acct_target);
     if (!acct) {
       std::fprintf(stderr, "--acct-target %s: expected HOST:PORT\n", flags.acct_target.c_str());
       return std::nullopt;
@@ -90,7 +90,7 @@ std::optional<io::StepOptions> step_options(const BenchCommand& flags) {
   options.processes = flags.processes;
   options.watched_pids = flags.pids;
   for (const std::string& name : flags.process_names) {
-    for (int pid : io::find_pids_by_name(name)) options.watched_pids.push_back(pid);
+    for (int pid : loadgen_shell::find_pids_by_name(name)) options.watched_pids.push_back(pid);
   }
   return options;
 }
@@ -109,13 +109,13 @@ int write_json(const std::string& path, const nlohmann::json& json) {
 int run_once(const BenchCommand& flags) {
   auto options = step_options(flags);
   if (!options) return kExitConfigError;
-  io::GeneratorResult merged;
-  auto step = io::run_step(*options, &merged);
+  loadgen_shell::GeneratorResult merged;
+  auto step = loadgen_shell::run_step(*options, &merged);
   if (!step) {
     std::fprintf(stderr, "bench: %s\n", step.error().c_str());
     return kExitRuntimeFailure;
   }
-  std::fprintf(stderr, "%s\n", io::progress_line(1, *step).c_str());
+  std::fprintf(stderr, "%s\n", loadgen_shell::progress_line(1, *step).c_str());
   nlohmann::json json = bench::to_json(*step);
   json["scenario"] = flags.scenario;
   json["identifiers_exhausted"] = merged.identifiers_exhausted;
@@ -128,14 +128,14 @@ int run_once(const BenchCommand& flags) {
 int run_search(const BenchCommand& flags) {
   auto step = step_options(flags);
   if (!step) return kExitConfigError;
-  io::CeilingOptions options;
+  loadgen_shell::CeilingOptions options;
   options.step = std::move(*step);
   options.step.generator.duration_s = flags.duration_s;
   options.search = flags.search;
   options.criteria.p99_max = Duration::milliseconds(flags.p99_max_ms);
   options.settle = Duration::milliseconds(flags.settle_ms);
   options.label = flags.label.empty() ? flags.target : flags.label;
-  auto report = io::run_ceiling(options);
+  auto report = loadgen_shell::run_ceiling(options);
   if (!report) {
     std::fprintf(stderr, "bench: %s\n", report.error().c_str());
     return kExitRuntimeFailure;

@@ -14,14 +14,14 @@
 #include "io/admin_server.h"
 #include "io/clock.h"
 #include "io/csprng.h"
-#include "io/decision_log.h"
-#include "io/gateway_admin.h"
+#include "gateway_shell/decision_log.h"
+#include "gateway_shell/gateway_admin.h"
 #include "io/logging.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
-#include "io/sql_user_cache.h"
-#include "io/submission_client.h"
-#include "io/udp_server.h"
+#include "gateway_shell/sql_user_cache.h"
+#include "gateway_shell/submission_client.h"
+#include "gateway_shell/udp_server.h"
 
 namespace rw::app {
 namespace {
@@ -58,19 +58,19 @@ std::optional<Loaded> load_or_print_errors(Result<config::GatewayConfig, config:
   return Loaded{std::move(*config), std::move(*files)};
 }
 
-void log_listeners(const io::UdpServer& server) {
-  for (const io::BoundListener& bound : server.listeners()) {
+void log_listeners(const gateway_shell::UdpServer& server) {
+  for (const gateway_shell::BoundListener& bound : server.listeners()) {
     spdlog::info("listening on {} ({})", io::to_string(bound.local),
                  bound.listener == gateway::Listener::kAuthentication ? "authentication" : "accounting");
   }
 }
 
 // The submission client of `accounting:`, not started yet; null without it.
-Result<std::unique_ptr<io::SubmissionClient>, io::SystemError> make_submission_client(
+Result<std::unique_ptr<gateway_shell::SubmissionClient>, io::SystemError> make_submission_client(
     const config::GatewayConfig& config, RandomSource& random) {
-  if (!config.accounting) return std::unique_ptr<io::SubmissionClient>();
+  if (!config.accounting) return std::unique_ptr<gateway_shell::SubmissionClient>();
   const config::AccountingConfig& accounting = *config.accounting;
-  io::SubmissionClientOptions options;
+  gateway_shell::SubmissionClientOptions options;
   for (const config::SubmissionAddress& member : accounting.members)
     options.forwarder.members.push_back(member.text);
   // Announced in Hello for the members' logs only.
@@ -83,16 +83,16 @@ Result<std::unique_ptr<io::SubmissionClient>, io::SystemError> make_submission_c
   options.forwarder.session_query_timeout = accounting.session_query_timeout;
   options.queue_records_max =
       std::min<std::size_t>(accounting.pending_records_max, options.queue_records_max);
-  return io::SubmissionClient::create(std::move(options));
+  return gateway_shell::SubmissionClient::create(std::move(options));
 }
 
 // Starts the admin API on `admin_socket`, when configured.
 Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
-    const config::GatewayConfig& config, const io::SubmissionClient* client,
+    const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
     const gateway::RequestHandlerFactory& factory, Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
-  io::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
+  gateway_shell::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
   auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
   if (!started) return fail(started.error());
   spdlog::info("admin API on {}", config.admin_socket->path);
@@ -101,30 +101,30 @@ Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
 
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
 // Reads go to the read replica when one is configured and reachable.
-std::unique_ptr<io::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
+std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
                                                       const LoadedFiles& files) {
   if (!config.sql_users) return nullptr;
   const config::SqlUsersConfig& sql = *config.sql_users;
-  io::SqlUserCacheOptions options;
+  gateway_shell::SqlUserCacheOptions options;
   options.ttl = sql.cache_ttl;
   options.negative_ttl = sql.negative_ttl;
   options.entries_max = sql.cache_entries_max;
   options.connections = sql.connections;
   options.miss_wait = sql.miss_wait;
-  io::SqlUserCache::Connect connect;
+  gateway_shell::SqlUserCache::Connect connect;
   if (sql.sqlite) {
-    connect = [path = sql.sqlite->path] { return io::open_sqlite_user_source(path); };
+    connect = [path = sql.sqlite->path] { return gateway_shell::open_sqlite_user_source(path); };
     spdlog::info("sql users: SQLite {}", sql.sqlite->path);
   } else {
     connect = [primary = *sql.postgresql, replica = sql.read_replica]() {
-      return io::open_postgres_user_source_preferring_replica(primary, replica, [](const std::string& error) {
+      return gateway_shell::open_postgres_user_source_preferring_replica(primary, replica, [](const std::string& error) {
         spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
       });
     };
     spdlog::info("sql users: PostgreSQL{}", sql.read_replica ? " (reads on the read replica)" : "");
   }
   std::shared_ptr<const radius::Dictionary> dictionary(files.state, &files.state->dictionary());
-  return std::make_unique<io::SqlUserCache>(
+  return std::make_unique<gateway_shell::SqlUserCache>(
       options, std::move(connect), std::move(dictionary), [] { return io::monotonic_now(); },
       [](const std::string& error) { spdlog::warn("sql users: {}", error); });
 }
@@ -143,7 +143,7 @@ int run_gateway(const GatewayCommand& command) {
   }
   const Instant started_at = io::monotonic_now();
   io::ThreadLocalCsprng random;
-  io::DecisionLog decision_log;
+  gateway_shell::DecisionLog decision_log;
   auto client = make_submission_client(config, random);
   if (!client) {
     spdlog::critical("{}", client.error().to_string());
@@ -151,17 +151,17 @@ int run_gateway(const GatewayCommand& command) {
   }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &decision_log, client->get());
-  std::unique_ptr<io::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
+  std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
   factory->set_user_store(sql_users.get());
-  auto server = io::UdpServer::start(io::udp_server_options(config), *factory);
+  auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
   }
   if (*client) {
-    io::UdpServer* udp = server->get();
+    gateway_shell::UdpServer* udp = server->get();
     auto started = (*client)->start(
-        [udp](int worker, std::span<const io::AnswerNotice> answers) { udp->post_answers(worker, answers); });
+        [udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) { udp->post_answers(worker, answers); });
     if (!started) {
       spdlog::critical("{}", started.error().to_string());
       return kExitRuntimeFailure;
@@ -184,7 +184,7 @@ int run_gateway(const GatewayCommand& command) {
   // The client first: it posts answers to the workers, which stop next.
   if (*client) (*client)->stop();
   (*server)->stop();
-  io::log_counters((*server)->counters());
+  gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;
 }

@@ -19,7 +19,7 @@
 #include "deployment/local_deployment.h"
 #include "io/admin_client.h"
 #include "io/free_ports.h"
-#include "io/process_supervisor.h"
+#include "dev_shell/process_supervisor.h"
 #include "io/text_file.h"
 
 namespace rw::app {
@@ -217,16 +217,16 @@ bool any_bootstrap(const std::string& dir) {
   return false;
 }
 
-std::vector<io::ChildSpec> children(const std::string& dir, const std::string& binary,
+std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::string& binary,
                                     const std::string& gateway_path) {
-  std::vector<io::ChildSpec> specs;
+  std::vector<dev_shell::ChildSpec> specs;
   for (int id = 1; id <= kMemberCount; ++id) {
-    specs.push_back(io::ChildSpec{
+    specs.push_back(dev_shell::ChildSpec{
         .name = deployment::member_name(id),
         .argv = {binary, "member", "--config", path_in(dir, deployment::member_config_name(id))},
         .working_dir = dir});
   }
-  specs.push_back(io::ChildSpec{
+  specs.push_back(dev_shell::ChildSpec{
       .name = "gateway", .argv = {binary, "gateway", "--config", gateway_path}, .working_dir = dir});
   return specs;
 }
@@ -303,8 +303,8 @@ int run_dev(const DevCommand& command) {
   std::fflush(stdout);
 
   const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);
-  auto supervisor = io::ProcessSupervisor::create(
-      io::SupervisorOptions{.restart = {.delay = restart_delay,
+  auto supervisor = dev_shell::ProcessSupervisor::create(
+      dev_shell::SupervisorOptions{.restart = {.delay = restart_delay,
                                         .delay_max = std::max(restart_delay, Duration::seconds(30)),
                                         .stable_after = Duration::seconds(10)},
                             .stop_timeout = Duration::milliseconds(command.stop_timeout_ms)});
@@ -316,7 +316,7 @@ int run_dev(const DevCommand& command) {
   const bool watch_bootstrap = any_bootstrap(dir);
   const std::string reason = (*supervisor)
                                  ->run(
-                                     children(dir, binary, gateway->path), [](const io::ChildEvent&) {},
+                                     children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
                                      [&] {
                                        if (watch_bootstrap) watch.on_tick();
                                      });

@@ -17,13 +17,13 @@
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
-#include "io/export_loop.h"
+#include "member_shell/export_loop.h"
 #include "io/logging.h"
 #include "io/signals.h"
-#include "io/sql_export_sink.h"
-#include "io/submission_server.h"
-#include "member/admin_views.h"
-#include "member/ledger_state.h"
+#include "member_shell/sql_export_sink.h"
+#include "member_shell/submission_server.h"
+#include "member_shell/admin_views.h"
+#include "member_shell/ledger_state.h"
 #include "radius/dictionary.h"
 
 namespace rw::app {
@@ -40,11 +40,11 @@ constexpr auto kNodeStartGrace = std::chrono::seconds(5);
 struct Member {
   config::MemberConfig config;
   std::shared_ptr<const radius::Dictionary> dictionary;
-  member::SubmissionAddressBook book;
-  std::unique_ptr<member::LedgerState> ledger;
-  std::unique_ptr<io::SubmissionServer> submission;
+  member_shell::SubmissionAddressBook book;
+  std::unique_ptr<member_shell::LedgerState> ledger;
+  std::unique_ptr<member_shell::SubmissionServer> submission;
   std::unique_ptr<consensus::Node> node;
-  std::unique_ptr<io::ExportLoop> exporter;  // Absent without an export: section.
+  std::unique_ptr<member_shell::ExportLoop> exporter;  // Absent without an export: section.
   io::AdminServer admin;
 };
 
@@ -58,7 +58,7 @@ Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
   return *loaded;
 }
 
-consensus::NodeOptions node_options(const config::MemberConfig& config, io::SubmissionServer& submission) {
+consensus::NodeOptions node_options(const config::MemberConfig& config, member_shell::SubmissionServer& submission) {
   consensus::NodeOptions options;
   options.id = config.id;
   options.address = config.raft_address.text;
@@ -98,11 +98,11 @@ io::AdminResponse json_response(std::string body) {
 
 void add_listing_routes(Member& m) {
   m.admin.route("GET", "/status", [&m](const io::AdminRequest&) {
-    std::string body = member::status_json(m.config.id, m.node->status(), m.ledger->figures(),
+    std::string body = member_shell::status_json(m.config.id, m.node->status(), m.ledger->figures(),
                                            m.submission->pending_submissions(), m.book);
     if (m.exporter) {
       nlohmann::json status = nlohmann::json::parse(body);
-      status["export"] = io::to_json(m.exporter->status());
+      status["export"] = member_shell::to_json(m.exporter->status());
       body = status.dump();
     }
     return json_response(std::move(body));
@@ -116,7 +116,7 @@ void add_listing_routes(Member& m) {
       if (page.empty()) break;
       for (const accounting::Session& session : page) {
         body += first ? "\n  " : ",\n  ";
-        body += member::session_json(session);
+        body += member_shell::session_json(session);
         first = false;
       }
       after = page.back().key;
@@ -130,7 +130,7 @@ void add_listing_routes(Member& m) {
     for (;;) {
       auto page = m.ledger->records_after(after, kAdminPageItems);
       if (page.empty()) break;
-      for (const accounting::HeldRecord& held : page) lines += member::record_line(held, *m.dictionary);
+      for (const accounting::HeldRecord& held : page) lines += member_shell::record_line(held, *m.dictionary);
       after = page.back().index;
     }
     return io::ndjson_response(std::move(lines));
@@ -146,7 +146,7 @@ io::AdminResponse change_membership(Member& m, const io::AdminRequest& request, 
         {"leader_id", status.leader_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(status.leader_id)}};
     return io::AdminResponse{409, "application/json", body.dump() + "\n"};
   }
-  auto change = member::parse_member_change(request.body, kind != "remove");
+  auto change = member_shell::parse_member_change(request.body, kind != "remove");
   if (!change) return io::admin_error(400, change.error());
   auto result = std::make_shared<std::promise<std::pair<int, std::string>>>();
   auto done = result->get_future();
@@ -178,8 +178,8 @@ io::AdminResponse change_membership(Member& m, const io::AdminRequest& request, 
 void add_metrics(Member& m) {
   io::add_metrics_route(m.admin, [&m](io::PrometheusText& page) {
     const consensus::NodeStatus status = m.node->status();
-    const member::LedgerFigures figures = m.ledger->figures();
-    const io::SubmissionServerCounters& counters = m.submission->counters();
+    const member_shell::LedgerFigures figures = m.ledger->figures();
+    const member_shell::SubmissionServerCounters& counters = m.submission->counters();
     const auto gauge = [&page](std::string_view name, std::string_view help, std::uint64_t value) {
       page.gauge(name, help, static_cast<std::int64_t>(value));
     };
@@ -220,8 +220,8 @@ void add_metrics(Member& m) {
     submission_counter("busy", counters.busy);
     submission_counter("session_counts", counters.session_counts);
     submission_counter("write_overflows", counters.write_overflows);
-    for (std::size_t i = 0; i < member::kCloseReasonCount; ++i) {
-      submission_counter(member::to_string(static_cast<member::CloseReason>(i)), counters.protocol_closes[i]);
+    for (std::size_t i = 0; i < member_shell::kCloseReasonCount; ++i) {
+      submission_counter(member_shell::to_string(static_cast<member_shell::CloseReason>(i)), counters.protocol_closes[i]);
     }
   });
 }
@@ -250,12 +250,12 @@ Result<void, std::string> start_admin(Member& m) {
 void start_exporter(Member& m) {
   if (!m.config.exporter) return;
   const config::MemberConfig::Export& e = *m.config.exporter;
-  std::unique_ptr<io::ExportSink> sink = e.sqlite
-                                             ? io::make_sqlite_sink(e.sqlite->path, m.dictionary)
-                                             : io::make_postgres_sink(e.postgresql_conninfo, m.dictionary);
-  m.exporter = std::make_unique<io::ExportLoop>(
+  std::unique_ptr<member_shell::ExportSink> sink = e.sqlite
+                                             ? member_shell::make_sqlite_sink(e.sqlite->path, m.dictionary)
+                                             : member_shell::make_postgres_sink(e.postgresql_conninfo, m.dictionary);
+  m.exporter = std::make_unique<member_shell::ExportLoop>(
       std::move(sink),
-      io::ExportLoopOptions{.database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
+      member_shell::ExportLoopOptions{.database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
                             .batch_records_max = e.batch_records_max,
                             .poll_interval_ms = e.poll_interval_ms,
                             .retry_initial_ms = e.retry_initial_ms,
@@ -283,12 +283,12 @@ bool wait_for_stop(const consensus::Node& node) {
 }
 
 int start_and_run(Member& m) {
-  m.ledger = std::make_unique<member::LedgerState>(
+  m.ledger = std::make_unique<member_shell::LedgerState>(
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
                                .held_bytes_max = m.config.ledger.held_bytes_max,
                                .sessions_max = m.config.ledger.sessions_max});
   auto submission =
-      io::SubmissionServer::bind(io::SubmissionServerOptions{.host = m.config.submission_listen.host,
+      member_shell::SubmissionServer::bind(member_shell::SubmissionServerOptions{.host = m.config.submission_listen.host,
                                                              .port = m.config.submission_listen.port,
                                                              .member_id = m.config.id,
                                                              .book = m.book});

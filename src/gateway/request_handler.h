@@ -104,7 +104,7 @@ class RequestHandler final : public DatagramHandler {
 
   [[nodiscard]] const DuplicateCache& duplicates() const { return duplicates_; }
 
-  // The store that serves `sql` in users_stores (io::SqlUserCache); it must
+  // The store that serves `sql` in users_stores (gateway_shell::SqlUserCache); it must
   // outlive the handler. Null (the default): SQL is skipped.
   void set_user_store(UserStore* store) { user_store_ = store; }
 

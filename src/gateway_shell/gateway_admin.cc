@@ -1,0 +1,109 @@
+// The gateway's admin routes: JSON and Prometheus views of the submission
+// client's published status. Handlers run on the admin thread and read only
+// SubmissionClient::status(), which is published under a mutex.
+#include "gateway_shell/gateway_admin.h"
+
+#include <nlohmann/json.hpp>
+
+#include "io/admin_metrics.h"
+#include "io/clock.h"
+
+namespace rw::gateway_shell {
+
+nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status) {
+  nlohmann::ordered_json counters = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : submission::named_counters(status.counters)) {
+    counters[std::string(name)] = value;
+  }
+  return nlohmann::ordered_json{
+      {"state", std::string(submission::to_string(status.state))},
+      {"address", status.address},
+      {"pending_records", status.pending_records},
+      {"pending_bytes", status.pending_bytes},
+      {"queued_records", status.queued_records},
+      {"in_flight_batches", status.in_flight_batches},
+      {"in_flight_records", status.in_flight_records},
+      {"counters", std::move(counters)},
+  };
+}
+
+nlohmann::ordered_json gateway_status_json(const submission::ForwarderStatus* status, Instant started_at,
+                                           Instant now) {
+  return nlohmann::ordered_json{
+      {"role", "gateway"},
+      {"uptime_s", (now - started_at).ns / 1'000'000'000},
+      {"submission", status != nullptr ? submission_status_json(*status) : nlohmann::ordered_json(nullptr)},
+  };
+}
+
+namespace {
+
+// The request handlers' counters summed over the workers.
+void add_handler_metrics(io::PrometheusText& page,
+                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers) {
+  const auto sum = [&](auto member) {
+    std::uint64_t total = 0;
+    for (const auto& counters : workers) total += ((*counters).*member).get();
+    return total;
+  };
+  for (std::size_t i = 0; i < gateway::kDropReasonCount; ++i) {
+    std::uint64_t total = 0;
+    for (const auto& counters : workers) total += counters->drops[i].get();
+    page.counter("radiusward_gateway_drops_total", "Datagrams dropped without an answer, by reason.", total,
+                 {{"reason", gateway::to_string(static_cast<gateway::DropReason>(i))}});
+  }
+  constexpr std::string_view kHelp = "Accounting-Requests on the replicated path, by event.";
+  page.counter("radiusward_gateway_accounting_total", kHelp,
+               sum(&gateway::GatewayCounters::accounting_submitted), {{"event", "submitted"}});
+  page.counter("radiusward_gateway_accounting_total", kHelp,
+               sum(&gateway::GatewayCounters::accounting_responses), {{"event", "answered"}});
+  page.counter("radiusward_gateway_accounting_total", kHelp,
+               sum(&gateway::GatewayCounters::accounting_expired), {{"event", "expired"}});
+  page.counter("radiusward_gateway_accounting_total", kHelp, sum(&gateway::GatewayCounters::accounting_stale),
+               {{"event", "stale_answer"}});
+  constexpr std::string_view kChecks = "Simultaneous-Use checks of the cluster's open sessions, by event.";
+  for (const auto& [event, member] :
+       {std::pair{"asked", &gateway::GatewayCounters::session_checks},
+        std::pair{"unavailable", &gateway::GatewayCounters::session_checks_unavailable},
+        std::pair{"rejected", &gateway::GatewayCounters::simultaneous_use_rejects},
+        std::pair{"stale", &gateway::GatewayCounters::session_checks_stale}}) {
+    page.counter("radiusward_gateway_session_checks_total", kChecks, sum(member), {{"event", event}});
+  }
+}
+
+}  // namespace
+
+void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::string version, Instant started_at) {
+  io::add_version_route(server, std::move(version), "gateway");
+  server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
+    std::optional<submission::ForwarderStatus> status;
+    if (client != nullptr) status = client->status();
+    const nlohmann::ordered_json body =
+        gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
+    return io::AdminResponse{200, "application/json", body.dump() + "\n"};
+  });
+  io::add_metrics_route(server, [client, &workers](io::PrometheusText& page) {
+    add_handler_metrics(page, workers);
+    if (client == nullptr) return;
+    const submission::ForwarderStatus status = client->status();
+    for (const auto& [name, value] : submission::named_counters(status.counters)) {
+      page.counter("radiusward_submission_events_total", "The submission forwarder's counters, by reason.",
+                   value, {{"reason", name}});
+    }
+    page.counter("radiusward_submission_queue_refused_total",
+                 "Records refused at the bound of the queue between the workers and the submission thread.",
+                 client->queue_refused());
+    page.gauge("radiusward_submission_pending_records", "Records accepted and not yet committed.",
+               static_cast<std::int64_t>(status.pending_records));
+    page.gauge("radiusward_submission_pending_bytes", "Record bytes accepted and not yet committed.",
+               static_cast<std::int64_t>(status.pending_bytes));
+    page.gauge("radiusward_submission_in_flight_batches", "Submits awaiting an answer.",
+               static_cast<std::int64_t>(status.in_flight_batches));
+    page.gauge("radiusward_submission_connected", "1 when connected to the leader.",
+               status.state == submission::LinkState::kReady ? 1 : 0);
+  });
+}
+
+}  // namespace rw::gateway_shell

@@ -1,0 +1,35 @@
+// The gateway's admin routes (docs/admin_api.md): GET /status with the
+// submission state, GET /metrics with the submission metrics, GET /version.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/time.h"
+#include "gateway/counters.h"
+#include "io/admin_server.h"
+#include "gateway_shell/submission_client.h"
+#include "submission/forwarder.h"
+
+namespace rw::gateway_shell {
+
+// The "submission" object of the gateway's /status.
+[[nodiscard]] nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status);
+
+// The gateway's /status body: role, uptime since `started_at` (monotonic,
+// seen at `now`), and "submission" (null without accounting).
+[[nodiscard]] nlohmann::ordered_json gateway_status_json(const submission::ForwarderStatus* status,
+                                                         Instant started_at, Instant now);
+
+// Registers /status, /metrics and /version on `server`. `client` (null
+// without accounting) and `workers` (the handlers' counters, one per worker,
+// fixed once the UDP server started) must outlive the server's thread.
+// Requires: the server is not started.
+void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::string version, Instant started_at);
+
+}  // namespace rw::gateway_shell

@@ -1,0 +1,155 @@
+// The SQL user cache and its connection pool; see sql_user_cache.h.
+#include "gateway_shell/sql_user_cache.h"
+
+#include <chrono>
+
+namespace rw::gateway_shell {
+
+SqlUserCache::SqlUserCache(SqlUserCacheOptions options, Connect connect,
+                           std::shared_ptr<const radius::Dictionary> dictionary,
+                           std::function<Instant()> clock, std::function<void(const std::string&)> on_error)
+    : options_(options),
+      connect_(std::move(connect)),
+      dictionary_(std::move(dictionary)),
+      clock_(std::move(clock)),
+      on_error_(std::move(on_error)) {
+  for (std::size_t i = 0; i < std::max<std::size_t>(options_.connections, 1); ++i) {
+    pool_.emplace_back([this](std::stop_token stop) { run(stop); });
+  }
+}
+
+SqlUserCache::~SqlUserCache() {
+  for (std::jthread& thread : pool_) thread.request_stop();
+  queued_.notify_all();
+  pool_.clear();  // Joins.
+}
+
+gateway::UserStore::Lookup SqlUserCache::find(std::string_view user_name) {
+  const Instant now = clock_();
+  std::unique_lock lock(mutex_);
+  auto it = entries_.find(user_name);
+  if (it != entries_.end() && it->second.user && now < it->second.expires) {
+    ++stats_.hits;
+    return {Status::kFound, it->second.user};
+  }
+  // A miss, or an expired entry: fetch (once, whoever asks first).
+  ++stats_.misses;
+  if (it == entries_.end() || !it->second.fetching) {
+    if (queue_.size() >= options_.queue_max) {
+      ++stats_.unavailable;
+      return {};
+    }
+    if (it == entries_.end()) {
+      if (entries_.size() >= options_.entries_max) evict_one_locked(now);
+      it = entries_.emplace(std::string(user_name), Entry{}).first;
+    }
+    // An expired entry is not served while it is refreshed: revocations
+    // take effect within `ttl`.
+    it->second.user.reset();
+    it->second.fetching = true;
+    queue_.emplace_back(user_name);
+    queued_.notify_one();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.miss_wait.ns);
+  for (;;) {
+    auto current = entries_.find(user_name);
+    if (current == entries_.end()) break;  // Evicted or failed.
+    if (current->second.user) return {Status::kFound, current->second.user};
+    if (filled_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      current = entries_.find(user_name);
+      if (current != entries_.end() && current->second.user) return {Status::kFound, current->second.user};
+      break;
+    }
+  }
+  ++stats_.unavailable;
+  return {};
+}
+
+SqlUserCacheStats SqlUserCache::stats() const {
+  std::lock_guard lock(mutex_);
+  SqlUserCacheStats out = stats_;
+  out.entries = entries_.size();
+  return out;
+}
+
+// Makes room for one entry: an expired one if the first few have expired,
+// else any that is not being fetched. Bounded work per insertion.
+void SqlUserCache::evict_one_locked(Instant now) {
+  constexpr int kScan = 8;
+  auto victim = entries_.end();
+  int scanned = 0;
+  for (auto it = entries_.begin(); it != entries_.end() && scanned < kScan; ++it, ++scanned) {
+    if (it->second.fetching) continue;
+    if (victim == entries_.end()) victim = it;
+    if (it->second.expires <= now) {
+      victim = it;
+      break;
+    }
+  }
+  if (victim == entries_.end()) victim = entries_.begin();
+  entries_.erase(victim);
+}
+
+void SqlUserCache::run(std::stop_token stop) {
+  std::unique_ptr<SqlUserSource> source;
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    if (!queued_.wait(lock, stop, [&] { return !queue_.empty(); })) break;
+    std::string name = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+
+    std::string error;
+    std::shared_ptr<const auth::SqlUser> user;
+    if (!source) {
+      auto opened = connect_();
+      if (opened) {
+        source = std::move(*opened);
+      } else {
+        error = opened.error();
+      }
+    }
+    if (source) {
+      auto rows = source->fetch(name);
+      if (!rows) {
+        error = rows.error();
+        source.reset();  // A fresh connection for the next fetch.
+      } else {
+        auto compiled = auth::compile_sql_user(name, *rows, dictionary_);
+        if (compiled) {
+          user = std::move(*compiled);
+        } else {
+          // Rows that do not compile would grant nothing sound: the user is
+          // treated as unknown (rejected) and the operator hears why.
+          error = "user " + name + ": " + compiled.error();
+          user = std::make_shared<const auth::SqlUser>();
+        }
+      }
+    }
+    if (!error.empty() && on_error_) on_error_(error);
+    const Instant now = clock_();
+
+    lock.lock();
+    ++stats_.fetches;
+    if (!user) ++stats_.fetch_errors;
+    auto it = entries_.find(name);
+    if (it != entries_.end()) {
+      if (user) {
+        it->second.expires = now + (user->known ? options_.ttl : options_.negative_ttl);
+        it->second.user = std::move(user);
+        it->second.fetching = false;
+      } else {
+        // Not cached: the next retransmission fetches again.
+        entries_.erase(it);
+      }
+    }
+    filled_.notify_all();
+    if (!source && !error.empty()) {
+      // Do not spin on a database that is down: wait before the next connect.
+      queued_.wait_for(lock, stop, std::chrono::nanoseconds(options_.reconnect_backoff.ns),
+                       [] { return false; });
+    }
+  }
+}
+
+}  // namespace rw::gateway_shell

@@ -1,0 +1,410 @@
+// The submission client's thread: epoll over the queue's eventfd, the stop
+// eventfd and the one TCP connection; the Forwarder decides everything else.
+// Records cross from the workers in batches (one lock and at most one
+// eventfd write per batch of submissions that arrive while the thread is
+// busy), and answers go back in batches per worker.
+#include "gateway_shell/submission_client.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <variant>
+
+#include "base/assert.h"
+#include "config/gateway_config.h"
+#include "io/clock.h"
+#include "io/socket_address.h"
+#include "submission/frames.h"
+
+namespace rw::gateway_shell {
+namespace {
+
+constexpr std::uint64_t kRecordsToken = 1;
+constexpr std::uint64_t kStopToken = 2;
+constexpr std::uint64_t kConnectionToken = 3;
+// Bytes read per recv call at most; the FrameReader bounds what it buffers.
+constexpr std::size_t kReadChunk = 256 * 1024;
+
+void wake(int fd) {
+  const std::uint64_t one = 1;
+  // A full eventfd counter (never in practice) still leaves it readable.
+  (void)!write(fd, &one, sizeof(one));
+}
+
+void drain(int fd) {
+  std::uint64_t value = 0;
+  (void)!read(fd, &value, sizeof(value));
+}
+
+}  // namespace
+
+struct SubmissionClient::Connection {
+  submission::ConnectionId id = 0;
+  io::FileDescriptor fd;
+  bool connecting = true;  // Non-blocking connect not yet finished.
+  std::vector<std::uint8_t> output;
+  std::size_t output_offset = 0;
+  submission::FrameReader reader;
+  std::uint32_t interest = 0;  // The epoll events registered now.
+};
+
+SubmissionClient::SubmissionClient(SubmissionClientOptions options) : options_(std::move(options)) {}
+
+SubmissionClient::~SubmissionClient() { stop(); }
+
+Result<std::unique_ptr<SubmissionClient>, io::SystemError> SubmissionClient::create(
+    SubmissionClientOptions options) {
+  RW_ASSERT(!options.forwarder.members.empty());
+  std::unique_ptr<SubmissionClient> client(new SubmissionClient(std::move(options)));
+  client->epoll_ = io::FileDescriptor(epoll_create1(EPOLL_CLOEXEC));
+  if (!client->epoll_.valid()) return fail(io::last_system_error("epoll_create1"));
+  client->records_event_ = io::FileDescriptor(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  client->stop_event_ = io::FileDescriptor(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!client->records_event_.valid() || !client->stop_event_.valid())
+    return fail(io::last_system_error("eventfd"));
+  for (auto [fd, token] : {std::pair{client->records_event_.get(), kRecordsToken},
+                           std::pair{client->stop_event_.get(), kStopToken}}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.u64 = token;
+    if (epoll_ctl(client->epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+      return fail(io::last_system_error("epoll_ctl"));
+    }
+  }
+  client->queued_.reserve(client->options_.queue_records_max);
+  client->taken_.reserve(client->options_.queue_records_max);
+  client->forwarder_ = std::make_unique<submission::Forwarder>(client->options_.forwarder, client->random_);
+  {
+    std::lock_guard lock(client->status_mutex_);
+    client->status_ = client->forwarder_->status();
+  }
+  return client;
+}
+
+bool SubmissionClient::submit(const accounting::RecordKey& key, Bytes record, gateway::Ticket ticket) {
+  bool was_empty = false;
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (queued_.size() >= options_.queue_records_max ||
+        queued_bytes_.size() + record.size() > options_.queue_bytes_max) {
+      queue_refused_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    was_empty = queued_.empty() && queued_queries_.empty();
+    QueuedRecord& queued = queued_.emplace_back();
+    queued.key = key.bytes;
+    queued.ticket = ticket;
+    queued.offset = queued_bytes_.size();
+    queued.length = record.size();
+    queued_bytes_.insert(queued_bytes_.end(), record.begin(), record.end());
+  }
+  // Only the first record of a batch wakes the thread; later ones ride along.
+  if (was_empty) wake(records_event_.get());
+  return true;
+}
+
+bool SubmissionClient::count_sessions(std::string_view user_name, gateway::Ticket ticket) {
+  if (user_name.empty() || user_name.size() > submission::kUserNameBytesMax) return false;
+  bool was_empty = false;
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (queued_queries_.size() + queued_.size() >= options_.queue_records_max) {
+      queue_refused_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    was_empty = queued_.empty() && queued_queries_.empty();
+    QueuedQuery& query = queued_queries_.emplace_back();
+    query.ticket = ticket;
+    query.user_name_length = user_name.size();
+    std::copy(user_name.begin(), user_name.end(), query.user_name.begin());
+  }
+  if (was_empty) wake(records_event_.get());
+  return true;
+}
+
+Result<void, io::SystemError> SubmissionClient::start(AnswerRouter router) {
+  RW_ASSERT(!thread_.joinable());
+  router_ = std::move(router);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& error) {
+    return fail(io::SystemError{"pthread_create", error.code().value()});
+  }
+  return {};
+}
+
+void SubmissionClient::stop() {
+  if (!thread_.joinable()) return;
+  wake(stop_event_.get());
+  thread_.join();
+}
+
+submission::ForwarderStatus SubmissionClient::status() const {
+  std::lock_guard lock(status_mutex_);
+  return status_;
+}
+
+void SubmissionClient::run() {
+  pthread_setname_np(pthread_self(), "rw-submission");
+  apply(io::monotonic_now(), forwarder_->start(io::monotonic_now()));
+  constexpr int kEventsMax = 8;
+  epoll_event events[kEventsMax];
+  for (;;) {
+    Instant now = io::monotonic_now();
+    // Wake at the forwarder's next deadline, and at least every
+    // status_interval so that the published status stays fresh.
+    Instant until = now + options_.status_interval;
+    if (auto deadline = forwarder_->next_deadline()) until = std::min(until, *deadline);
+    const Duration wait = until - now;
+    const int timeout_ms = wait.ns <= 0 ? 0 : static_cast<int>((wait.ns + 999'999) / 1'000'000);
+    const int ready = epoll_wait(epoll_.get(), events, kEventsMax, timeout_ms);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      die(io::last_system_error("epoll_wait"));
+    }
+    now = io::monotonic_now();
+    for (int i = 0; i < ready; ++i) {
+      switch (events[i].data.u64) {
+        case kStopToken:
+          close_connection();
+          publish_status(now, /*force=*/true);
+          return;
+        case kRecordsToken:
+          take_records(now);
+          break;
+        case kConnectionToken:
+          if (!connection_) break;
+          if ((events[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) on_writable(now);
+          if (connection_ && (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) on_readable(now);
+          break;
+        default:
+          break;
+      }
+    }
+    if (auto deadline = forwarder_->next_deadline(); deadline && *deadline <= now) {
+      apply(now, forwarder_->on_tick(now));
+    }
+    route_answers();
+    publish_status(now, /*force=*/false);
+  }
+}
+
+void SubmissionClient::take_records(Instant now) {
+  drain(records_event_.get());
+  {
+    std::lock_guard lock(queue_mutex_);
+    taken_.swap(queued_);
+    taken_bytes_.swap(queued_bytes_);
+    taken_queries_.swap(queued_queries_);
+  }
+  for (const QueuedQuery& query : taken_queries_) {
+    apply(now, forwarder_->on_session_query(
+                   now, std::string_view(query.user_name.data(), query.user_name_length), query.ticket));
+  }
+  taken_queries_.clear();
+  for (const QueuedRecord& record : taken_) {
+    submission::RecordOutcome outcome = forwarder_->on_record(
+        now, record.key, Bytes(taken_bytes_.data() + record.offset, record.length), record.ticket);
+    if (!submission::admitted(outcome.admission)) {
+      answers_by_worker_.resize(
+          std::max<std::size_t>(answers_by_worker_.size(), gateway::ticket_worker(record.ticket) + 1u));
+      answers_by_worker_[gateway::ticket_worker(record.ticket)].push_back(
+          AnswerNotice{.ticket = record.ticket, .committed = false});
+    }
+    apply(now, std::move(outcome.actions));
+  }
+  taken_.clear();
+  taken_bytes_.clear();
+}
+
+void SubmissionClient::apply(Instant now, submission::Actions actions) {
+  for (submission::Action& action : actions) {
+    if (auto* connect_action = std::get_if<submission::Connect>(&action)) {
+      connect(now, *connect_action);
+    } else if (auto* send = std::get_if<submission::Send>(&action)) {
+      if (!connection_ || connection_->id != send->connection) continue;
+      connection_->output.insert(connection_->output.end(), send->bytes.begin(), send->bytes.end());
+      if (!connection_->connecting && !flush_output()) {
+        lose_connection(now);
+        continue;
+      }
+      update_interest();
+    } else if (auto* close = std::get_if<submission::Close>(&action)) {
+      if (connection_ && connection_->id == close->connection) close_connection();
+    } else if (auto* answer = std::get_if<submission::Answer>(&action)) {
+      const std::size_t worker = gateway::ticket_worker(answer->waiter);
+      if (answers_by_worker_.size() <= worker) answers_by_worker_.resize(worker + 1);
+      answers_by_worker_[worker].push_back(AnswerNotice{.ticket = answer->waiter, .committed = true});
+    } else if (auto* count = std::get_if<submission::SessionCount>(&action)) {
+      const std::size_t worker = gateway::ticket_worker(count->waiter);
+      if (answers_by_worker_.size() <= worker) answers_by_worker_.resize(worker + 1);
+      answers_by_worker_[worker].push_back(AnswerNotice{
+          .ticket = count->waiter, .session_query = true, .open_sessions = count->open_sessions});
+    }
+  }
+}
+
+void SubmissionClient::connect(Instant now, const submission::Connect& connect) {
+  close_connection();
+  auto connection = std::make_unique<Connection>();
+  connection->id = connect.connection;
+  std::optional<config::ParsedHostPort> address = config::parse_host_port(connect.address);
+  if (address) {
+    connection->fd = io::FileDescriptor(
+        ::socket(address->is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  }
+  if (!address || !connection->fd.valid()) {
+    // An address a member announced that cannot be used, or no socket: the
+    // forwarder backs off and tries the next member.
+    apply(now, forwarder_->on_connection_lost(now, connect.connection));
+    return;
+  }
+  const int one = 1;
+  // Submits are latency-bound: the forwarder already batches.
+  (void)setsockopt(connection->fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  sockaddr_storage storage{};
+  const gateway::Endpoint endpoint{.address = address->bytes, .is_v6 = address->is_v6, .port = address->port};
+  const socklen_t length = io::to_sockaddr(endpoint, storage);
+  const int result = ::connect(connection->fd.get(), reinterpret_cast<const sockaddr*>(&storage), length);
+  if (result != 0 && errno != EINPROGRESS) {
+    apply(now, forwarder_->on_connection_lost(now, connect.connection));
+    return;
+  }
+  connection->connecting = result != 0;
+  connection_ = std::move(connection);
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLOUT;
+  event.data.u64 = kConnectionToken;
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, connection_->fd.get(), &event) != 0) {
+    die(io::last_system_error("epoll_ctl"));
+  }
+  connection_->interest = event.events;
+  if (!connection_->connecting) apply(now, forwarder_->on_connected(now, connection_->id));
+}
+
+void SubmissionClient::close_connection() {
+  if (!connection_) return;
+  // Closing the descriptor removes it from the epoll set.
+  connection_.reset();
+}
+
+void SubmissionClient::lose_connection(Instant now) {
+  if (!connection_) return;
+  const submission::ConnectionId id = connection_->id;
+  close_connection();
+  apply(now, forwarder_->on_connection_lost(now, id));
+}
+
+void SubmissionClient::on_writable(Instant now) {
+  if (connection_->connecting) {
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (getsockopt(connection_->fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      lose_connection(now);
+      return;
+    }
+    connection_->connecting = false;
+    const submission::ConnectionId id = connection_->id;
+    apply(now, forwarder_->on_connected(now, id));
+    if (!connection_ || connection_->id != id) return;
+  }
+  if (!flush_output()) {
+    lose_connection(now);
+    return;
+  }
+  update_interest();
+}
+
+bool SubmissionClient::flush_output() {
+  Connection& connection = *connection_;
+  while (connection.output_offset < connection.output.size()) {
+    const ssize_t sent =
+        ::send(connection.fd.get(), connection.output.data() + connection.output_offset,
+               connection.output.size() - connection.output_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      return false;
+    }
+    connection.output_offset += static_cast<std::size_t>(sent);
+  }
+  connection.output.clear();
+  connection.output_offset = 0;
+  return true;
+}
+
+void SubmissionClient::update_interest() {
+  Connection& connection = *connection_;
+  const bool want_write = connection.connecting || connection.output_offset < connection.output.size();
+  const std::uint32_t interest = EPOLLIN | (want_write ? EPOLLOUT : 0u);
+  if (interest == connection.interest) return;
+  epoll_event event{};
+  event.events = interest;
+  event.data.u64 = kConnectionToken;
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, connection.fd.get(), &event) != 0) {
+    die(io::last_system_error("epoll_ctl"));
+  }
+  connection.interest = interest;
+}
+
+void SubmissionClient::on_readable(Instant now) {
+  if (connection_->connecting) return;
+  const submission::ConnectionId id = connection_->id;
+  for (;;) {
+    MutableBytes space = connection_->reader.writable();
+    if (space.empty()) {
+      // A frame longer than the reader's buffer cannot happen: next() refuses
+      // its length prefix first. Treat a full buffer as a broken peer.
+      lose_connection(now);
+      return;
+    }
+    const ssize_t received =
+        ::recv(connection_->fd.get(), space.data(), std::min(space.size(), kReadChunk), MSG_DONTWAIT);
+    if (received < 0 && errno == EINTR) continue;
+    if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (received <= 0) {
+      lose_connection(now);
+      return;
+    }
+    connection_->reader.commit(static_cast<std::size_t>(received));
+    for (;;) {
+      auto frame = connection_->reader.next();
+      if (!frame) {
+        lose_connection(now);
+        return;
+      }
+      if (!*frame) break;
+      apply(now, forwarder_->on_frame(now, id, **frame));
+      // The forwarder may have closed or replaced the connection.
+      if (!connection_ || connection_->id != id) return;
+    }
+  }
+}
+
+void SubmissionClient::route_answers() {
+  for (std::size_t worker = 0; worker < answers_by_worker_.size(); ++worker) {
+    std::vector<AnswerNotice>& answers = answers_by_worker_[worker];
+    if (answers.empty()) continue;
+    if (router_) router_(static_cast<int>(worker), answers);
+    answers.clear();
+  }
+}
+
+void SubmissionClient::publish_status(Instant now, bool force) {
+  if (!force && now - status_published_at_ < options_.status_interval) return;
+  status_published_at_ = now;
+  submission::ForwarderStatus status = forwarder_->status();
+  std::lock_guard lock(status_mutex_);
+  status_ = std::move(status);
+}
+
+}  // namespace rw::gateway_shell

@@ -1,0 +1,102 @@
+// Tests of the member's admin API bodies.
+#include "member_shell/admin_views.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "accounting/accounting_request_for_test.h"
+
+namespace rw::member_shell {
+namespace {
+
+using nlohmann::json;
+
+TEST(AdminViews, StatusNamesTheLeaderAndItsSubmissionAddress) {
+  consensus::NodeStatus status;
+  status.role = consensus::Role::kFollower;
+  status.leader_id = 2;
+  status.leader_address = "127.0.0.1:7202";
+  status.term = 7;
+  status.commit_index = 12;
+  status.last_applied = 11;
+  LedgerFigures figures;
+  figures.sessions = 3;
+  figures.records_held = 9;
+  const json body = json::parse(status_json(1, status, figures, 4, {{2, "127.0.0.1:7302"}}));
+  EXPECT_EQ(body["role"], "member");
+  EXPECT_EQ(body["id"], 1);
+  EXPECT_EQ(body["raft_role"], "follower");
+  EXPECT_EQ(body["leader"]["id"], 2);
+  EXPECT_EQ(body["leader"]["address"], "127.0.0.1:7202");
+  EXPECT_EQ(body["leader"]["submission"], "127.0.0.1:7302");
+  EXPECT_EQ(body["term"], 7);
+  EXPECT_EQ(body["commit_index"], 12);
+  EXPECT_EQ(body["applied_index"], 11);
+  EXPECT_EQ(body["pending_submissions"], 4);
+  EXPECT_EQ(body["sessions"], 3);
+  EXPECT_EQ(body["records_held"], 9);
+}
+
+TEST(AdminViews, StatusWithoutALeaderSaysNull) {
+  const json body = json::parse(status_json(1, consensus::NodeStatus{}, LedgerFigures{}, 0, {}));
+  EXPECT_TRUE(body["leader"].is_null());
+  EXPECT_EQ(body["raft_role"], "unavailable");
+}
+
+TEST(AdminViews, RecordLineNamesAttributesWithNumbersAndEnumNames) {
+  accounting::testing::RequestSpec spec;
+  spec.session_id = "0000001A";
+  spec.user_name = "alice";
+  spec.session_time_s = 600;
+  const accounting::HeldRecord held{1201, accounting::testing::record_of(spec)};
+  const std::string line = record_line(held, *radius::Dictionary::builtin());
+  ASSERT_EQ(line.back(), '\n');
+  const json body = json::parse(line);
+  EXPECT_EQ(body["index"], 1201);
+  EXPECT_EQ(body["key"], held.record.key.hex());
+  EXPECT_EQ(body["attributes"]["Acct-Status-Type"], "Start");
+  EXPECT_EQ(body["attributes"]["Acct-Session-Id"], "0000001A");
+  EXPECT_EQ(body["attributes"]["User-Name"], "alice");
+  EXPECT_EQ(body["attributes"]["NAS-IP-Address"], "10.0.0.1");
+  EXPECT_EQ(body["attributes"]["Acct-Session-Time"], 600);
+  EXPECT_EQ(body["attributes"]["NAS-Port"], 7);
+}
+
+TEST(AdminViews, SessionJsonCarriesTheDocumentedFields) {
+  accounting::Session session;
+  session.user_name = "alice";
+  session.acct_session_id = "0000001A";
+  session.nas_address = {192, 0, 2, 10};
+  session.opened_index = 1201;
+  session.updated_index = 1877;
+  session.session_time_s = 600;
+  session.input_octets = 1048576;
+  const json body = json::parse(session_json(session));
+  EXPECT_EQ(body["Acct-Unique-Session-Id"], session.key.hex());
+  EXPECT_EQ(body["NAS-IP-Address"], "192.0.2.10");
+  EXPECT_EQ(body["started_index"], 1201);
+  EXPECT_EQ(body["updated_index"], 1877);
+  EXPECT_EQ(body["Acct-Session-Time"], 600);
+  EXPECT_EQ(body["Acct-Input-Octets"], 1048576);
+}
+
+TEST(AdminViews, ParsesMembershipChanges) {
+  auto add = parse_member_change(R"({"id":4,"raft":"127.0.0.1:7204"})", true);
+  ASSERT_TRUE(add.has_value());
+  EXPECT_EQ(add->id, 4u);
+  EXPECT_EQ(add->raft, "127.0.0.1:7204");
+  auto remove = parse_member_change(R"({"id":2})", false);
+  ASSERT_TRUE(remove.has_value());
+  EXPECT_EQ(remove->id, 2u);
+  EXPECT_EQ(parse_member_change("not json", false).error(), "the body must be a JSON object");
+  EXPECT_EQ(parse_member_change(R"({"id":0})", false).error(), "\"id\" must be a member id from 1 to 255");
+  EXPECT_EQ(parse_member_change(R"({"id":4,"raft":"nowhere"})", true).error(),
+            "\"raft\" must be the new member's raft address, IPv4:port");
+  EXPECT_EQ(parse_member_change(R"({"id":4})", true).error(),
+            "\"raft\" must be the new member's raft address, IPv4:port");
+  EXPECT_EQ(parse_member_change(R"({"id":2,"raft":"127.0.0.1:1"})", false).error(), "unknown key \"raft\"");
+}
+
+}  // namespace
+}  // namespace rw::member_shell

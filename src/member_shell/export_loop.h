@@ -1,0 +1,100 @@
+// The exporter's thread (DESIGN.md invariant 3): while this member is the
+// ready leader it follows the ledger's held records in log order, writes
+// them in batches through an ExportSink (each batch with its cursor in one
+// transaction), then submits an export-cursor entry so that the cluster
+// drops what the database now holds. It moves with leadership: a member that
+// is not the ready leader closes its connection and waits. On a database
+// failure it retries with exponential backoff and never drops a record;
+// meanwhile the ledger keeps accepting until its held bounds are reached.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "consensus/node.h"
+#include "member_shell/sql_export_sink.h"
+#include "member_shell/ledger_state.h"
+
+namespace rw::member_shell {
+
+struct ExportLoopOptions {
+  std::string database;  // what /status shows: "sqlite:PATH" or "postgresql" (never the conninfo)
+  std::size_t batch_records_max = 2000;
+  unsigned poll_interval_ms = 20;
+  unsigned retry_initial_ms = 100;
+  unsigned retry_max_ms = 10'000;
+};
+
+// What /status shows under "export".
+struct ExportStatus {
+  std::string database;
+  bool active = false;                 // this member is exporting (ready leader)
+  bool connected = false;              // the last database call succeeded
+  std::uint64_t exported_through = 0;  // the database's cursor as last read or written
+  std::uint64_t lag_records = 0;       // held records above that cursor (as of the last look)
+  double lag_seconds = 0;              // age of the oldest of them (gateway receive time)
+  std::uint64_t records_exported = 0;  // by this process
+  std::uint64_t batches = 0;
+  std::uint64_t failures = 0;  // failed database calls
+  std::string last_error;      // empty after a success
+};
+
+// The "export" object of a member's /status (docs/operations.md).
+[[nodiscard]] nlohmann::json to_json(const ExportStatus& status);
+
+class ExportLoop {
+ public:
+  ExportLoop(std::unique_ptr<ExportSink> sink, ExportLoopOptions options, member_shell::LedgerState& ledger,
+             consensus::Node& node);
+  ~ExportLoop();  // stop()
+  ExportLoop(const ExportLoop&) = delete;
+  ExportLoop& operator=(const ExportLoop&) = delete;
+
+  void start();
+  // Idempotent; joins the thread. A batch in flight finishes or fails first
+  // (bounded by the database's timeouts).
+  void stop();
+  [[nodiscard]] ExportStatus status() const;
+
+ private:
+  void run();
+  // One step while leader; returns how long to wait before the next.
+  unsigned step();
+  void submit_cursor(std::uint64_t exported_through);
+  // Lag for /status: `waiting` are the first records still to export.
+  void publish_lag(const member_shell::LedgerFigures& figures, const std::vector<accounting::HeldRecord>& waiting);
+  // Records the failure; returns how long to wait before retrying.
+  unsigned on_failure(const SinkError& error);
+  void wait_ms(unsigned ms);
+
+  std::unique_ptr<ExportSink> sink_;
+  ExportLoopOptions options_;
+  member_shell::LedgerState& ledger_;
+  consensus::Node& node_;
+
+  std::thread thread_;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by wake_mutex_
+
+  // Loop thread only.
+  bool was_active_ = false;
+  bool cursor_known_ = false;
+  std::uint64_t cursor_ = 0;
+  std::uint64_t submitted_cursor_ = 0;
+  std::int64_t submitted_at_ms_ = 0;
+  unsigned backoff_ms_ = 0;
+
+  mutable std::mutex status_mutex_;
+  ExportStatus status_;
+};
+
+}  // namespace rw::member_shell

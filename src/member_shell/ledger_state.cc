@@ -1,0 +1,82 @@
+// LedgerState (ledger_state.h): the Ledger under a mutex that readers hold
+// only for bounded copies.
+#include "member_shell/ledger_state.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace rw::member_shell {
+
+LedgerState::LedgerState(accounting::LedgerLimits limits) : limits_(limits), ledger_(limits) {
+  publish_locked();
+}
+
+void LedgerState::apply(std::uint64_t index, Bytes entry) {
+  std::lock_guard lock(mutex_);
+  (void)ledger_.apply(index, entry);
+  publish_locked();
+}
+
+std::vector<std::uint8_t> LedgerState::snapshot() const {
+  // Only the loop thread writes ledger_, and this is the loop thread: no lock.
+  return ledger_.snapshot();
+}
+
+bool LedgerState::restore(Bytes snapshot) {
+  auto restored = accounting::Ledger::restore(snapshot, limits_);
+  if (!restored) return false;
+  std::lock_guard lock(mutex_);
+  ledger_ = std::move(*restored);
+  publish_locked();
+  return true;
+}
+
+void LedgerState::publish_locked() { accepting_.store(ledger_.accepting(), std::memory_order_release); }
+
+LedgerFigures LedgerState::figures() const {
+  std::lock_guard lock(mutex_);
+  return LedgerFigures{.applied_index = ledger_.last_applied_index(),
+                       .exported_through = ledger_.exported_through(),
+                       .records_held = ledger_.records().size(),
+                       .held_bytes = ledger_.held_bytes(),
+                       .sessions = ledger_.sessions().size(),
+                       .window_keys = ledger_.window_keys(),
+                       .accepting = ledger_.accepting(),
+                       .counters = ledger_.counters()};
+}
+
+std::vector<accounting::HeldRecord> LedgerState::records_after(std::uint64_t after_index,
+                                                               std::size_t max) const {
+  std::vector<accounting::HeldRecord> out;
+  std::lock_guard lock(mutex_);
+  const std::deque<accounting::HeldRecord>& held = ledger_.records();
+  // Held records are in ascending log order (the snapshot checks it).
+  auto first = std::upper_bound(
+      held.begin(), held.end(), after_index,
+      [](std::uint64_t index, const accounting::HeldRecord& record) { return index < record.index; });
+  // Never stop inside an entry (its records share one index), so that the
+  // caller can go on after the last index returned; one entry is bounded by
+  // kEntryRecordsMax.
+  for (auto it = first; it != held.end(); ++it) {
+    if (out.size() >= max && it->index != out.back().index) break;
+    out.push_back(*it);
+  }
+  return out;
+}
+
+std::vector<accounting::Session> LedgerState::sessions_after(const accounting::SessionKey* after,
+                                                             std::size_t max) const {
+  std::vector<accounting::Session> out;
+  std::lock_guard lock(mutex_);
+  const auto& sessions = ledger_.sessions();
+  auto it = after != nullptr ? sessions.upper_bound(*after) : sessions.begin();
+  for (; it != sessions.end() && out.size() < max; ++it) out.push_back(it->second);
+  return out;
+}
+
+std::uint32_t LedgerState::open_sessions_of(std::string_view user_name) const {
+  std::lock_guard lock(mutex_);
+  return ledger_.open_sessions_of(user_name);
+}
+
+}  // namespace rw::member_shell

@@ -1,0 +1,112 @@
+// Tests of LedgerState: the consensus port over the ledger, and the bounded
+// copies the admin thread pages through.
+#include "member_shell/ledger_state.h"
+
+#include <gtest/gtest.h>
+
+#include "accounting/accounting_request_for_test.h"
+#include "config/member_config.h"
+#include "consensus/node.h"
+
+namespace rw::member_shell {
+namespace {
+
+using accounting::testing::entry_of;
+using accounting::testing::record_of;
+using accounting::testing::RequestSpec;
+
+accounting::Record start_of(const std::string& session_id) {
+  RequestSpec spec;
+  spec.session_id = session_id;
+  return record_of(spec);
+}
+
+TEST(LedgerState, AppliesEntriesAndPublishesFigures) {
+  LedgerState state;
+  const auto entry = entry_of({start_of("a"), start_of("b")});
+  state.apply(3, entry);
+  state.apply(5, entry);  // The same records again: duplicates, a no-op.
+  const LedgerFigures figures = state.figures();
+  EXPECT_EQ(figures.applied_index, 5u);
+  EXPECT_EQ(figures.records_held, 2u);
+  EXPECT_EQ(figures.sessions, 2u);
+  EXPECT_EQ(figures.counters.records_applied, 2u);
+  EXPECT_EQ(figures.counters.records_duplicate, 2u);
+  EXPECT_TRUE(figures.accepting);
+  EXPECT_TRUE(state.accepting());
+}
+
+TEST(LedgerState, StopsAcceptingAtTheHeldRecordsBound) {
+  LedgerState state(accounting::LedgerLimits{.held_records_max = 2});
+  state.apply(1, entry_of({start_of("a")}));
+  EXPECT_TRUE(state.accepting());
+  state.apply(2, entry_of({start_of("b")}));
+  EXPECT_FALSE(state.accepting());
+  EXPECT_FALSE(state.figures().accepting);
+}
+
+TEST(LedgerState, SnapshotThenRestoreGivesTheSameState) {
+  LedgerState first;
+  first.apply(1, entry_of({start_of("a"), start_of("b")}));
+  first.apply(2, entry_of({start_of("c")}));
+  LedgerState second(accounting::LedgerLimits{.held_records_max = 3});
+  ASSERT_TRUE(second.restore(first.snapshot()));
+  EXPECT_EQ(second.snapshot(), first.snapshot());
+  EXPECT_EQ(second.figures().records_held, 3u);
+  // The restored ledger keeps this member's limits: at its bound now.
+  EXPECT_FALSE(second.accepting());
+}
+
+TEST(LedgerState, RefusesACorruptSnapshotAndKeepsItsState) {
+  LedgerState state;
+  state.apply(1, entry_of({start_of("a")}));
+  const auto before = state.snapshot();
+  std::vector<std::uint8_t> corrupt = before;
+  corrupt.back() ^= 1;
+  EXPECT_FALSE(state.restore(corrupt));
+  EXPECT_EQ(state.snapshot(), before);
+}
+
+TEST(LedgerState, PagesThroughRecordsInLogOrder) {
+  LedgerState state;
+  state.apply(4, entry_of({start_of("a"), start_of("b")}));
+  state.apply(9, entry_of({start_of("c")}));
+  // A page never ends inside an entry: its records share one index.
+  auto page = state.records_after(0, 1);
+  ASSERT_EQ(page.size(), 2u);
+  EXPECT_EQ(page[0].index, 4u);
+  EXPECT_EQ(page[1].index, 4u);
+  page = state.records_after(4, 10);
+  ASSERT_EQ(page.size(), 1u);
+  EXPECT_EQ(page[0].index, 9u);
+  EXPECT_TRUE(state.records_after(9, 10).empty());
+}
+
+TEST(LedgerState, PagesThroughSessionsByKey) {
+  LedgerState state;
+  state.apply(1, entry_of({start_of("a"), start_of("b"), start_of("c")}));
+  auto first = state.sessions_after(nullptr, 2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_LT(first[0].key, first[1].key);
+  auto rest = state.sessions_after(&first[1].key, 2);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_LT(first[1].key, rest[0].key);
+}
+
+// docs/configuration.md promises that the member config's defaults are
+// those of the node and the ledger.
+TEST(MemberConfigDefaults, EqualNodeOptionsAndLedgerLimits) {
+  const config::MemberConfig config;
+  const consensus::NodeOptions node;
+  const accounting::LedgerLimits ledger;
+  EXPECT_EQ(config.raft.election_timeout_ms, node.election_timeout_ms);
+  EXPECT_EQ(config.raft.heartbeat_timeout_ms, node.heartbeat_timeout_ms);
+  EXPECT_EQ(config.raft.snapshot_threshold, node.snapshot_threshold);
+  EXPECT_EQ(config.raft.snapshot_trailing, node.snapshot_trailing);
+  EXPECT_EQ(config.ledger.held_records_max, ledger.held_records_max);
+  EXPECT_EQ(config.ledger.held_bytes_max, ledger.held_bytes_max);
+  EXPECT_EQ(config.ledger.sessions_max, ledger.sessions_max);
+}
+
+}  // namespace
+}  // namespace rw::member_shell

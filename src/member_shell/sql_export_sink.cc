@@ -1,0 +1,273 @@
+// Export sinks: see sql_export_sink.h. The protocol (migrations, cursor
+// check, batch, cursor move, commit) is written once in SqlSink over three
+// primitives each database implements: connect, exec and a one-integer query.
+#include "member_shell/sql_export_sink.h"
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+namespace rw::member_shell {
+namespace {
+
+using Kind = SinkError::Kind;
+
+SinkError unavailable(std::string message) { return SinkError{Kind::kUnavailable, std::move(message)}; }
+SinkError rejected(std::string message) { return SinkError{Kind::kRejected, std::move(message)}; }
+
+class SqlSink : public ExportSink {
+ public:
+  SqlSink(exporter::Dialect dialect, std::shared_ptr<const radius::Dictionary> dictionary)
+      : dialect_(dialect), dictionary_(std::move(dictionary)) {}
+
+  Result<void, SinkError> open() override {
+    if (migrated_ && connected()) return {};
+    if (auto c = connect(); !c) return c;
+    if (auto r = exec(exporter::schema_table_sql(dialect_)); !r) return fail_and_close(r.error());
+    auto current = query_u64("SELECT coalesce(max(version), 0) FROM " + std::string(exporter::kSchemaTable));
+    if (!current) return fail_and_close(current.error());
+    for (const exporter::Migration& m : exporter::migrations(dialect_)) {
+      if (static_cast<std::uint64_t>(m.version) <= *current) continue;
+      const std::string sql = begin_sql() + ";\n" + m.sql + ";\nINSERT INTO " +
+                              std::string(exporter::kSchemaTable) + " VALUES (" + std::to_string(m.version) +
+                              ", CURRENT_TIMESTAMP);\nCOMMIT";
+      if (auto r = exec(sql); !r) return fail_and_close(r.error());
+    }
+    migrated_ = true;
+    return {};
+  }
+
+  Result<std::uint64_t, SinkError> exported_through() override {
+    if (auto o = open(); !o) return fail(o.error());
+    auto cursor = query_u64(exporter::cursor_select_sql(dialect_, false));
+    if (!cursor) return fail(fail_and_close(cursor.error()).error());
+    return *cursor;
+  }
+
+  Result<WriteResult, SinkError> write(std::span<const accounting::HeldRecord> records) override {
+    if (auto o = open(); !o) return fail(o.error());
+    if (auto r = exec(begin_sql()); !r) return fail(fail_and_close(r.error()).error());
+    auto cursor = query_u64(exporter::cursor_select_sql(dialect_, true));
+    if (!cursor) return fail(abort(cursor.error()));
+    std::size_t first = 0;
+    while (first < records.size() && records[first].index <= *cursor) ++first;
+    const auto fresh = records.subspan(first);
+    if (fresh.empty()) {
+      if (auto r = exec("COMMIT"); !r) return fail(abort(r.error()));
+      return WriteResult{*cursor, 0};
+    }
+    const std::uint64_t last = fresh.back().index;
+    std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_);
+    sql += exporter::cursor_update_sql(last);
+    sql += ";\nCOMMIT";
+    if (auto r = exec(sql); !r) return fail(abort(r.error()));
+    return WriteResult{last, fresh.size()};
+  }
+
+  exporter::Dialect dialect() const override { return dialect_; }
+
+ protected:
+  virtual Result<void, SinkError> connect() = 0;
+  virtual bool connected() const = 0;
+  // Runs one or more statements; the error carries the database's message.
+  virtual Result<void, SinkError> exec(const std::string& sql) = 0;
+  // The single integer the query returns (0 for NULL); no row is an error.
+  virtual Result<std::uint64_t, SinkError> query_u64(const std::string& sql) = 0;
+
+  std::string begin_sql() const {
+    return dialect_ == exporter::Dialect::kSqlite ? "BEGIN IMMEDIATE" : "BEGIN";
+  }
+
+  // Rolls back (best effort) and drops the connection, so that the next
+  // call starts from a clean session; returns `error`.
+  SinkError abort(SinkError error) {
+    (void)exec("ROLLBACK");
+    close();
+    return error;
+  }
+  Result<void, SinkError> fail_and_close(SinkError error) {
+    close();
+    return fail(std::move(error));
+  }
+
+  bool migrated_ = false;
+
+ private:
+  exporter::Dialect dialect_;
+  std::shared_ptr<const radius::Dictionary> dictionary_;
+};
+
+// --- PostgreSQL ---------------------------------------------------------
+
+class PostgresSink final : public SqlSink {
+ public:
+  PostgresSink(std::string conninfo, std::shared_ptr<const radius::Dictionary> dictionary)
+      : SqlSink(exporter::Dialect::kPostgres, std::move(dictionary)), conninfo_(std::move(conninfo)) {}
+  ~PostgresSink() override { close(); }
+
+  void close() override {
+    if (conn_ != nullptr) PQfinish(conn_);
+    conn_ = nullptr;
+    migrated_ = false;
+  }
+
+ protected:
+  bool connected() const override { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+
+  Result<void, SinkError> connect() override {
+    if (connected()) return {};
+    close();
+    conn_ = PQconnectdb(conninfo_.c_str());
+    if (conn_ == nullptr) return fail(unavailable("PQconnectdb: out of memory"));
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      SinkError error = unavailable(std::string("connect: ") + PQerrorMessage(conn_));
+      close();
+      return fail(std::move(error));
+    }
+    // Server notices ("relation already exists, skipping" from the
+    // idempotent schema statements) are expected and not worth a line.
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);
+    // Timestamps are written with to_timestamp (UTC instants); a fixed
+    // session zone keeps any text rendering the same on every member.
+    return exec("SET TIME ZONE 'UTC'");
+  }
+
+  Result<void, SinkError> exec(const std::string& sql) override {
+    PGresult* result = PQexec(conn_, sql.c_str());
+    const ExecStatusType status = PQresultStatus(result);
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+      PQclear(result);
+      return {};
+    }
+    SinkError error = error_of(result);
+    PQclear(result);
+    return fail(std::move(error));
+  }
+
+  Result<std::uint64_t, SinkError> query_u64(const std::string& sql) override {
+    PGresult* result = PQexec(conn_, sql.c_str());
+    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
+      SinkError error = error_of(result);
+      PQclear(result);
+      return fail(std::move(error));
+    }
+    if (PQntuples(result) != 1) {
+      PQclear(result);
+      return fail(rejected("query returned no row: " + sql));
+    }
+    const std::uint64_t value =
+        PQgetisnull(result, 0, 0) ? 0 : std::strtoull(PQgetvalue(result, 0, 0), nullptr, 10);
+    PQclear(result);
+    return value;
+  }
+
+ private:
+  // Connection-class failures are worth retrying as they are (SQLSTATE
+  // classes 08 connection, 53 resources, 57 operator intervention such as
+  // a shutdown, 40 serialisation); anything else is the SQL's fault.
+  SinkError error_of(const PGresult* result) const {
+    std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) return unavailable(message);
+    const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+    const std::string code = state ? state : "";
+    for (const char* retryable : {"08", "53", "57", "40"}) {
+      if (code.rfind(retryable, 0) == 0) return unavailable(message);
+    }
+    return rejected(message);
+  }
+
+  std::string conninfo_;
+  PGconn* conn_ = nullptr;
+};
+
+// --- SQLite -------------------------------------------------------------
+
+class SqliteSink final : public SqlSink {
+ public:
+  SqliteSink(std::string path, std::shared_ptr<const radius::Dictionary> dictionary)
+      : SqlSink(exporter::Dialect::kSqlite, std::move(dictionary)), path_(std::move(path)) {}
+  ~SqliteSink() override { close(); }
+
+  void close() override {
+    if (db_ != nullptr) sqlite3_close(db_);
+    db_ = nullptr;
+    migrated_ = false;
+  }
+
+ protected:
+  bool connected() const override { return db_ != nullptr; }
+
+  Result<void, SinkError> connect() override {
+    if (connected()) return {};
+    const int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    if (rc != SQLITE_OK) {
+      SinkError error =
+          unavailable("open " + path_ + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+      close();
+      return fail(std::move(error));
+    }
+    // Readers (sqlite3 in a shell) must not block the exporter for long;
+    // FULL synchronous makes a commit durable before the cursor entry lets
+    // the cluster drop the records (DESIGN.md invariant 3).
+    sqlite3_busy_timeout(db_, 5000);
+    return exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL");
+  }
+
+  Result<void, SinkError> exec(const std::string& sql) override {
+    char* message = nullptr;
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
+    if (rc == SQLITE_OK) return {};
+    std::string text = message ? message : sqlite3_errstr(rc);
+    sqlite3_free(message);
+    return fail(error_of(rc, text));
+  }
+
+  Result<std::uint64_t, SinkError> query_u64(const std::string& sql) override {
+    sqlite3_stmt* statement = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &statement, nullptr);
+    if (rc != SQLITE_OK) return fail(error_of(rc, sqlite3_errmsg(db_)));
+    rc = sqlite3_step(statement);
+    std::optional<std::uint64_t> value;
+    if (rc == SQLITE_ROW) value = static_cast<std::uint64_t>(sqlite3_column_int64(statement, 0));
+    const std::string message = sqlite3_errmsg(db_);
+    sqlite3_finalize(statement);
+    if (rc != SQLITE_ROW)
+      return fail(rc == SQLITE_DONE ? rejected("query returned no row: " + sql) : error_of(rc, message));
+    return *value;
+  }
+
+ private:
+  static SinkError error_of(int rc, const std::string& message) {
+    const int primary = rc & 0xff;
+    if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_IOERR ||
+        primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) {
+      return unavailable(message);
+    }
+    return rejected(message);
+  }
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace
+
+std::string SinkError::to_string() const {
+  return std::string(kind == Kind::kUnavailable ? "database unavailable: " : "database refused: ") + message;
+}
+
+std::unique_ptr<ExportSink> make_postgres_sink(std::string conninfo,
+                                               std::shared_ptr<const radius::Dictionary> dictionary) {
+  return std::make_unique<PostgresSink>(std::move(conninfo), std::move(dictionary));
+}
+
+std::unique_ptr<ExportSink> make_sqlite_sink(std::string path,
+                                             std::shared_ptr<const radius::Dictionary> dictionary) {
+  return std::make_unique<SqliteSink>(std::move(path), std::move(dictionary));
+}
+
+}  // namespace rw::member_shell

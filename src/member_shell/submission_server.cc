@@ -1,0 +1,291 @@
+// The submission listener (submission_server.h): level-triggered epoll over
+// the listener, an eventfd and the connections, all on one thread.
+#include "member_shell/submission_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "base/assert.h"
+#include "submission/frames.h"
+
+namespace rw::member_shell {
+namespace {
+
+constexpr std::uint64_t kListenerTag = 1;
+constexpr std::uint64_t kWakeTag = 2;
+// Completions run per wake-up before epoll is polled again, so that reads
+// are not starved by a long burst of commits.
+constexpr std::size_t kCompletionsPerTurn = 4096;
+
+Result<io::FileDescriptor, io::SystemError> listen_tcp(const std::string& host, std::uint16_t port,
+                                               std::uint16_t& bound) {
+  const std::string where = host + ":" + std::to_string(port);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+    return fail(io::SystemError{"submission listen address " + where, EINVAL});
+  }
+  io::FileDescriptor fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return fail(io::last_system_error("socket submission " + where));
+  int on = 1;
+  (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    return fail(io::last_system_error("bind submission " + where));
+  }
+  if (::listen(fd.get(), 64) != 0) return fail(io::last_system_error("listen submission " + where));
+  socklen_t length = sizeof(address);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return fail(io::last_system_error("getsockname submission " + where));
+  }
+  bound = ntohs(address.sin_port);
+  return fd;
+}
+
+void watch(int epoll_fd, int op, int fd, std::uint32_t events, std::uint64_t tag) {
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = tag;
+  if (::epoll_ctl(epoll_fd, op, fd, &event) != 0) die(io::last_system_error("epoll_ctl submission"));
+}
+
+}  // namespace
+
+struct SubmissionServer::Connection {
+  Connection(std::uint64_t connection_id, io::FileDescriptor socket, const SubmissionServerOptions& options)
+      : id(connection_id), fd(std::move(socket)), session(options.member_id, options.book) {}
+
+  std::uint64_t id;
+  io::FileDescriptor fd;
+  submission::FrameReader reader{};
+  member_shell::SubmissionSession session;
+  std::vector<std::uint8_t> out{};  // Bytes not yet sent, from out_sent on.
+  std::size_t out_sent = 0;
+  bool watching_writes = false;
+};
+
+SubmissionServer::SubmissionServer(SubmissionServerOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<SubmissionServer>, io::SystemError> SubmissionServer::bind(
+    SubmissionServerOptions options) {
+  std::unique_ptr<SubmissionServer> server(new SubmissionServer(std::move(options)));
+  auto listener = listen_tcp(server->options_.host, server->options_.port, server->port_);
+  if (!listener) return fail(listener.error());
+  server->listener_ = std::move(*listener);
+  server->epoll_ = io::FileDescriptor(::epoll_create1(EPOLL_CLOEXEC));
+  if (!server->epoll_.valid()) return fail(io::last_system_error("epoll_create1 submission"));
+  server->wake_ = io::FileDescriptor(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!server->wake_.valid()) return fail(io::last_system_error("eventfd submission"));
+  watch(server->epoll_.get(), EPOLL_CTL_ADD, server->listener_.get(), EPOLLIN, kListenerTag);
+  watch(server->epoll_.get(), EPOLL_CTL_ADD, server->wake_.get(), EPOLLIN, kWakeTag);
+  return server;
+}
+
+SubmissionServer::~SubmissionServer() { stop(); }
+
+void SubmissionServer::wake() {
+  const std::uint64_t one = 1;
+  // EAGAIN only when the counter is near overflow: it is readable anyway.
+  (void)!::write(wake_.get(), &one, sizeof(one));
+}
+
+void SubmissionServer::start(consensus::Node& node, const member_shell::LedgerState& ledger) {
+  RW_ASSERT(!thread_.joinable());
+  node_ = &node;
+  ledger_ = &ledger;
+  thread_ = std::thread([this] { run(); });
+}
+
+void SubmissionServer::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true, std::memory_order_release);
+  wake();
+  thread_.join();
+  // Completions still queued find no connection and are dropped: the
+  // gateways re-submit what was not answered.
+  while (node_->deliver_completions() > 0) {
+  }
+  listener_.reset();
+}
+
+void SubmissionServer::run() {
+  std::array<epoll_event, 64> events{};
+  while (!stopping_.load(std::memory_order_acquire)) {
+    const int ready = ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      die(io::last_system_error("epoll_wait submission"));
+    }
+    for (int i = 0; i < ready; ++i) {
+      const std::uint64_t tag = events[static_cast<std::size_t>(i)].data.u64;
+      const std::uint32_t flags = events[static_cast<std::size_t>(i)].events;
+      if (tag == kListenerTag) {
+        on_listener_ready();
+      } else if (tag == kWakeTag) {
+        std::uint64_t count = 0;
+        (void)!::read(wake_.get(), &count, sizeof(count));
+        if (node_->deliver_completions(kCompletionsPerTurn) == kCompletionsPerTurn) wake();
+      } else if (auto found = connections_.find(tag); found != connections_.end()) {
+        Connection& connection = *found->second;
+        if ((flags & EPOLLOUT) != 0 && !flush(connection)) continue;
+        if ((flags & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) on_readable(connection);
+      }
+    }
+  }
+  while (!connections_.empty()) close(connections_.begin()->first);
+}
+
+void SubmissionServer::on_listener_ready() {
+  for (;;) {
+    io::FileDescriptor socket(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!socket.valid()) return;  // EAGAIN, or ECONNABORTED/EMFILE: try again on the next event.
+    if (connections_.size() >= options_.connections_max) {
+      counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
+      continue;  // Closed by the destructor.
+    }
+    // Answers are small and latency is the NAS's wait: no Nagle delay.
+    int on = 1;
+    (void)::setsockopt(socket.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    const std::uint64_t id = next_connection_id_++;
+    watch(epoll_.get(), EPOLL_CTL_ADD, socket.get(), EPOLLIN, id);
+    connections_.emplace(id, std::make_unique<Connection>(id, std::move(socket), options_));
+    counters_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
+    open_connections_.store(connections_.size(), std::memory_order_relaxed);
+  }
+}
+
+member_shell::MemberView SubmissionServer::view() const {
+  const consensus::NodeStatus status = node_->status();
+  return member_shell::MemberView{.role = status.role,
+                            .ready_for_work = status.ready_for_work,
+                            .leader_id = status.leader_id,
+                            .ledger_accepting = ledger_->accepting(),
+                            .ledger = ledger_};
+}
+
+void SubmissionServer::on_readable(Connection& connection) {
+  const std::uint64_t id = connection.id;
+  MutableBytes space = connection.reader.writable();
+  const ssize_t got = ::recv(connection.fd.get(), space.data(), space.size(), 0);
+  if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (got <= 0) {
+    close(id);  // The peer closed or reset: whatever it had in flight it re-submits.
+    return;
+  }
+  connection.reader.commit(static_cast<std::size_t>(got));
+  // Every whole frame now, so that the buffer keeps room for the next read:
+  // one read is at most one maximal frame, so this work is bounded.
+  for (;;) {
+    auto frame = connection.reader.next();
+    if (!frame) {
+      counters_.protocol_closes[static_cast<std::size_t>(member_shell::CloseReason::kMalformedFrame)].fetch_add(
+          1, std::memory_order_relaxed);
+      close(id);
+      return;
+    }
+    if (!*frame) return;
+    if (!carry_out(connection, connection.session.on_frame(**frame, view()))) return;
+  }
+}
+
+bool SubmissionServer::carry_out(Connection& connection, member_shell::SessionAnswer answer) {
+  const std::uint64_t id = connection.id;
+  if (!answer.reply.empty() && !send(connection, answer.reply)) return false;
+  if (answer.entry) {
+    counters_.submits.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t request_id = answer.request_id;
+    counters_.records.fetch_add(answer.records, std::memory_order_relaxed);
+    pending_.fetch_add(1, std::memory_order_relaxed);
+    const consensus::Node::SubmitStatus status =
+        node_->submit(std::move(*answer.entry), [this, id, request_id](const consensus::Outcome& outcome) {
+          pending_.fetch_sub(1, std::memory_order_relaxed);
+          on_outcome(id, request_id, outcome);
+        });
+    if (status != consensus::Node::SubmitStatus::kQueued) {
+      pending_.fetch_sub(1, std::memory_order_relaxed);
+      return carry_out(connection, connection.session.on_submit_refused(request_id, status));
+    }
+  }
+  if (answer.close) {
+    counters_.protocol_closes[static_cast<std::size_t>(*answer.close)].fetch_add(1,
+                                                                                 std::memory_order_relaxed);
+    spdlog::info("submission connection {} closed: {}", id, member_shell::to_string(*answer.close));
+    close(id);
+    return false;
+  }
+  return true;
+}
+
+void SubmissionServer::on_outcome(std::uint64_t connection_id, std::uint64_t request_id,
+                                  const consensus::Outcome& outcome) {
+  auto found = connections_.find(connection_id);
+  if (found == connections_.end()) return;  // Closed meanwhile: the gateway re-submits.
+  Connection& connection = *found->second;
+  (void)carry_out(connection, connection.session.on_outcome(request_id, outcome));
+}
+
+void SubmissionServer::count_reply(const std::vector<std::uint8_t>& frame) {
+  const auto type = static_cast<submission::FrameType>(frame[submission::kLengthPrefixBytes]);
+  if (type == submission::FrameType::kCommitted) counters_.committed.fetch_add(1, std::memory_order_relaxed);
+  if (type == submission::FrameType::kNotLeader) counters_.not_leader.fetch_add(1, std::memory_order_relaxed);
+  if (type == submission::FrameType::kBusy) counters_.busy.fetch_add(1, std::memory_order_relaxed);
+  if (type == submission::FrameType::kSessionCountAnswer) {
+    counters_.session_counts.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool SubmissionServer::send(Connection& connection, const std::vector<std::uint8_t>& frame) {
+  count_reply(frame);
+  if (connection.out.size() - connection.out_sent + frame.size() > options_.write_bytes_max) {
+    counters_.write_overflows.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("submission connection {} closed: the gateway does not read its answers", connection.id);
+    close(connection.id);
+    return false;
+  }
+  connection.out.insert(connection.out.end(), frame.begin(), frame.end());
+  return flush(connection);
+}
+
+bool SubmissionServer::flush(Connection& connection) {
+  while (connection.out_sent < connection.out.size()) {
+    const ssize_t put = ::send(connection.fd.get(), connection.out.data() + connection.out_sent,
+                               connection.out.size() - connection.out_sent, MSG_NOSIGNAL);
+    if (put < 0 && errno == EINTR) continue;
+    if (put < 0 && errno == EAGAIN) break;
+    if (put <= 0) {
+      close(connection.id);
+      return false;
+    }
+    connection.out_sent += static_cast<std::size_t>(put);
+  }
+  if (connection.out_sent == connection.out.size()) {
+    connection.out.clear();
+    connection.out_sent = 0;
+  }
+  const bool want_writes = !connection.out.empty();
+  if (want_writes != connection.watching_writes) {
+    watch(epoll_.get(), EPOLL_CTL_MOD, connection.fd.get(), EPOLLIN | (want_writes ? EPOLLOUT : 0u),
+          connection.id);
+    connection.watching_writes = want_writes;
+  }
+  return true;
+}
+
+void SubmissionServer::close(std::uint64_t connection_id) {
+  auto found = connections_.find(connection_id);
+  if (found == connections_.end()) return;
+  (void)::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, found->second->fd.get(), nullptr);
+  connections_.erase(found);
+  counters_.connections_closed.fetch_add(1, std::memory_order_relaxed);
+  open_connections_.store(connections_.size(), std::memory_order_relaxed);
+}
+
+}  // namespace rw::member_shell
