@@ -8,26 +8,50 @@
 #include <cstdio>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
-#include "io/admin_server.h"
-#include "io/clock.h"
-#include "io/csprng.h"
+#include "config/member_config.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/gateway_admin.h"
-#include "io/logging.h"
-#include "io/signals.h"
-#include "io/socket_address.h"
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
+#include "io/admin_server.h"
+#include "io/clock.h"
+#include "io/csprng.h"
+#include "io/logging.h"
+#include "io/signals.h"
+#include "io/socket_address.h"
 
 namespace rw::app {
 namespace {
 
 void print_errors(const config::ConfigErrors& errors) {
   for (const config::ConfigError& error : errors) std::fprintf(stderr, "%s\n", error.to_string().c_str());
+}
+
+// What `check` adds for the cluster transport: the TLS files load and match,
+// or plaintext only towards loopback addresses (docs/security.md).
+config::ConfigErrors check_cluster_security(
+    const std::optional<config::ClusterTlsConfig>& tls, bool insecure_plaintext, io::TlsRole role,
+    const std::vector<std::pair<std::string, config::SourceLocation>>& addresses) {
+  config::ConfigErrors errors;
+  if (tls) {
+    if (auto context = cluster_tls_context(*tls, role); !context) errors.push_back(context.error());
+  }
+  if (insecure_plaintext) {
+    for (const auto& [address, where] : addresses) {
+      if (!is_loopback_address(address)) {
+        errors.push_back(where.error("insecure_plaintext_cluster is set but " + address +
+                                     " is not a loopback address: configure the cluster certificates"));
+      }
+    }
+  }
+  return errors;
 }
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
@@ -66,13 +90,24 @@ void log_listeners(const gateway_shell::UdpServer& server) {
 }
 
 // The submission client of `accounting:`, not started yet; null without it.
-Result<std::unique_ptr<gateway_shell::SubmissionClient>, io::SystemError> make_submission_client(
+Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submission_client(
     const config::GatewayConfig& config, RandomSource& random) {
   if (!config.accounting) return std::unique_ptr<gateway_shell::SubmissionClient>();
   const config::AccountingConfig& accounting = *config.accounting;
   gateway_shell::SubmissionClientOptions options;
-  for (const config::SubmissionAddress& member : accounting.members)
+  for (const config::SubmissionAddress& member : accounting.members) {
     options.forwarder.members.push_back(member.text);
+    options.member_ids[member.text] = member.member_id;
+  }
+  if (accounting.tls) {
+    auto tls = cluster_tls_context(*accounting.tls, io::TlsRole::kClient);
+    if (!tls) return fail(tls.error().to_string());
+    options.tls = std::move(*tls);
+  } else {
+    spdlog::warn(
+        "accounting.insecure_plaintext_cluster: submissions travel in plaintext and members are not "
+        "authenticated; use accounting.tls outside a test cluster on one host");
+  }
   // Announced in Hello for the members' logs only.
   random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&options.forwarder.gateway_id),
                            sizeof options.forwarder.gateway_id));
@@ -83,7 +118,9 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, io::SystemError> make_s
   options.forwarder.session_query_timeout = accounting.session_query_timeout;
   options.queue_records_max =
       std::min<std::size_t>(accounting.pending_records_max, options.queue_records_max);
-  return gateway_shell::SubmissionClient::create(std::move(options));
+  auto client = gateway_shell::SubmissionClient::create(std::move(options));
+  if (!client) return fail(client.error().to_string());
+  return std::move(*client);
 }
 
 // Starts the admin API on `admin_socket`, when configured.
@@ -102,7 +139,7 @@ Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
 // Reads go to the read replica when one is configured and reachable.
 std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
-                                                      const LoadedFiles& files) {
+                                                                 const LoadedFiles& files) {
   if (!config.sql_users) return nullptr;
   const config::SqlUsersConfig& sql = *config.sql_users;
   gateway_shell::SqlUserCacheOptions options;
@@ -117,9 +154,10 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
     spdlog::info("sql users: SQLite {}", sql.sqlite->path);
   } else {
     connect = [primary = *sql.postgresql, replica = sql.read_replica]() {
-      return gateway_shell::open_postgres_user_source_preferring_replica(primary, replica, [](const std::string& error) {
-        spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
-      });
+      return gateway_shell::open_postgres_user_source_preferring_replica(
+          primary, replica, [](const std::string& error) {
+            spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
+          });
     };
     spdlog::info("sql users: PostgreSQL{}", sql.read_replica ? " (reads on the read replica)" : "");
   }
@@ -146,8 +184,8 @@ int run_gateway(const GatewayCommand& command) {
   gateway_shell::DecisionLog decision_log;
   auto client = make_submission_client(config, random);
   if (!client) {
-    spdlog::critical("{}", client.error().to_string());
-    return kExitRuntimeFailure;
+    spdlog::critical("{}", client.error());
+    return kExitConfigError;
   }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &decision_log, client->get());
@@ -160,8 +198,9 @@ int run_gateway(const GatewayCommand& command) {
   }
   if (*client) {
     gateway_shell::UdpServer* udp = server->get();
-    auto started = (*client)->start(
-        [udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) { udp->post_answers(worker, answers); });
+    auto started = (*client)->start([udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
+      udp->post_answers(worker, answers);
+    });
     if (!started) {
       spdlog::critical("{}", started.error().to_string());
       return kExitRuntimeFailure;
@@ -193,10 +232,48 @@ int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
+  if (config.accounting) {
+    config::ConfigErrors errors = check_cluster_security(
+        config.accounting->tls, config.accounting->insecure_plaintext_cluster, io::TlsRole::kClient, [&] {
+          std::vector<std::pair<std::string, config::SourceLocation>> addresses;
+          for (const config::SubmissionAddress& member : config.accounting->members)
+            addresses.emplace_back(member.text, member.where);
+          return addresses;
+        }());
+    if (!errors.empty()) {
+      print_errors(errors);
+      return kExitConfigError;
+    }
+  }
   const gateway::GatewayState& state = *loaded->files.state;
   std::printf("%s: ok (%zu listen addresses, ports %u/%u, %zu clients, %zu users entries, %zu attributes)\n",
               config_file.c_str(), config.listen.size(), config.auth_port, config.acct_port,
               state.client_count(), state.users().entries().size(), state.dictionary().attribute_count());
+  return kExitOk;
+}
+
+int run_check_member(const std::string& config_file) {
+  auto loaded = config::load_member_config(config_file);
+  if (!loaded) {
+    print_errors(loaded.error());
+    return kExitConfigError;
+  }
+  const config::MemberConfig& config = *loaded;
+  std::vector<std::pair<std::string, config::SourceLocation>> addresses;
+  addresses.emplace_back(config.submission_listen.text, config.submission_listen.where);
+  for (const config::MemberAddress& member : config.members) {
+    addresses.emplace_back(member.raft.text, member.raft.where);
+    addresses.emplace_back(member.submission.text, member.submission.where);
+  }
+  config::ConfigErrors errors = check_cluster_security(config.cluster_tls, config.insecure_plaintext_cluster,
+                                                       io::TlsRole::kServer, addresses);
+  if (!errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
+  }
+  std::printf("%s: ok (member %llu, %zu members, %s)\n", config_file.c_str(),
+              static_cast<unsigned long long>(config.id), config.members.size(),
+              config.cluster_tls ? "cluster TLS" : "INSECURE plaintext cluster");
   return kExitOk;
 }
 

@@ -21,6 +21,9 @@ struct GatewayCommand {
 // `radiusward check --config FILE`: validates the config and the files it
 // names; prints every error to stderr.
 [[nodiscard]] int run_check(const std::string& config_file);
+// `radiusward check --member-config FILE`: a member config, its TLS files,
+// and plaintext only on loopback.
+[[nodiscard]] int run_check_member(const std::string& config_file);
 
 // `radiusward version`.
 [[nodiscard]] int run_version();

@@ -38,6 +38,8 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
   repeatable(command.add_option("--member", flags.members,
                                 "A member's submission address; repeatable (replaces accounting.members)"),
              "HOST:PORT");
+  command.add_flag("--insecure-plaintext-cluster", flags.insecure_plaintext_cluster,
+                   "Submit to --member addresses in plaintext (a test cluster on one host only)");
   command.add_option("--admin-socket", flags.admin_socket, "Admin API Unix socket (docs/admin_api.md)")
       ->type_name("PATH");
 }
@@ -55,10 +57,16 @@ int main(int argc, char** argv) {
   add_gateway_flags(*gateway_command, gateway);
 
   std::string check_config;
-  CLI::App* check_command = app.add_subcommand("check", "Validate a gateway config and the files it names");
-  check_command->add_option("--config", check_config, "Gateway YAML config file")
-      ->type_name("FILE")
-      ->required();
+  std::string check_member_config;
+  CLI::App* check_command =
+      app.add_subcommand("check", "Validate a gateway (or member) config and the files it names");
+  CLI::Option* check_gateway =
+      check_command->add_option("--config", check_config, "Gateway YAML config file")->type_name("FILE");
+  CLI::Option* check_member =
+      check_command->add_option("--member-config", check_member_config, "Member YAML config file")
+          ->type_name("FILE");
+  check_gateway->excludes(check_member);
+  check_command->require_option(1);
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
 
@@ -82,7 +90,10 @@ int main(int argc, char** argv) {
   }
   if (*gateway_command) return rw::app::run_gateway(gateway);
   if (*member_command) return rw::app::run_member(member);
-  if (*check_command) return rw::app::run_check(check_config);
+  if (*check_command) {
+    return check_member_config.empty() ? rw::app::run_check(check_config)
+                                       : rw::app::run_check_member(check_member_config);
+  }
   if (*version_command) return rw::app::run_version();
   if (*ctl_command) return rw::app::run_ctl(ctl);
   if (*bench_command) return rw::app::run_bench(bench);

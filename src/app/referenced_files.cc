@@ -112,4 +112,23 @@ std::unique_ptr<gateway::RequestHandlerFactory> make_handler_factory(const Loade
                                                           std::move(accounting));
 }
 
+Result<io::TlsContext, config::ConfigError> cluster_tls_context(const config::ClusterTlsConfig& tls,
+                                                                io::TlsRole role) {
+  io::TlsFiles files{.ca = tls.ca.path, .cert = tls.cert.path, .key = tls.key.path};
+  if (tls.crl) files.crl = tls.crl->path;
+  auto context = io::make_tls_context(files, role);
+  if (!context) return fail(tls.where.error(context.error().to_string()));
+  return std::move(*context);
+}
+
+bool is_loopback_address(std::string_view host_port) {
+  std::optional<config::ParsedHostPort> parsed = config::parse_host_port(host_port);
+  if (!parsed) return false;
+  if (!parsed->is_v6) return parsed->bytes[0] == 127;
+  for (std::size_t i = 0; i < 15; ++i) {
+    if (parsed->bytes[i] != 0) return false;
+  }
+  return parsed->bytes[15] == 1;
+}
+
 }  // namespace rw::app

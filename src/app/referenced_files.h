@@ -13,6 +13,7 @@
 #include "gateway/datagram.h"
 #include "gateway/gateway_state.h"
 #include "gateway/request_handler.h"
+#include "io/tls_context.h"
 
 namespace rw::app {
 
@@ -35,5 +36,14 @@ struct LoadedFiles {
 [[nodiscard]] std::unique_ptr<gateway::RequestHandlerFactory> make_handler_factory(
     const LoadedFiles& files, RandomSource& random, gateway::DecisionObserver* observer,
     gateway::AccountingSink* sink = nullptr);
+
+// The TLS context of a `cluster_tls` / `accounting.tls` section for `role`;
+// the error names the file and OpenSSL's reason, at the key that named it.
+[[nodiscard]] Result<io::TlsContext, config::ConfigError> cluster_tls_context(
+    const config::ClusterTlsConfig& tls, io::TlsRole role);
+
+// True when `host_port` ("IPv4:port" or "[IPv6]:port") is a loopback address:
+// the only place an insecure_plaintext_cluster may send submissions.
+[[nodiscard]] bool is_loopback_address(std::string_view host_port);
 
 }  // namespace rw::app

@@ -82,6 +82,30 @@ void validate_ports(const GatewayConfig& config, const SourceLocation& where, Co
   }
 }
 
+// The accounting section's transport: TLS with every member's id, or an
+// explicit plaintext opt-in (docs/security.md "Submission port").
+void validate_accounting_security(const AccountingConfig& accounting, const SourceLocation& where,
+                                  ConfigErrors& errors) {
+  if (accounting.tls && accounting.insecure_plaintext_cluster) {
+    errors.push_back(
+        where.error("accounting.tls and accounting.insecure_plaintext_cluster exclude each other"));
+  } else if (!accounting.tls && !accounting.insecure_plaintext_cluster) {
+    errors.push_back(
+        where.error("accounting needs 'tls' (the cluster certificates: radiusward certs) or "
+                    "'insecure_plaintext_cluster: true'"));
+  }
+  if (!accounting.tls) return;
+  std::set<std::uint64_t> ids;
+  for (const SubmissionAddress& member : accounting.members) {
+    if (member.member_id == 0) {
+      errors.push_back(member.where.error(
+          fmt::format("with accounting.tls each member needs its id: {{id: N, address: {}}}", member.text)));
+    } else if (!ids.insert(member.member_id).second) {
+      errors.push_back(member.where.error(fmt::format("member id {} is listed twice", member.member_id)));
+    }
+  }
+}
+
 // Walks the YAML tree once and fills a GatewayConfig, collecting errors.
 class Parser : YamlReader {
  public:
@@ -354,12 +378,15 @@ class Parser : YamlReader {
         {"batch_delay_us", &Parser::on_batch_delay_us},
         {"session_query_timeout_ms", &Parser::on_session_query_timeout_ms},
         {"key", &Parser::on_key},
+        {"tls", &Parser::on_accounting_tls},
+        {"insecure_plaintext_cluster", &Parser::on_insecure_plaintext_cluster},
     };
     if (!value.IsMap()) {
       errors_.push_back(value_at(value, where).error("expected a mapping with 'members' and bounds"));
       return;
     }
     config_.accounting.emplace();
+    config_.accounting->where = where;
     std::set<std::string> seen;
     for (const auto& entry : value) {
       if (std::optional<std::string> key = key_name(entry.first, seen)) {
@@ -368,6 +395,15 @@ class Parser : YamlReader {
     }
     if (seen.count("members") == 0)
       errors_.push_back(at(value).error("missing required key 'accounting.members'"));
+    validate_accounting_security(*config_.accounting, where, errors_);
+  }
+
+  void on_accounting_tls(const YAML::Node& value, const SourceLocation& where) {
+    config_.accounting->tls = tls_section(value, where, "accounting.tls.");
+  }
+
+  void on_insecure_plaintext_cluster(const YAML::Node& value, const SourceLocation& where) {
+    on_bool(value, where, config_.accounting->insecure_plaintext_cluster);
   }
 
   void on_users_stores(const YAML::Node& value, const SourceLocation& where) {
@@ -468,24 +504,54 @@ class Parser : YamlReader {
     }
   }
 
+  // Each element: "HOST:PORT", or {id: N, address: "HOST:PORT"} (the id
+  // its certificate must name; required with accounting.tls).
   void on_members(const YAML::Node& value, const SourceLocation& where) {
     std::vector<SubmissionAddress>& members = config_.accounting->members;
     std::set<std::string> seen;
     sequence(value, where, "member addresses", [&](const YAML::Node& element) {
-      std::optional<std::string> text = scalar(element, at(element), "a member address");
-      if (!text) return;
-      if (!parse_host_port(*text)) {
-        errors_.push_back(at(element).error(fmt::format("'{}' is not IPv4:port or [IPv6]:port", *text)));
-      } else if (!seen.insert(*text).second) {
-        errors_.push_back(at(element).error(fmt::format("member '{}' is listed twice", *text)));
+      std::optional<SubmissionAddress> member = member_entry(element);
+      if (!member) return;
+      if (!parse_host_port(member->text)) {
+        errors_.push_back(
+            member->where.error(fmt::format("'{}' is not IPv4:port or [IPv6]:port", member->text)));
+      } else if (!seen.insert(member->text).second) {
+        errors_.push_back(member->where.error(fmt::format("member '{}' is listed twice", member->text)));
       } else {
-        members.push_back(SubmissionAddress{.text = *text, .where = at(element)});
+        members.push_back(std::move(*member));
       }
     });
     if (value.IsSequence() && (value.size() == 0 || value.size() > kAccountingMembersMax)) {
       errors_.push_back(
           at(value).error(fmt::format("accounting.members needs 1 to {} addresses", kAccountingMembersMax)));
     }
+  }
+
+  std::optional<SubmissionAddress> member_entry(const YAML::Node& element) {
+    if (!element.IsMap()) {
+      std::optional<std::string> text = scalar(element, at(element), "a member address or {id, address}");
+      if (!text) return std::nullopt;
+      return SubmissionAddress{.text = *text, .where = at(element)};
+    }
+    SubmissionAddress member{.where = at(element)};
+    std::set<std::string> seen;
+    for (const auto& entry : element) {
+      std::optional<std::string> key = key_name(entry.first, seen);
+      if (!key) continue;
+      if (*key == "id") {
+        if (auto id = integer(entry.second, at(entry.first), 1, 255))
+          member.member_id = static_cast<std::uint64_t>(*id);
+      } else if (*key == "address") {
+        if (auto text = scalar(entry.second, at(entry.first), "a member address")) member.text = *text;
+      } else {
+        errors_.push_back(at(entry.first).error(fmt::format("unknown key 'accounting.members.{}'", *key)));
+      }
+    }
+    if (member.member_id == 0 || member.text.empty()) {
+      errors_.push_back(member.where.error("a member entry needs 'id' and 'address'"));
+      return std::nullopt;
+    }
+    return member;
   }
 
   void on_pending_records_max(const YAML::Node& value, const SourceLocation& where) {
@@ -547,6 +613,23 @@ void apply_members(const std::vector<std::string>& members, GatewayConfig& confi
   }
   if (members.size() > kAccountingMembersMax) {
     errors.push_back(flag_error("--member", fmt::format("at most {} members", kAccountingMembersMax)));
+  }
+}
+
+// --member gives addresses without ids, so it needs the explicit plaintext
+// opt-in (or a config file whose accounting.tls it then fails on).
+void apply_accounting_security(const GatewayOverrides& overrides, GatewayConfig& config,
+                               ConfigErrors& errors) {
+  if (overrides.insecure_plaintext_cluster) {
+    if (!config.accounting) {
+      errors.push_back(flag_error("--insecure-plaintext-cluster", "needs --member or an accounting section"));
+      return;
+    }
+    config.accounting->insecure_plaintext_cluster = true;
+    config.accounting->tls.reset();
+  }
+  if (!overrides.members.empty() || overrides.insecure_plaintext_cluster) {
+    validate_accounting_security(*config.accounting, SourceLocation{.file = "--member"}, errors);
   }
 }
 
@@ -767,6 +850,7 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
   }
   apply_listen(overrides.listen, base, errors);
   apply_members(overrides.members, base, errors);
+  apply_accounting_security(overrides, base, errors);
   if (overrides.admin_socket) {
     ConfiguredPath socket;
     apply_path(overrides.admin_socket, "--admin-socket", socket, errors);

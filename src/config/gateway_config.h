@@ -114,12 +114,28 @@ inline constexpr std::int64_t kBatchDelayUsMax = 1'000'000;
 inline constexpr std::int64_t kSessionQueryTimeoutMsMin = 10;
 inline constexpr std::int64_t kSessionQueryTimeoutMsMax = 10'000;
 
-// A member's submission address, "IPv4:port" or "[IPv6]:port", as written.
+// A member's submission address, "IPv4:port" or "[IPv6]:port", as written,
+// and the raft id its certificate must name (CN member-<id>); 0 when the
+// entry gave no id (only allowed with insecure_plaintext_cluster).
 struct SubmissionAddress {
   std::string text{};
+  std::uint64_t member_id = 0;
   SourceLocation where{};
 
   friend bool operator==(const SubmissionAddress&, const SubmissionAddress&) = default;
+};
+
+// The PEM files of one process's cluster identity (docs/security.md
+// "Cluster certificates"): the member's `cluster_tls` section and the
+// gateway's `accounting.tls`.
+struct ClusterTlsConfig {
+  ConfiguredPath ca{};
+  ConfiguredPath cert{};
+  ConfiguredPath key{};
+  std::optional<ConfiguredPath> crl{};  // Absent: no revocation check.
+  SourceLocation where{};
+
+  friend bool operator==(const ClusterTlsConfig&, const ClusterTlsConfig&) = default;
 };
 
 // The `accounting:` section: where validated Accounting-Requests are
@@ -128,6 +144,13 @@ struct SubmissionAddress {
 struct AccountingConfig {
   // The members' submission addresses, 1..kAccountingMembersMax, distinct.
   std::vector<SubmissionAddress> members{};
+  // TLS to the members (required unless insecure_plaintext_cluster): each
+  // member must present the certificate of its configured id.
+  std::optional<ClusterTlsConfig> tls{};
+  // Plaintext submissions, for a test cluster on one host only: anyone who
+  // reaches a member's port can submit records (docs/security.md).
+  bool insecure_plaintext_cluster = false;
+  SourceLocation where{};
   std::size_t pending_records_max = 65536;
   std::size_t batch_records_max = 512;
   Duration batch_delay = Duration::microseconds(1000);
@@ -274,6 +297,8 @@ struct GatewayOverrides {
   // --member HOST:PORT (repeatable): replaces accounting.members, and turns
   // accounting on with the default bounds when the file has no section.
   std::vector<std::string> members{};
+  // --insecure-plaintext-cluster: accounting.insecure_plaintext_cluster.
+  bool insecure_plaintext_cluster = false;
   std::optional<std::string> admin_socket{};
 };
 

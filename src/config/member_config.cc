@@ -59,6 +59,14 @@ class MemberParser : YamlReader {
         errors_.push_back(at(root).error(fmt::format("missing required key '{}'", key)));
     }
     if (seen.contains("id") && seen.contains("raft_address") && seen.contains("members")) check_own_entry();
+    // docs/security.md "Submission port": TLS, or a loudly named opt-out.
+    if (seen.contains("cluster_tls") && config_.insecure_plaintext_cluster) {
+      errors_.push_back(at(root).error("cluster_tls and insecure_plaintext_cluster exclude each other"));
+    } else if (!seen.contains("cluster_tls") && !config_.insecure_plaintext_cluster) {
+      errors_.push_back(at(root).error(
+          "missing required key 'cluster_tls' (the cluster certificates: radiusward certs), or "
+          "'insecure_plaintext_cluster: true'"));
+    }
   }
 
   ConfigErrors& errors() { return errors_; }
@@ -162,6 +170,10 @@ class MemberParser : YamlReader {
       if (!value.IsNull()) config_.dictionary_dir = path(value, where);
     } else if (key == "logging") {
       on_logging(value, where);
+    } else if (key == "cluster_tls") {
+      config_.cluster_tls = tls_section(value, where, "cluster_tls.");
+    } else if (key == "insecure_plaintext_cluster") {
+      if (auto flag = boolean(value, where)) config_.insecure_plaintext_cluster = *flag;
     } else {
       return false;
     }

@@ -61,6 +61,14 @@ struct MemberConfig {
   bool bootstrap = true;
   std::vector<MemberAddress> members{};  // 1..kMembersMax, ids unique.
 
+  // This member's cluster identity (certificate CN member-<id>): the
+  // submission port requires gateway certificates of this CA, and the raft
+  // transport uses the same files. Required unless insecure_plaintext_cluster.
+  std::optional<ClusterTlsConfig> cluster_tls{};
+  // Plaintext submission (and raft) traffic, for a test cluster on one host
+  // only; `radiusward check` refuses it unless every address is loopback.
+  bool insecure_plaintext_cluster = false;
+
   struct Raft {
     unsigned election_timeout_ms = 300;
     unsigned heartbeat_timeout_ms = 50;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <set>
 
 namespace rw::config {
 
@@ -47,6 +48,53 @@ std::optional<ConfiguredPath> YamlReader::path(const YAML::Node& value, const So
     return std::nullopt;
   }
   return ConfiguredPath{.path = resolve_path(*text, file_), .where = where};
+}
+
+std::optional<ClusterTlsConfig> YamlReader::tls_section(const YAML::Node& value, const SourceLocation& where,
+                                                        std::string_view section) {
+  if (!value.IsMap()) {
+    errors_.push_back(
+        value_at(value, where).error("expected a mapping with ca, cert, key and optionally crl"));
+    return std::nullopt;
+  }
+  ClusterTlsConfig tls{.where = where};
+  std::set<std::string> seen;
+  bool complete = true;
+  for (const auto& entry : value) {
+    const SourceLocation key_where = at(entry.first);
+    if (!entry.first.IsScalar()) {
+      errors_.push_back(key_where.error("keys must be plain words"));
+      continue;
+    }
+    const std::string& key = entry.first.Scalar();
+    if (!seen.insert(key).second) {
+      errors_.push_back(key_where.error(fmt::format("duplicate key '{}{}'", section, key)));
+      continue;
+    }
+    ConfiguredPath* target = key == "ca"     ? &tls.ca
+                             : key == "cert" ? &tls.cert
+                             : key == "key"  ? &tls.key
+                                             : nullptr;
+    if (key == "crl") {
+      tls.crl = path(entry.second, key_where);
+      complete = complete && tls.crl.has_value();
+    } else if (target == nullptr) {
+      errors_.push_back(key_where.error(fmt::format("unknown key '{}{}'", section, key)));
+    } else if (std::optional<ConfiguredPath> file = path(entry.second, key_where)) {
+      *target = std::move(*file);
+    } else {
+      complete = false;
+    }
+  }
+  for (std::string_view key : {"ca", "cert", "key"}) {
+    if (!seen.contains(std::string(key))) {
+      errors_.push_back(
+          value_at(value, where).error(fmt::format("missing required key '{}{}'", section, key)));
+      complete = false;
+    }
+  }
+  if (!complete) return std::nullopt;
+  return tls;
 }
 
 }  // namespace rw::config

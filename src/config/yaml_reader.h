@@ -35,6 +35,10 @@ class YamlReader {
                                     std::string_view what);
   // A non-empty path, resolved against the config file's folder.
   std::optional<ConfiguredPath> path(const YAML::Node& value, const SourceLocation& where);
+  // A {ca, cert, key, crl} mapping of PEM paths (crl optional); `section`
+  // prefixes key names in errors ("cluster_tls.").
+  std::optional<ClusterTlsConfig> tls_section(const YAML::Node& value, const SourceLocation& where,
+                                              std::string_view section);
 
   std::string file_;
   ConfigErrors errors_;

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -50,7 +51,9 @@ void drain(int fd) {
 struct SubmissionClient::Connection {
   submission::ConnectionId id = 0;
   io::FileDescriptor fd;
-  bool connecting = true;  // Non-blocking connect not yet finished.
+  std::unique_ptr<io::TlsStream> tls;  // Null in plaintext mode; freed before fd.
+  std::uint64_t member_id = 0;         // Whom the certificate must name.
+  bool connecting = true;              // Non-blocking connect (and TLS handshake) not yet finished.
   std::vector<std::uint8_t> output;
   std::size_t output_offset = 0;
   submission::FrameReader reader;
@@ -257,6 +260,17 @@ void SubmissionClient::connect(Instant now, const submission::Connect& connect) 
   close_connection();
   auto connection = std::make_unique<Connection>();
   connection->id = connect.connection;
+  if (options_.tls) {
+    // The forwarder only connects to configured addresses (redirects to
+    // others are ignored), so every address has an id here.
+    auto known = options_.member_ids.find(connect.address);
+    if (known == options_.member_ids.end()) {
+      tls_refused_.fetch_add(1, std::memory_order_relaxed);
+      apply(now, forwarder_->on_connection_lost(now, connect.connection));
+      return;
+    }
+    connection->member_id = known->second;
+  }
   std::optional<config::ParsedHostPort> address = config::parse_host_port(connect.address);
   if (address) {
     connection->fd = io::FileDescriptor(
@@ -279,7 +293,15 @@ void SubmissionClient::connect(Instant now, const submission::Connect& connect) 
     apply(now, forwarder_->on_connection_lost(now, connect.connection));
     return;
   }
-  connection->connecting = result != 0;
+  if (options_.tls) {
+    auto stream = io::TlsStream::attach(options_.tls, connection->fd.get(), io::TlsRole::kClient);
+    if (!stream) {
+      spdlog::warn("submission to {}: {}", connect.address, stream.error().to_string());
+      apply(now, forwarder_->on_connection_lost(now, connect.connection));
+      return;
+    }
+    connection->tls = std::move(*stream);
+  }
   connection_ = std::move(connection);
   epoll_event event{};
   event.events = EPOLLIN | EPOLLOUT;
@@ -288,7 +310,7 @@ void SubmissionClient::connect(Instant now, const submission::Connect& connect) 
     die(io::last_system_error("epoll_ctl"));
   }
   connection_->interest = event.events;
-  if (!connection_->connecting) apply(now, forwarder_->on_connected(now, connection_->id));
+  // Connected or not, the first writable event goes through on_writable.
 }
 
 void SubmissionClient::close_connection() {
@@ -306,16 +328,16 @@ void SubmissionClient::lose_connection(Instant now) {
 
 void SubmissionClient::on_writable(Instant now) {
   if (connection_->connecting) {
-    int error = 0;
-    socklen_t length = sizeof(error);
-    if (getsockopt(connection_->fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-      lose_connection(now);
-      return;
+    if (!connection_->tls || !connection_->tls->handshake_done()) {
+      int error = 0;
+      socklen_t length = sizeof(error);
+      if (getsockopt(connection_->fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+        lose_connection(now);
+        return;
+      }
     }
-    connection_->connecting = false;
-    const submission::ConnectionId id = connection_->id;
-    apply(now, forwarder_->on_connected(now, id));
-    if (!connection_ || connection_->id != id) return;
+    if (!handshake(now)) return;
+    if (connection_->connecting) return;  // Handshake still under way.
   }
   if (!flush_output()) {
     lose_connection(now);
@@ -324,18 +346,55 @@ void SubmissionClient::on_writable(Instant now) {
   update_interest();
 }
 
+bool SubmissionClient::handshake(Instant now) {
+  Connection& connection = *connection_;
+  if (connection.tls) {
+    const io::TlsStream::Status status = connection.tls->handshake();
+    if (status == io::TlsStream::Status::kWantRead || status == io::TlsStream::Status::kWantWrite) {
+      const std::uint32_t interest =
+          status == io::TlsStream::Status::kWantWrite ? EPOLLIN | EPOLLOUT : EPOLLIN;
+      if (interest != connection.interest) {
+        epoll_event event{};
+        event.events = interest;
+        event.data.u64 = kConnectionToken;
+        if (epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, connection.fd.get(), &event) != 0) {
+          die(io::last_system_error("epoll_ctl"));
+        }
+        connection.interest = interest;
+      }
+      return true;
+    }
+    const std::optional<std::string> peer =
+        status == io::TlsStream::Status::kDone ? io::peer_common_name(connection.tls->ssl()) : std::nullopt;
+    const std::string expected = io::member_common_name(connection.member_id);
+    if (!peer || *peer != expected) {
+      tls_refused_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("submission connection refused: {}",
+                   status != io::TlsStream::Status::kDone
+                       ? connection.tls->error()
+                       : fmt::format("the member's certificate names '{}', expected '{}'", peer.value_or(""),
+                                     expected));
+      lose_connection(now);
+      return false;
+    }
+  }
+  connection.connecting = false;
+  const submission::ConnectionId id = connection.id;
+  apply(now, forwarder_->on_connected(now, id));
+  return connection_ && connection_->id == id;
+}
+
 bool SubmissionClient::flush_output() {
   Connection& connection = *connection_;
   while (connection.output_offset < connection.output.size()) {
-    const ssize_t sent =
-        ::send(connection.fd.get(), connection.output.data() + connection.output_offset,
-               connection.output.size() - connection.output_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-      return false;
+    const io::TlsStream::Io sent = io::send_some(connection.tls.get(), connection.fd.get(),
+                                                 Bytes(connection.output.data() + connection.output_offset,
+                                                       connection.output.size() - connection.output_offset));
+    if (sent.status == io::TlsStream::Status::kWantWrite || sent.status == io::TlsStream::Status::kWantRead) {
+      return true;
     }
-    connection.output_offset += static_cast<std::size_t>(sent);
+    if (sent.status != io::TlsStream::Status::kDone) return false;
+    connection.output_offset += sent.bytes;
   }
   connection.output.clear();
   connection.output_offset = 0;
@@ -357,7 +416,11 @@ void SubmissionClient::update_interest() {
 }
 
 void SubmissionClient::on_readable(Instant now) {
-  if (connection_->connecting) return;
+  if (connection_->connecting) {
+    // TLS: the handshake's records arrive here.
+    if (connection_->tls && !handshake(now)) return;
+    if (!connection_ || connection_->connecting) return;
+  }
   const submission::ConnectionId id = connection_->id;
   for (;;) {
     MutableBytes space = connection_->reader.writable();
@@ -367,15 +430,22 @@ void SubmissionClient::on_readable(Instant now) {
       lose_connection(now);
       return;
     }
-    const ssize_t received =
-        ::recv(connection_->fd.get(), space.data(), std::min(space.size(), kReadChunk), MSG_DONTWAIT);
-    if (received < 0 && errno == EINTR) continue;
-    if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (received <= 0) {
+    const io::TlsStream::Io received = io::receive_some(connection_->tls.get(), connection_->fd.get(),
+                                                        space.first(std::min(space.size(), kReadChunk)));
+    if (received.status == io::TlsStream::Status::kWantRead ||
+        received.status == io::TlsStream::Status::kWantWrite) {
+      return;
+    }
+    if (received.status != io::TlsStream::Status::kDone || received.bytes == 0) {
+      // TLS: a member that refused our certificate shows up here (TLS 1.3
+      // finishes the client's handshake before the server checks it).
+      if (connection_->tls && received.status == io::TlsStream::Status::kFailed) {
+        spdlog::warn("submission connection lost: {}", connection_->tls->error());
+      }
       lose_connection(now);
       return;
     }
-    connection_->reader.commit(static_cast<std::size_t>(received));
+    connection_->reader.commit(received.bytes);
     for (;;) {
       auto frame = connection_->reader.next();
       if (!frame) {

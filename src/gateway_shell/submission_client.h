@@ -11,19 +11,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "base/result.h"
 #include "gateway/accounting_sink.h"
+#include "gateway_shell/udp_server.h"
 #include "io/csprng.h"
 #include "io/file_descriptor.h"
 #include "io/system_error.h"
-#include "gateway_shell/udp_server.h"
+#include "io/tls_context.h"
 #include "submission/forwarder.h"
 #include "submission/frames.h"
 
@@ -39,6 +42,13 @@ struct SubmissionClientOptions {
   std::size_t queue_bytes_max = 16 << 20;
   // How often at most the status seen by other threads is refreshed.
   Duration status_interval = Duration::milliseconds(100);
+  // A client context of make_tls_context: each connection must complete a
+  // TLS 1.3 handshake in which the member presents a certificate of the
+  // cluster CA naming member_ids[address] (CN member-<id>). Null: plaintext
+  // (insecure_plaintext_cluster). The forwarder's connect_timeout bounds
+  // connect, handshake and HelloAck together.
+  io::TlsContext tls{};
+  std::map<std::string, std::uint64_t> member_ids{};  // Submission address -> raft id.
 };
 
 // Called on the client thread with answers for one worker (the worker of
@@ -80,6 +90,9 @@ class SubmissionClient final : public gateway::AccountingSink {
   [[nodiscard]] submission::ForwarderStatus status() const;
   // Records refused at the queue bound since start (the forwarder counts its own).
   [[nodiscard]] std::uint64_t queue_refused() const { return queue_refused_.load(std::memory_order_relaxed); }
+  // Connections dropped because the TLS handshake failed or the member's
+  // certificate did not name the member meant (docs/security.md).
+  [[nodiscard]] std::uint64_t tls_refused() const { return tls_refused_.load(std::memory_order_relaxed); }
 
  private:
   struct QueuedRecord {
@@ -105,6 +118,9 @@ class SubmissionClient final : public gateway::AccountingSink {
   void lose_connection(Instant now);
   void on_writable(Instant now);
   void on_readable(Instant now);
+  // Drives the TLS handshake, then checks the member's name; false when the
+  // connection was lost.
+  [[nodiscard]] bool handshake(Instant now);
   // Writes what is buffered; false when the connection broke.
   [[nodiscard]] bool flush_output();
   void update_interest();
@@ -123,6 +139,7 @@ class SubmissionClient final : public gateway::AccountingSink {
   std::vector<std::uint8_t> queued_bytes_;   // Guarded by queue_mutex_.
   std::vector<QueuedQuery> queued_queries_;  // Guarded by queue_mutex_.
   std::atomic<std::uint64_t> queue_refused_{0};
+  std::atomic<std::uint64_t> tls_refused_{0};
 
   // The client thread's own state.
   std::vector<QueuedRecord> taken_;

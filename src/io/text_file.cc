@@ -2,6 +2,7 @@
 #include "io/text_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,11 +26,14 @@ Result<std::string, SystemError> read_text_file(const std::string& path) {
   }
 }
 
-Result<void, SystemError> replace_text_file(const std::string& path, const std::string& text) {
+Result<void, SystemError> replace_text_file(const std::string& path, const std::string& text, unsigned mode) {
   const std::string temporary = path + ".tmp";
   {
-    FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd.valid()) return fail(last_system_error("open " + temporary));
+    // Created 0600 so that no one reads it before fchmod; the umask does not apply to fchmod.
+    if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0)
+      return fail(last_system_error("fchmod " + temporary));
     std::size_t done = 0;
     while (done < text.size()) {
       const ssize_t written = ::write(fd.get(), text.data() + done, text.size() - done);

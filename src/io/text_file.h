@@ -14,6 +14,10 @@ namespace rw::io {
 
 // Replaces `path` with `text`: written to `path`.tmp, fsync'd, then renamed
 // over `path`, so a crash leaves the old file or the new one, never a mix.
-[[nodiscard]] Result<void, SystemError> replace_text_file(const std::string& path, const std::string& text);
+// The file gets `mode` whatever the umask: generated configs name secrets
+// (shared secrets, database passwords, key files), so none is world-readable
+// by default; private keys use 0600.
+[[nodiscard]] Result<void, SystemError> replace_text_file(const std::string& path, const std::string& text,
+                                                          unsigned mode = 0640);
 
 }  // namespace rw::io

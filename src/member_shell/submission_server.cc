@@ -1,5 +1,7 @@
 // The submission listener (submission_server.h): level-triggered epoll over
-// the listener, an eventfd and the connections, all on one thread.
+// the listener, an eventfd and the connections, all on one thread. With TLS
+// every read and write goes through the connection's TlsStream, and a
+// periodic sweep closes connections past their Hello or idle deadline.
 #include "member_shell/submission_server.h"
 
 #include <arpa/inet.h>
@@ -10,10 +12,12 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
 #include "base/assert.h"
+#include "io/clock.h"
 #include "submission/frames.h"
 
 namespace rw::member_shell {
@@ -24,9 +28,11 @@ constexpr std::uint64_t kWakeTag = 2;
 // Completions run per wake-up before epoll is polled again, so that reads
 // are not starved by a long burst of commits.
 constexpr std::size_t kCompletionsPerTurn = 4096;
+// How often at most the Hello and idle deadlines are checked.
+constexpr Duration kSweepIntervalMax = Duration::milliseconds(250);
 
 Result<io::FileDescriptor, io::SystemError> listen_tcp(const std::string& host, std::uint16_t port,
-                                               std::uint16_t& bound) {
+                                                       std::uint16_t& bound) {
   const std::string where = host + ":" + std::to_string(port);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -60,16 +66,26 @@ void watch(int epoll_fd, int op, int fd, std::uint32_t events, std::uint64_t tag
 }  // namespace
 
 struct SubmissionServer::Connection {
-  Connection(std::uint64_t connection_id, io::FileDescriptor socket, const SubmissionServerOptions& options)
-      : id(connection_id), fd(std::move(socket)), session(options.member_id, options.book) {}
+  Connection(std::uint64_t connection_id, io::FileDescriptor socket, const SubmissionServerOptions& options,
+             Instant now)
+      : id(connection_id),
+        fd(std::move(socket)),
+        session(options.member_id, options.book),
+        accepted_at(now),
+        last_received(now) {}
 
+  // Destroyed before `fd` (members are destroyed in reverse order).
   std::uint64_t id;
   io::FileDescriptor fd;
+  std::unique_ptr<io::TlsStream> tls{};  // Null in plaintext mode.
   submission::FrameReader reader{};
   member_shell::SubmissionSession session;
   std::vector<std::uint8_t> out{};  // Bytes not yet sent, from out_sent on.
   std::size_t out_sent = 0;
   bool watching_writes = false;
+  Instant accepted_at;
+  Instant last_received;
+  std::size_t outstanding = 0;  // Submits handed to the Node, not yet answered.
 };
 
 SubmissionServer::SubmissionServer(SubmissionServerOptions options) : options_(std::move(options)) {}
@@ -118,8 +134,11 @@ void SubmissionServer::stop() {
 
 void SubmissionServer::run() {
   std::array<epoll_event, 64> events{};
+  const Duration sweep_interval =
+      std::min({kSweepIntervalMax, options_.hello_timeout, options_.idle_timeout});
+  const int timeout_ms = static_cast<int>(std::max<std::int64_t>(1, sweep_interval.ns / 1'000'000));
   while (!stopping_.load(std::memory_order_acquire)) {
-    const int ready = ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), -1);
+    const int ready = ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
     if (ready < 0) {
       if (errno == EINTR) continue;
       die(io::last_system_error("epoll_wait submission"));
@@ -135,10 +154,16 @@ void SubmissionServer::run() {
         if (node_->deliver_completions(kCompletionsPerTurn) == kCompletionsPerTurn) wake();
       } else if (auto found = connections_.find(tag); found != connections_.end()) {
         Connection& connection = *found->second;
+        if (connection.tls && !connection.tls->handshake_done()) {
+          (void)handshake(connection);
+          continue;
+        }
         if ((flags & EPOLLOUT) != 0 && !flush(connection)) continue;
         if ((flags & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) on_readable(connection);
       }
     }
+    const Instant now = io::monotonic_now();
+    if (now - last_sweep_ >= sweep_interval) sweep(now);
   }
   while (!connections_.empty()) close(connections_.begin()->first);
 }
@@ -155,8 +180,18 @@ void SubmissionServer::on_listener_ready() {
     int on = 1;
     (void)::setsockopt(socket.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     const std::uint64_t id = next_connection_id_++;
-    watch(epoll_.get(), EPOLL_CTL_ADD, socket.get(), EPOLLIN, id);
-    connections_.emplace(id, std::make_unique<Connection>(id, std::move(socket), options_));
+    auto connection = std::make_unique<Connection>(id, std::move(socket), options_, io::monotonic_now());
+    if (options_.tls) {
+      auto stream = io::TlsStream::attach(options_.tls, connection->fd.get(), io::TlsRole::kServer);
+      if (!stream) {
+        spdlog::warn("submission connection refused: {}", stream.error().to_string());
+        counters_.tls_refused.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      connection->tls = std::move(*stream);
+    }
+    watch(epoll_.get(), EPOLL_CTL_ADD, connection->fd.get(), EPOLLIN, id);
+    connections_.emplace(id, std::move(connection));
     counters_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
     open_connections_.store(connections_.size(), std::memory_order_relaxed);
   }
@@ -165,34 +200,91 @@ void SubmissionServer::on_listener_ready() {
 member_shell::MemberView SubmissionServer::view() const {
   const consensus::NodeStatus status = node_->status();
   return member_shell::MemberView{.role = status.role,
-                            .ready_for_work = status.ready_for_work,
-                            .leader_id = status.leader_id,
-                            .ledger_accepting = ledger_->accepting(),
-                            .ledger = ledger_};
+                                  .ready_for_work = status.ready_for_work,
+                                  .leader_id = status.leader_id,
+                                  .ledger_accepting = ledger_->accepting(),
+                                  .ledger = ledger_};
+}
+
+bool SubmissionServer::handshake(Connection& connection) {
+  const io::TlsStream::Status status = connection.tls->handshake();
+  if (status == io::TlsStream::Status::kWantRead || status == io::TlsStream::Status::kWantWrite) {
+    watch_writes(connection, status == io::TlsStream::Status::kWantWrite);
+    return true;
+  }
+  std::optional<std::string> peer;
+  if (status == io::TlsStream::Status::kDone) peer = io::peer_common_name(connection.tls->ssl());
+  // Only gateways submit: a member's (or any other) certificate of the CA is refused too.
+  if (!peer || !io::is_gateway_common_name(*peer)) {
+    counters_.tls_refused.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("submission connection {} refused: {}", connection.id,
+                 status != io::TlsStream::Status::kDone ? connection.tls->error()
+                 : peer ? "certificate CN '" + *peer + "' is not gateway-<name>"
+                        : std::string("no verified certificate CN"));
+    close(connection.id);
+    return false;
+  }
+  spdlog::info("submission connection {} from {}", connection.id, *peer);
+  watch_writes(connection, !connection.out.empty());
+  // Application data may already sit in the TLS buffers.
+  on_readable(connection);
+  return connections_.contains(connection.id);
 }
 
 void SubmissionServer::on_readable(Connection& connection) {
   const std::uint64_t id = connection.id;
-  MutableBytes space = connection.reader.writable();
-  const ssize_t got = ::recv(connection.fd.get(), space.data(), space.size(), 0);
-  if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  if (got <= 0) {
-    close(id);  // The peer closed or reset: whatever it had in flight it re-submits.
-    return;
-  }
-  connection.reader.commit(static_cast<std::size_t>(got));
-  // Every whole frame now, so that the buffer keeps room for the next read:
-  // one read is at most one maximal frame, so this work is bounded.
+  // Answers waiting on a TLS write that needed a read first.
+  if (!connection.out.empty() && !flush(connection)) return;
   for (;;) {
-    auto frame = connection.reader.next();
-    if (!frame) {
-      counters_.protocol_closes[static_cast<std::size_t>(member_shell::CloseReason::kMalformedFrame)].fetch_add(
-          1, std::memory_order_relaxed);
-      close(id);
+    const io::TlsStream::Io got =
+        io::receive_some(connection.tls.get(), connection.fd.get(), connection.reader.writable());
+    if (got.status == io::TlsStream::Status::kWantRead) return;
+    if (got.status == io::TlsStream::Status::kWantWrite) {
+      watch_writes(connection, true);
       return;
     }
-    if (!*frame) return;
-    if (!carry_out(connection, connection.session.on_frame(**frame, view()))) return;
+    if (got.status != io::TlsStream::Status::kDone || got.bytes == 0) {
+      close(id);  // The peer closed or reset: whatever it had in flight it re-submits.
+      return;
+    }
+    connection.last_received = io::monotonic_now();
+    connection.reader.commit(got.bytes);
+    // Every whole frame now, so that the buffer keeps room for the next read:
+    // one read is at most one maximal frame, so this work is bounded.
+    for (;;) {
+      auto frame = connection.reader.next();
+      if (!frame) {
+        counters_.protocol_closes[static_cast<std::size_t>(member_shell::CloseReason::kMalformedFrame)]
+            .fetch_add(1, std::memory_order_relaxed);
+        close(id);
+        return;
+      }
+      if (!*frame) break;
+      if (!carry_out(connection, connection.session.on_frame(**frame, view()))) return;
+    }
+    // Plaintext: level-triggered epoll reports the rest. TLS: decrypted
+    // bytes buffered in the SSL would not wake epoll again, so read on.
+    if (!connection.tls) return;
+  }
+}
+
+void SubmissionServer::sweep(Instant now) {
+  last_sweep_ = now;
+  std::vector<std::uint64_t> expired;
+  for (const auto& [id, connection] : connections_) {
+    if (!connection->session.hello_received()) {
+      if (now - connection->accepted_at >= options_.hello_timeout) {
+        counters_.hello_timeouts.fetch_add(1, std::memory_order_relaxed);
+        expired.push_back(id);
+      }
+    } else if (connection->outstanding == 0 && now - connection->last_received >= options_.idle_timeout) {
+      counters_.idle_timeouts.fetch_add(1, std::memory_order_relaxed);
+      expired.push_back(id);
+    }
+  }
+  for (std::uint64_t id : expired) {
+    spdlog::info("submission connection {} closed: no Hello or silent past its deadline", id);
+    close(id);
   }
 }
 
@@ -202,15 +294,28 @@ bool SubmissionServer::carry_out(Connection& connection, member_shell::SessionAn
   if (answer.entry) {
     counters_.submits.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t request_id = answer.request_id;
+    const std::size_t bytes = answer.entry->size();
+    // docs/limits.md: per connection in count, across connections in bytes.
+    if (connection.outstanding >= options_.outstanding_submits_max ||
+        pending_bytes_.load(std::memory_order_relaxed) + bytes > options_.pending_entry_bytes_max) {
+      counters_.submits_over_limit.fetch_add(1, std::memory_order_relaxed);
+      return carry_out(connection, connection.session.on_submit_refused(
+                                       request_id, consensus::Node::SubmitStatus::kQueueFull));
+    }
     counters_.records.fetch_add(answer.records, std::memory_order_relaxed);
     pending_.fetch_add(1, std::memory_order_relaxed);
-    const consensus::Node::SubmitStatus status =
-        node_->submit(std::move(*answer.entry), [this, id, request_id](const consensus::Outcome& outcome) {
+    pending_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    ++connection.outstanding;
+    const consensus::Node::SubmitStatus status = node_->submit(
+        std::move(*answer.entry), [this, id, request_id, bytes](const consensus::Outcome& outcome) {
           pending_.fetch_sub(1, std::memory_order_relaxed);
+          pending_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
           on_outcome(id, request_id, outcome);
         });
     if (status != consensus::Node::SubmitStatus::kQueued) {
       pending_.fetch_sub(1, std::memory_order_relaxed);
+      pending_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      --connection.outstanding;
       return carry_out(connection, connection.session.on_submit_refused(request_id, status));
     }
   }
@@ -229,6 +334,7 @@ void SubmissionServer::on_outcome(std::uint64_t connection_id, std::uint64_t req
   auto found = connections_.find(connection_id);
   if (found == connections_.end()) return;  // Closed meanwhile: the gateway re-submits.
   Connection& connection = *found->second;
+  --connection.outstanding;
   (void)carry_out(connection, connection.session.on_outcome(request_id, outcome));
 }
 
@@ -255,28 +361,37 @@ bool SubmissionServer::send(Connection& connection, const std::vector<std::uint8
 }
 
 bool SubmissionServer::flush(Connection& connection) {
+  // Before the handshake finished, answers wait (there are none: nothing was read).
+  if (connection.tls && !connection.tls->handshake_done()) return true;
+  bool want_writes = false;
   while (connection.out_sent < connection.out.size()) {
-    const ssize_t put = ::send(connection.fd.get(), connection.out.data() + connection.out_sent,
-                               connection.out.size() - connection.out_sent, MSG_NOSIGNAL);
-    if (put < 0 && errno == EINTR) continue;
-    if (put < 0 && errno == EAGAIN) break;
-    if (put <= 0) {
+    const io::TlsStream::Io put = io::send_some(
+        connection.tls.get(), connection.fd.get(),
+        Bytes(connection.out.data() + connection.out_sent, connection.out.size() - connection.out_sent));
+    if (put.status == io::TlsStream::Status::kWantWrite) {
+      want_writes = true;
+      break;
+    }
+    if (put.status == io::TlsStream::Status::kWantRead) break;  // A TLS key update: EPOLLIN resumes it.
+    if (put.status != io::TlsStream::Status::kDone) {
       close(connection.id);
       return false;
     }
-    connection.out_sent += static_cast<std::size_t>(put);
+    connection.out_sent += put.bytes;
   }
   if (connection.out_sent == connection.out.size()) {
     connection.out.clear();
     connection.out_sent = 0;
   }
-  const bool want_writes = !connection.out.empty();
-  if (want_writes != connection.watching_writes) {
-    watch(epoll_.get(), EPOLL_CTL_MOD, connection.fd.get(), EPOLLIN | (want_writes ? EPOLLOUT : 0u),
-          connection.id);
-    connection.watching_writes = want_writes;
-  }
+  watch_writes(connection, want_writes);
   return true;
+}
+
+void SubmissionServer::watch_writes(Connection& connection, bool want_writes) {
+  if (want_writes == connection.watching_writes) return;
+  watch(epoll_.get(), EPOLL_CTL_MOD, connection.fd.get(), EPOLLIN | (want_writes ? EPOLLOUT : 0u),
+        connection.id);
+  connection.watching_writes = want_writes;
 }
 
 void SubmissionServer::close(std::uint64_t connection_id) {

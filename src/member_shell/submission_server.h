@@ -1,7 +1,8 @@
-// The member's submission listener: gateways connect over TCP and submit
-// records (docs/wire_formats.md "Gateway-to-member frames"). One epoll thread
-// owns every connection: non-blocking sockets, a FrameReader and a bounded
-// write buffer each, and the per-connection protocol in
+// The member's submission listener: gateways connect over TLS 1.3 with a
+// certificate of the cluster CA (docs/security.md "Submission port") and
+// submit records (docs/wire_formats.md "Gateway-to-member frames"). One epoll
+// thread owns every connection: non-blocking sockets, a TLS stream, a
+// FrameReader and a bounded write buffer each, and the per-connection protocol in
 // member_shell::SubmissionSession. It submits entries to the consensus Node and
 // runs the Node's completions on its own thread, woken through an eventfd.
 #pragma once
@@ -16,9 +17,11 @@
 #include <unordered_map>
 
 #include "base/result.h"
+#include "base/time.h"
 #include "consensus/node.h"
 #include "io/file_descriptor.h"
 #include "io/system_error.h"
+#include "io/tls_context.h"
 #include "member_shell/ledger_state.h"
 #include "member_shell/submission_session.h"
 
@@ -35,6 +38,23 @@ struct SubmissionServerOptions {
   // Answers waiting for a peer that does not read: past this the connection
   // is closed (its Submits are re-submitted by the gateway).
   std::size_t write_bytes_max = std::size_t{4} << 20;
+  // A server context of make_tls_context: every connection must complete a
+  // TLS 1.3 handshake with a client certificate of the cluster CA whose CN
+  // is gateway-<name>. Null: plaintext (insecure_plaintext_cluster).
+  io::TlsContext tls{};
+  // From accept to the Hello frame (TLS handshake included): a silent or
+  // slow peer is closed, so that idle sockets cannot hold the slots.
+  Duration hello_timeout = Duration::seconds(5);
+  // Nothing received for this long (gateways ping every second when idle)
+  // and nothing outstanding: closed.
+  Duration idle_timeout = Duration::seconds(30);
+  // Submits of one connection handed to the Node and not yet answered; past
+  // it a Submit is answered Busy(queue_full) (gateways keep 32 in flight).
+  std::size_t outstanding_submits_max = 256;
+  // Bytes of entries of all connections handed to the Node and not yet
+  // answered: past it a Submit is answered Busy(queue_full). The Node's
+  // queue also has a bound in count (NodeOptions).
+  std::size_t pending_entry_bytes_max = std::size_t{64} << 20;
 };
 
 // Counters, readable from any thread.
@@ -49,7 +69,13 @@ struct SubmissionServerCounters {
   std::atomic<std::uint64_t> busy{0};                 // Busy frames sent.
   std::atomic<std::uint64_t> session_counts{0};       // SessionCountAnswer frames sent (Simultaneous-Use).
   std::atomic<std::uint64_t> write_overflows{0};      // Closed past write_bytes_max.
-  std::array<std::atomic<std::uint64_t>, member_shell::kCloseReasonCount> protocol_closes{};  // By CloseReason.
+  std::atomic<std::uint64_t> tls_refused{0};          // Handshake failed or the CN is not gateway-*.
+  std::atomic<std::uint64_t> hello_timeouts{0};       // Closed: no Hello within hello_timeout.
+  std::atomic<std::uint64_t> idle_timeouts{0};        // Closed: silent for idle_timeout.
+  std::atomic<std::uint64_t> submits_over_limit{
+      0};  // Busy: outstanding_submits_max or pending_entry_bytes_max.
+  std::array<std::atomic<std::uint64_t>, member_shell::kCloseReasonCount>
+      protocol_closes{};  // By CloseReason.
 };
 
 class SubmissionServer {
@@ -76,6 +102,10 @@ class SubmissionServer {
   [[nodiscard]] const SubmissionServerCounters& counters() const { return counters_; }
   // Submits handed to the Node and not yet answered.
   [[nodiscard]] std::uint64_t pending_submissions() const { return pending_.load(std::memory_order_relaxed); }
+  // Bytes of those Submits' entries (bounded by pending_entry_bytes_max).
+  [[nodiscard]] std::uint64_t pending_entry_bytes() const {
+    return pending_bytes_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] std::size_t connections() const { return open_connections_.load(std::memory_order_relaxed); }
 
  private:
@@ -85,7 +115,10 @@ class SubmissionServer {
   void run();
   void on_listener_ready();
   void on_readable(Connection& connection);
-  void on_writable(Connection& connection);
+  // Drives the TLS handshake; false when the connection was closed.
+  bool handshake(Connection& connection);
+  void sweep(Instant now);
+  void watch_writes(Connection& connection, bool want_writes);
   // Carries out one answer; false when the connection was closed.
   bool carry_out(Connection& connection, member_shell::SessionAnswer answer);
   void on_outcome(std::uint64_t connection_id, std::uint64_t request_id, const consensus::Outcome& outcome);
@@ -107,6 +140,8 @@ class SubmissionServer {
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;  // Server thread only.
   std::uint64_t next_connection_id_ = 3;  // 1 and 2 tag the listener and the eventfd in epoll.
   std::atomic<std::uint64_t> pending_{0};
+  std::atomic<std::uint64_t> pending_bytes_{0};
+  Instant last_sweep_{};
   std::atomic<std::size_t> open_connections_{0};
   SubmissionServerCounters counters_{};
 };

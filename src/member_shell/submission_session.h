@@ -66,6 +66,9 @@ class SubmissionSession {
   // One whole frame as FrameReader::next() returned it (length prefix included).
   [[nodiscard]] SessionAnswer on_frame(Bytes frame, const MemberView& view);
 
+  // True once the connection's Hello arrived (the shell's Hello deadline).
+  [[nodiscard]] bool hello_received() const { return hello_received_; }
+
   // The outcome of the entry submitted for `request_id`.
   [[nodiscard]] SessionAnswer on_outcome(std::uint64_t request_id, const consensus::Outcome& outcome) const;
 
