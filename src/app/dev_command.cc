@@ -17,10 +17,11 @@
 #include "config/clients_file.h"
 #include "config/gateway_config.h"
 #include "deployment/local_deployment.h"
+#include "dev_shell/process_supervisor.h"
 #include "io/admin_client.h"
 #include "io/free_ports.h"
-#include "dev_shell/process_supervisor.h"
 #include "io/text_file.h"
+#include "io/tls_certificates.h"
 
 namespace rw::app {
 namespace {
@@ -218,7 +219,7 @@ bool any_bootstrap(const std::string& dir) {
 }
 
 std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::string& binary,
-                                    const std::string& gateway_path) {
+                                           const std::string& gateway_path) {
   std::vector<dev_shell::ChildSpec> specs;
   for (int id = 1; id <= kMemberCount; ++id) {
     specs.push_back(dev_shell::ChildSpec{
@@ -288,6 +289,13 @@ int run_dev(const DevCommand& command) {
     std::fprintf(stderr, "radiusward dev: %s\n", refusal.message.c_str());
     return refusal.status;
   };
+  // The cluster certificates first: the configs written next name them. Made
+  // once, reused on later runs (write_cluster_certificates keeps existing files).
+  auto certificates = io::write_cluster_certificates(
+      io::ClusterCertificatesRequest{.dir = path_in(dir, deployment::kCertificatesDir),
+                                     .members = {1, 2, 3},
+                                     .gateways = {std::string(deployment::kGatewayName)}});
+  if (!certificates) return refused(Refusal{certificates.error().to_string(), kExitRuntimeFailure});
   auto members = member_configs(command, dir);
   if (!members) return refused(members.error());
   auto gateway = gateway_config(command, dir, binary, *members);
@@ -305,21 +313,22 @@ int run_dev(const DevCommand& command) {
   const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);
   auto supervisor = dev_shell::ProcessSupervisor::create(
       dev_shell::SupervisorOptions{.restart = {.delay = restart_delay,
-                                        .delay_max = std::max(restart_delay, Duration::seconds(30)),
-                                        .stable_after = Duration::seconds(10)},
-                            .stop_timeout = Duration::milliseconds(command.stop_timeout_ms)});
+                                               .delay_max = std::max(restart_delay, Duration::seconds(30)),
+                                               .stable_after = Duration::seconds(10)},
+                                   .stop_timeout = Duration::milliseconds(command.stop_timeout_ms)});
   if (!supervisor) {
     std::fprintf(stderr, "radiusward dev: %s\n", supervisor.error().to_string().c_str());
     return kExitRuntimeFailure;
   }
   BootstrapWatch watch(dir);
   const bool watch_bootstrap = any_bootstrap(dir);
-  const std::string reason = (*supervisor)
-                                 ->run(
-                                     children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
-                                     [&] {
-                                       if (watch_bootstrap) watch.on_tick();
-                                     });
+  const std::string reason =
+      (*supervisor)
+          ->run(
+              children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
+              [&] {
+                if (watch_bootstrap) watch.on_tick();
+              });
   std::fprintf(stderr, "radiusward dev: stopped (%s)\n", reason.c_str());
   return kExitOk;
 }

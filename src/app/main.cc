@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/bench_command.h"
+#include "app/certs_command.h"
 #include "app/commands.h"
 #include "app/ctl.h"
 #include "app/dev_command.h"
@@ -79,6 +80,9 @@ int main(int argc, char** argv) {
   rw::app::DevCommand dev;
   CLI::App* dev_command = rw::app::add_dev_command(app, dev);
 
+  rw::app::CertsCommand certs;
+  CLI::App* certs_command = rw::app::add_certs_command(app, certs);
+
   rw::app::BenchCommand bench;
   CLI::App* bench_command = rw::app::add_bench_command(app, bench);
 
@@ -98,5 +102,6 @@ int main(int argc, char** argv) {
   if (*ctl_command) return rw::app::run_ctl(ctl);
   if (*bench_command) return rw::app::run_bench(bench);
   if (*dev_command) return rw::app::run_dev(dev);
+  if (*certs_command) return rw::app::run_certs(certs);
   return rw::app::kExitConfigError;
 }

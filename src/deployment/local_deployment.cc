@@ -78,6 +78,18 @@ Result<std::uint16_t, config::ConfigError> loopback_port(const YAML::Node& root,
 
 }  // namespace
 
+std::string cluster_tls_text(std::string_view common_name, std::string_view indent) {
+  return fmt::format(
+      "{0}# TLS between the cluster's processes, certificates made by `radiusward dev`\n"
+      "{0}# in {1}/ (docs/security.md, \"Cluster certificates\").\n"
+      "{0}cluster_tls:\n"
+      "{0}  ca: {1}/ca.pem\n"
+      "{0}  cert: {1}/{2}.pem\n"
+      "{0}  key: {1}/{2}.key\n"
+      "{0}  crl: {1}/crl.pem\n",
+      indent, kCertificatesDir, common_name);
+}
+
 MemberTable member_table(const std::array<std::uint16_t, 2 * kMemberCount>& ports) {
   MemberTable table;
   for (int i = 0; i < kMemberCount; ++i) {
@@ -111,6 +123,7 @@ std::string member_config_text(const MemberTable& members, int id) {
     text += fmt::format("  - {{id: {}, raft: {}, submission: {}}}\n", member.id, address(member.raft_port),
                         address(member.submission_port));
   }
+  text += cluster_tls_text(member_name(id), "");
   text +=
       "# Accounting exported to SQL (docs/configuration.md, \"export\"): only the\n"
       "# leader writes, so the three members share one file. Query it with\n"
@@ -144,11 +157,15 @@ std::string gateway_config_text(const GatewaySettings& settings, const MemberTab
       settings.auth_port, settings.acct_port, yaml_quoted(settings.users_file),
       yaml_quoted(settings.clients_file));
   if (with_accounting) {
-    text += "accounting:\n  members: [";
+    text += "accounting:\n  members:\n";
     for (const MemberPorts& member : members) {
-      text += fmt::format("{}{}", member.id == 1 ? "" : ", ", address(member.submission_port));
+      text += fmt::format("    - {{id: {}, address: {}}}\n", member.id, address(member.submission_port));
     }
-    text += "]\n";
+    text += "  # Each member must present the certificate of its id (docs/security.md).\n";
+    text += cluster_tls_text(kGatewayCommonName, "  ");
+    // The key is "tls" inside accounting.
+    const std::string::size_type at = text.rfind("cluster_tls:");
+    text.replace(at, std::string_view("cluster_tls:").size(), "tls:");
   }
   return text;
 }

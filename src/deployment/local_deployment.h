@@ -61,6 +61,15 @@ struct GatewayOverrides {
 [[nodiscard]] std::string member_config_name(int id);  // "member-2.yaml"
 [[nodiscard]] std::string member_name(int id);         // "member-2"
 inline constexpr std::string_view kGatewayConfigName = "gateway.yaml";
+// The cluster certificates folder inside the deployment folder, and the name
+// of the gateway's certificate (CN gateway-dev).
+inline constexpr std::string_view kCertificatesDir = "certs";
+inline constexpr std::string_view kGatewayName = "dev";
+inline constexpr std::string_view kGatewayCommonName = "gateway-dev";
+
+// The `cluster_tls:` block naming certs/<common_name>.pem and .key, the CA
+// and the CRL, each line prefixed with `indent`.
+[[nodiscard]] std::string cluster_tls_text(std::string_view common_name, std::string_view indent);
 
 // The text of member `id`'s config: data_dir member-N, admin socket
 // admin/member-N.sock, `bootstrap: true` and the address book of `members`.
