@@ -54,7 +54,21 @@ class Cluster:
 
     # --- configuration -----------------------------------------------------
 
+    def _make_certificates(self):
+        """The cluster CA and every process's certificate, made by `radiusward
+        certs` (docs/security.md): the cluster runs with TLS on, as deployed."""
+        self.certs = os.path.join(self.root, "certs")
+        gateway_names = ",".join(self.gateways)
+        subprocess.run([self.binary, "certs", "--dir", self.certs, "--members", str(len(self.ids)),
+                        "--gateways", gateway_names], check=True, stdout=subprocess.DEVNULL, timeout=60)
+
+    def tls_yaml(self, key, common_name, indent=""):
+        c = self.certs
+        return (f"{indent}{key}: {{ca: {c}/ca.pem, cert: {c}/{common_name}.pem, "
+                f"key: {c}/{common_name}.key, crl: {c}/crl.pem}}\n")
+
     def _write_configs(self):
+        self._make_certificates()
         book = "".join(
             f"  - {{id: {i}, raft: 127.0.0.1:{self.raft[i]}, submission: 127.0.0.1:{self.submission[i]}}}\n"
             for i in self.ids)
@@ -66,6 +80,7 @@ class Cluster:
                         f"submission_listen: 127.0.0.1:{self.submission[i]}\n"
                         f"admin_socket: admin/member-{i}.sock\n"
                         f"members:\n{book}"
+                        + self.tls_yaml("cluster_tls", f"member-{i}") +
                         f"logging: {{level: {self.log_level}}}\n"
                         f"{self.member_extra}")
         users = self.users or os.path.join(self.root, "users")
@@ -76,7 +91,7 @@ class Cluster:
             f.write("client localhost {\n  ipaddr = 127.0.0.1\n"
                     f"  secret = {self.secret}\n  shortname = localhost\n"
                     "  require_message_authenticator = no\n}\n")
-        members = ", ".join(f"127.0.0.1:{self.submission[i]}" for i in self.ids)
+        members = ", ".join(f"{{id: {i}, address: 127.0.0.1:{self.submission[i]}}}" for i in self.ids)
         for name in self.gateways:
             with open(self.config_path(name), "w") as f:
                 f.write("listen: [127.0.0.1]\n"
@@ -88,6 +103,7 @@ class Cluster:
                         "clients_file: clients.conf\n"
                         f"admin_socket: admin/{name}.sock\n"
                         f"accounting:\n  members: [{members}]\n"
+                        + self.tls_yaml("tls", f"gateway-{name}", "  ") +
                         f"logging: {{level: {self.log_level}}}\n"
                         f"{self.gateway_extra}")
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import tempfile
@@ -81,9 +82,13 @@ def address_at(body, offset):
 class FrameClient:
     """A gateway's side of the submission protocol, blocking."""
 
-    def __init__(self, address):
+    def __init__(self, address, tls):
+        """`tls`: an ssl.SSLContext (client certificate of the cluster CA), or
+        None for plaintext."""
         host, port = address.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=10)
+        if tls is not None:
+            self.sock = tls.wrap_socket(self.sock)
         self.buffer = b""
 
     def close(self):
@@ -101,7 +106,10 @@ class FrameClient:
                     body = self.buffer[4:4 + length]
                     self.buffer = self.buffer[4 + length:]
                     return body[0], body[1:]
-            chunk = self.sock.recv(65536)
+            try:
+                chunk = self.sock.recv(65536)
+            except (ssl.SSLError, ConnectionResetError):
+                return None  # A refused certificate shows up as an alert here (TLS 1.3).
             if not chunk:
                 return None
             self.buffer += chunk
@@ -143,6 +151,24 @@ class Deployment:
         self.raft = {i: "127.0.0.1:%d" % free_tcp_port() for i in self.ids}
         self.submission = {i: "127.0.0.1:%d" % free_tcp_port() for i in self.ids}
         self.processes = {}
+        # The cluster certificates, made as an operator would (docs/operations.md).
+        self.certs = os.path.join(self.dir, "certs")
+        subprocess.run([BINARY, "certs", "--dir", self.certs, "--members", str(count + 1),
+                        "--gateways", "test,revoked"], check=True, stdout=subprocess.DEVNULL, timeout=60)
+        subprocess.run([BINARY, "certs", "--dir", self.certs, "--revoke", "gateway-revoked"], check=True,
+                       stdout=subprocess.DEVNULL, timeout=60)
+
+    def tls(self, common_name="gateway-test", ca=None):
+        """A TLS 1.3 client context with `common_name`'s certificate that
+        checks the member's certificate against `ca` (default the cluster's)."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+        context.check_hostname = False  # Members are named by CN member-<id>, checked by the caller.
+        context.load_verify_locations(ca or os.path.join(self.certs, "ca.pem"))
+        if common_name:
+            context.load_cert_chain(os.path.join(self.certs, common_name + ".pem"),
+                                    os.path.join(self.certs, common_name + ".key"))
+        return context
 
     def config_path(self, member_id):
         return os.path.join(self.dir, "member-%d.yaml" % member_id)
@@ -153,9 +179,12 @@ class Deployment:
         with open(self.config_path(member_id), "w") as f:
             f.write("id: %d\ndata_dir: member-%d\nraft_address: %s\nsubmission_listen: %s\n"
                     "admin_socket: admin/member-%d.sock\nbootstrap: %s\nmembers:\n%s"
+                    "cluster_tls: {ca: certs/ca.pem, cert: certs/member-%d.pem, key: certs/member-%d.key,"
+                    " crl: certs/crl.pem}\n"
                     "logging: {level: info}\n" % (member_id, member_id, self.raft[member_id],
                                                   self.submission[member_id], member_id,
-                                                  "true" if bootstrap else "false", book))
+                                                  "true" if bootstrap else "false", book,
+                                                  member_id, member_id))
 
     def start(self, member_id, bootstrap=True):
         self.write_config(member_id, bootstrap)
@@ -205,13 +234,13 @@ class Deployment:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def submit_until_committed(address, request_id, records, timeout=10.0):
+def submit_until_committed(address, tls, request_id, records, timeout=10.0):
     """Follows NotLeader and retries Busy, as a gateway does; returns the
     log index."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            client = FrameClient(address)
+            client = FrameClient(address, tls)
             client.hello()
             outcome, value = client.submit(request_id, records)
             client.close()
@@ -248,7 +277,7 @@ class MemberTest(unittest.TestCase):
         follower = next(i for i in d.ids if i != self.leader)
 
         # A follower names the leader's submission address, in HelloAck and NotLeader.
-        client = FrameClient(d.submission[follower])
+        client = FrameClient(d.submission[follower], d.tls())
         member_id, is_leader, leader_address = client.hello()
         self.assertEqual((member_id, is_leader), (follower, False))
         self.assertEqual(leader_address, d.submission[self.leader])
@@ -257,7 +286,7 @@ class MemberTest(unittest.TestCase):
         client.close()
 
         # The leader commits three pipelined Submits and answers each.
-        client = FrameClient(d.submission[self.leader])
+        client = FrameClient(d.submission[self.leader], d.tls())
         self.assertEqual(client.hello(), (self.leader, True, d.submission[self.leader]))
         batches = [[encode_record(b"S-%d-%d" % (b, i)) for i in range(5)] for b in range(3)]
         for request_id, batch in enumerate(batches, start=10):
@@ -305,7 +334,7 @@ class MemberTest(unittest.TestCase):
         print("leader %d stopped; member %d ready leader after %.0f ms" % (old, new, took * 1000))
         self.assertIn("transferring leadership", d.log(old))
 
-        index = submit_until_committed(d.submission[survivors[0]], 20, [encode_record(b"after")])
+        index = submit_until_committed(d.submission[survivors[0]], d.tls(), 20, [encode_record(b"after")])
         self.assertGreater(index, max(answered.values()))
         for member_id in survivors:
             self.assertEqual(len(self.wait_for_records(member_id, 16)), 16)
@@ -324,6 +353,44 @@ class MemberTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertTrue(json.loads(done.stdout)["ok"])
         self.assertEqual(len(self.wait_for_records(old, 16, timeout=15)), 16)
+
+    def refused(self, tls):
+        """True when the leader's submission port gives no HelloAck to a
+        client using `tls` (None: plaintext)."""
+        try:
+            client = FrameClient(self.deployment.submission[self.leader], tls)
+        except (ssl.SSLError, OSError):
+            return True  # Refused during the handshake.
+        try:
+            client.send(frame(HELLO, struct.pack("!HQ", 1, 42)))
+            return client.receive() is None
+        except (ssl.SSLError, OSError):
+            return True
+        finally:
+            client.close()
+
+    def test_the_submission_port_takes_only_gateway_certificates_of_the_cluster_ca(self):
+        d = self.deployment
+        # The gateway certificate is served; the member's certificate names it.
+        client = FrameClient(d.submission[self.leader], d.tls())
+        self.assertEqual(client.sock.getpeercert()["subject"], ((("commonName", "member-%d" % self.leader),),))
+        self.assertEqual(client.hello()[:2], (self.leader, True))
+        client.close()
+        self.assertTrue(self.refused(None), "a plaintext Hello got a HelloAck")
+        self.assertTrue(self.refused(d.tls(common_name=None)), "a client without a certificate was served")
+        self.assertTrue(self.refused(d.tls("gateway-revoked")), "a revoked certificate was served")
+        self.assertTrue(self.refused(d.tls("member-%d" % self.leader)), "a member's certificate may submit")
+        other = os.path.join(d.dir, "other-ca")
+        subprocess.run([BINARY, "certs", "--dir", other, "--gateways", "test"], check=True,
+                       stdout=subprocess.DEVNULL, timeout=60)
+        foreign = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        foreign.check_hostname = False
+        foreign.load_verify_locations(os.path.join(d.certs, "ca.pem"))
+        foreign.load_cert_chain(os.path.join(other, "gateway-test.pem"), os.path.join(other, "gateway-test.key"))
+        self.assertTrue(self.refused(foreign), "a certificate of another CA was served")
+        metrics = d.ctl("--socket", d.socket(self.leader), "metrics").stdout
+        refused = [line for line in metrics.splitlines() if 'reason="tls_refused"' in line]
+        self.assertTrue(refused and int(float(refused[0].split()[-1])) >= 4, refused)
 
     def test_usage_errors_of_members_exit_2(self):
         d = self.deployment
