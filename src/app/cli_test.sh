@@ -98,7 +98,7 @@ fi
 # stops it cleanly and removes the socket. Port 9 has no member: nothing is
 # answered, which is the point (DESIGN.md invariant 1).
 "$binary" gateway --config "$work/good.yaml" --auth-port 0 --acct-port 0 --workers 1 \
-  --member 127.0.0.1:9 --admin-socket "$work/gw.sock" >"$work/acct.out" 2>"$work/acct.err" &
+  --member 127.0.0.1:9 --insecure-plaintext-cluster --admin-socket "$work/gw.sock" >"$work/acct.out" 2>"$work/acct.err" &
 accounting=$!
 pids+=("$accounting")
 if wait_for "$work/acct.err" "(accounting)"; then

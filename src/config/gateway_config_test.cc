@@ -290,12 +290,13 @@ TEST(ParseGatewayConfig, ReadsTheAccountingSection) {
       "clients_file: clients.conf\n"
       "admin_socket: admin/gateway.sock\n"
       "accounting:\n"
-      "  members: [127.0.0.1:7301, '[::1]:7302']\n"
+      "  members: [{id: 1, address: 127.0.0.1:7301}, {id: 2, address: '[::1]:7302'}]\n"
       "  pending_records_max: 1000\n"
       "  batch_records_max: 64\n"
       "  batch_delay_us: 250\n"
       "  key: User-Name,Acct-Session-Id\n"
       "  session_query_timeout_ms: 400\n"
+      "  tls: {ca: certs/ca.pem, cert: certs/gateway-a.pem, key: certs/gateway-a.key, crl: certs/crl.pem}\n"
       "simultaneous_use_unavailable: drop\n";
   auto result = parse_gateway_config(kText, "/etc/gw.yaml");
   ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
@@ -305,6 +306,11 @@ TEST(ParseGatewayConfig, ReadsTheAccountingSection) {
   EXPECT_EQ(accounting.members[0].text, "127.0.0.1:7301");
   EXPECT_EQ(accounting.members[1].text, "[::1]:7302");
   EXPECT_EQ(accounting.members[1].where.line, 5);
+  EXPECT_EQ(accounting.members[1].member_id, 2u);
+  ASSERT_TRUE(accounting.tls.has_value());
+  EXPECT_EQ(accounting.tls->cert.path, "/etc/certs/gateway-a.pem");
+  EXPECT_EQ(accounting.tls->crl->path, "/etc/certs/crl.pem");
+  EXPECT_FALSE(accounting.insecure_plaintext_cluster);
   EXPECT_EQ(accounting.pending_records_max, 1000u);
   EXPECT_EQ(accounting.batch_records_max, 64u);
   EXPECT_EQ(accounting.batch_delay, Duration::microseconds(250));
@@ -321,8 +327,9 @@ TEST(ParseGatewayConfig, AccountingDefaultsAndAbsence) {
   auto absent = parse_gateway_config(kMinimal, "gw.yaml");
   ASSERT_TRUE(absent.has_value());
   EXPECT_FALSE(absent->accounting.has_value());
-  auto defaults =
-      parse_gateway_config(std::string(kMinimal) + "accounting: {members: [10.0.0.1:7301]}\n", "gw.yaml");
+  auto defaults = parse_gateway_config(
+      std::string(kMinimal) + "accounting: {members: [10.0.0.1:7301], insecure_plaintext_cluster: true}\n",
+      "gw.yaml");
   ASSERT_TRUE(defaults.has_value()) << error_strings(defaults.error())[0];
   ASSERT_TRUE(defaults->accounting.has_value());
   EXPECT_EQ(defaults->accounting->pending_records_max, 65536u);
@@ -338,7 +345,8 @@ TEST(ParseGatewayConfig, RejectsBadSimultaneousUseSettings) {
   EXPECT_EQ(parse_errors(std::string(kMinimal) + "simultaneous_use_unavailable: maybe\n"
                                                  "accounting:\n"
                                                  "  members: [127.0.0.1:7301]\n"
-                                                 "  session_query_timeout_ms: 5\n"),
+                                                 "  session_query_timeout_ms: 5\n"
+                                                 "  insecure_plaintext_cluster: true\n"),
             (std::vector<std::string>{
                 "etc/gw.yaml:3:31: expected reject, accept or drop, got 'maybe'",
                 "etc/gw.yaml:6:29: expected an integer between 10 and 10000, got '5'",
@@ -351,7 +359,8 @@ TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {
                          "  members: [localhost:7301, 127.0.0.1:0, 127.0.0.1:7301, 127.0.0.1:7301]\n"
                          "  batch_records_max: 5000\n"
                          "  pending_records_max: 0\n"
-                         "  colour: blue\n"),
+                         "  colour: blue\n"
+                         "  insecure_plaintext_cluster: true\n"),
             (std::vector<std::string>{
                 "etc/gw.yaml:4:13: 'localhost:7301' is not IPv4:port or [IPv6]:port",
                 "etc/gw.yaml:4:29: '127.0.0.1:0' is not IPv4:port or [IPv6]:port",
@@ -360,9 +369,11 @@ TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {
                 "etc/gw.yaml:6:24: expected an integer between 1 and 16777216, got '0'",
                 "etc/gw.yaml:7:3: unknown key 'accounting.colour'",
             }));
-  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  batch_delay_us: 10\n"),
+  EXPECT_EQ(parse_errors(std::string(kMinimal) +
+                         "accounting:\n  batch_delay_us: 10\n  insecure_plaintext_cluster: true\n"),
             (std::vector<std::string>{"etc/gw.yaml:4:3: missing required key 'accounting.members'"}));
-  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  members: []\n"),
+  EXPECT_EQ(parse_errors(std::string(kMinimal) +
+                         "accounting:\n  members: []\n  insecure_plaintext_cluster: true\n"),
             (std::vector<std::string>{"etc/gw.yaml:4:12: accounting.members needs 1 to 9 addresses"}));
   EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting: yes\n"),
             (std::vector<std::string>{"etc/gw.yaml:3:13: expected a mapping with 'members' and bounds"}));
@@ -370,10 +381,13 @@ TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {
 
 TEST(ApplyOverrides, MemberFlagsReplaceOrEnableAccounting) {
   auto base = parse_gateway_config(
-      std::string(kMinimal) + "accounting: {members: [10.0.0.1:7301], batch_records_max: 8}\n",
+      std::string(kMinimal) +
+          "accounting: {members: [10.0.0.1:7301], batch_records_max: 8, insecure_plaintext_cluster: true}\n",
       "/etc/gw.yaml");
   ASSERT_TRUE(base.has_value());
-  GatewayOverrides overrides{.members = {"127.0.0.1:1", "127.0.0.1:2"}, .admin_socket = "gw.sock"};
+  GatewayOverrides overrides{.members = {"127.0.0.1:1", "127.0.0.1:2"},
+                             .insecure_plaintext_cluster = true,
+                             .admin_socket = "gw.sock"};
   auto replaced = apply_overrides(*base, overrides);
   ASSERT_TRUE(replaced.has_value());
   ASSERT_EQ(replaced->accounting->members.size(), 2u);
@@ -393,6 +407,40 @@ TEST(ApplyOverrides, MemberFlagsReplaceOrEnableAccounting) {
                                             "--member: '1.2.3.4' is not IPv4:port or [IPv6]:port",
                                             "--member: member '1.2.3.4:5' is given twice",
                                         }));
+}
+
+// docs/security.md "Submission port": TLS with every member's id, or the
+// plaintext opt-in by name; --member (no ids) needs the opt-in flag.
+TEST(ParseGatewayConfig, AccountingNeedsTlsWithMemberIdsOrThePlaintextOptIn) {
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  members: [127.0.0.1:7301]\n"),
+            (std::vector<std::string>{"etc/gw.yaml:3:1: accounting needs 'tls' (the cluster certificates: "
+                                      "radiusward certs) or 'insecure_plaintext_cluster: true'"}));
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) +
+                   "accounting:\n"
+                   "  members: [127.0.0.1:7301, {id: 2, address: 127.0.0.1:7302}, {id: 2, address: "
+                   "127.0.0.1:7303}, {address: 127.0.0.1:7304}]\n"
+                   "  tls: {ca: a, cert: b, key: c}\n"),
+      (std::vector<std::string>{
+          "etc/gw.yaml:4:97: a member entry needs 'id' and 'address'",
+          "etc/gw.yaml:4:13: with accounting.tls each member needs its id: {id: N, address: 127.0.0.1:7301}",
+          "etc/gw.yaml:4:63: member id 2 is listed twice",
+      }));
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) +
+                   "accounting:\n  members: [127.0.0.1:7301]\n  insecure_plaintext_cluster: true\n"
+                   "  tls: {ca: a, cert: b, key: c}\n"),
+      (std::vector<std::string>{
+          "etc/gw.yaml:3:1: accounting.tls and accounting.insecure_plaintext_cluster exclude each other",
+          "etc/gw.yaml:4:13: with accounting.tls each member needs its id: {id: N, address: "
+          "127.0.0.1:7301}"}));
+  auto flags = apply_overrides(*parse_gateway_config(kMinimal, "/etc/gw.yaml"),
+                               GatewayOverrides{.members = {"127.0.0.1:1"}});
+  ASSERT_FALSE(flags.has_value());
+  EXPECT_EQ(
+      error_strings(flags.error()),
+      (std::vector<std::string>{"--member: accounting needs 'tls' (the cluster certificates: radiusward "
+                                "certs) or 'insecure_plaintext_cluster: true'"}));
 }
 
 TEST(ParseHostPort, ReadsIpv4AndBracketedIpv6) {

@@ -26,8 +26,12 @@ constexpr std::string_view kRequired =
     "raft_address: 127.0.0.1:7201\n"
     "submission_listen: 127.0.0.1:7301\n";
 
+// Last, so that the lines of `extra` keep the numbers the tests expect.
+constexpr std::string_view kTls =
+    "cluster_tls: {ca: certs/ca.pem, cert: certs/member-1.pem, key: certs/member-1.key}\n";
+
 std::string minimal(std::string_view extra = "") {
-  return std::string(kRequired) + std::string(kBook) + std::string(extra);
+  return std::string(kRequired) + std::string(kBook) + std::string(extra) + std::string(kTls);
 }
 
 // The error strings of a config that must be refused.
@@ -101,19 +105,49 @@ TEST(MemberConfig, AppliesDefaults) {
 
 TEST(MemberConfig, AcceptsASingleMember) {
   auto parsed = parse_member_config(
-      std::string(kRequired) + "members: [{id: 1, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}]\n",
+      std::string(kRequired) + "members: [{id: 1, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}]\n" +
+          std::string(kTls),
       "m.yaml");
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ(parsed->members.size(), 1u);
 }
 
 TEST(MemberConfig, ReportsMissingRequiredKeys) {
-  EXPECT_THAT(errors_of("bootstrap: true\n"),
-              ElementsAre("/etc/rw/member.yaml:1:1: missing required key 'id'",
-                          "/etc/rw/member.yaml:1:1: missing required key 'data_dir'",
-                          "/etc/rw/member.yaml:1:1: missing required key 'raft_address'",
-                          "/etc/rw/member.yaml:1:1: missing required key 'submission_listen'",
-                          "/etc/rw/member.yaml:1:1: missing required key 'members'"));
+  EXPECT_THAT(
+      errors_of("bootstrap: true\n"),
+      ElementsAre("/etc/rw/member.yaml:1:1: missing required key 'id'",
+                  "/etc/rw/member.yaml:1:1: missing required key 'data_dir'",
+                  "/etc/rw/member.yaml:1:1: missing required key 'raft_address'",
+                  "/etc/rw/member.yaml:1:1: missing required key 'submission_listen'",
+                  "/etc/rw/member.yaml:1:1: missing required key 'members'",
+                  "/etc/rw/member.yaml:1:1: missing required key 'cluster_tls' (the cluster certificates: "
+                  "radiusward certs), or 'insecure_plaintext_cluster: true'"));
+}
+
+// docs/security.md "Submission port": TLS unless plaintext is asked for by name.
+TEST(MemberConfig, RequiresClusterTlsOrTheExplicitPlaintextOptIn) {
+  auto parsed = parse_member_config(minimal(), "/etc/rw/m.yaml");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().front().to_string();
+  ASSERT_TRUE(parsed->cluster_tls.has_value());
+  EXPECT_EQ(parsed->cluster_tls->ca.path, "/etc/rw/certs/ca.pem");
+  EXPECT_EQ(parsed->cluster_tls->key.path, "/etc/rw/certs/member-1.key");
+  EXPECT_FALSE(parsed->cluster_tls->crl.has_value());
+  EXPECT_FALSE(parsed->insecure_plaintext_cluster);
+
+  const std::string without = std::string(kRequired) + std::string(kBook);
+  auto plaintext = parse_member_config(without + "insecure_plaintext_cluster: true\n", "m.yaml");
+  ASSERT_TRUE(plaintext.has_value());
+  EXPECT_TRUE(plaintext->insecure_plaintext_cluster);
+  EXPECT_FALSE(plaintext->cluster_tls.has_value());
+
+  EXPECT_FALSE(errors_of(without).empty());
+  EXPECT_FALSE(errors_of(without + "insecure_plaintext_cluster: false\n").empty());
+  EXPECT_THAT(
+      errors_of(minimal("insecure_plaintext_cluster: true\n")),
+      ElementsAre("/etc/rw/member.yaml:1:1: cluster_tls and insecure_plaintext_cluster exclude each other"));
+  EXPECT_THAT(errors_of(without + "cluster_tls: {ca: a, cert: b, kee: c}\n"),
+              ElementsAre("/etc/rw/member.yaml:9:31: unknown key 'cluster_tls.kee'",
+                          "/etc/rw/member.yaml:9:14: missing required key 'cluster_tls.key'"));
 }
 
 TEST(MemberConfig, RefusesANonMapping) {
@@ -137,7 +171,7 @@ TEST(MemberConfig, ReportsBadScalars) {
   EXPECT_THAT(
       errors_of("id: 0\ndata_dir: ''\nraft_address: localhost:7201\nsubmission_listen: 127.0.0.1:0\n"
                 "bootstrap: maybe\n" +
-                std::string(kBook)),
+                std::string(kBook) + std::string(kTls)),
       ElementsAre("/etc/rw/member.yaml:1:5: expected an integer between 1 and 255, got '0'",
                   "/etc/rw/member.yaml:2:11: expected a path, got an empty string",
                   "/etc/rw/member.yaml:3:15: expected an IPv4 address and port such as 127.0.0.1:7201, "
@@ -154,7 +188,7 @@ TEST(MemberConfig, ReportsAValueWithoutPositionAtItsKey) {
 
 TEST(MemberConfig, ReportsBadMembers) {
   EXPECT_THAT(
-      errors_of(std::string(kRequired) + "members: []\n"),
+      errors_of(std::string(kRequired) + "members: []\n" + std::string(kTls)),
       ElementsAre("/etc/rw/member.yaml:5:10: expected a list of 1 to 9 members ({id, raft, submission})"));
   EXPECT_THAT(errors_of(std::string(kRequired) +
                         "members:\n"
@@ -163,7 +197,8 @@ TEST(MemberConfig, ReportsBadMembers) {
                         "  - {id: 2, raft: 127.0.0.1:7201, submission: 127.0.0.1:7301}\n"
                         "  - {id: 3, raft: 127.0.0.1:7203}\n"
                         "  - {id: 4, raft: 127.0.0.1:7204, submission: 127.0.0.1:7304, weight: 2}\n"
-                        "  - 7\n"),
+                        "  - 7\n" +
+                        std::string(kTls)),
               ElementsAre("/etc/rw/member.yaml:7:5: member id 1 is listed twice",
                           "/etc/rw/member.yaml:8:19: raft address 127.0.0.1:7201 is listed twice",
                           "/etc/rw/member.yaml:8:47: submission address 127.0.0.1:7301 is listed twice",
@@ -175,11 +210,11 @@ TEST(MemberConfig, ReportsBadMembers) {
 TEST(MemberConfig, RequiresItsOwnEntryWithTheSameRaftAddress) {
   EXPECT_THAT(
       errors_of("id: 4\ndata_dir: d\nraft_address: 127.0.0.1:7201\nsubmission_listen: 127.0.0.1:7301\n" +
-                std::string(kBook)),
+                std::string(kBook) + std::string(kTls)),
       ElementsAre("/etc/rw/member.yaml:1:1: id 4 is not listed in members"));
   EXPECT_THAT(
       errors_of("id: 2\ndata_dir: d\nraft_address: 127.0.0.1:7201\nsubmission_listen: 127.0.0.1:7301\n" +
-                std::string(kBook)),
+                std::string(kBook) + std::string(kTls)),
       ElementsAre("/etc/rw/member.yaml:3:15: raft_address 127.0.0.1:7201 differs from member 2's raft "
                   "address 127.0.0.1:7202 in members"));
 }

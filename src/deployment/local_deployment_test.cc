@@ -29,6 +29,10 @@ TEST(MemberConfigText, HasTheWiringFormat) {
                       "  - {id: 2, raft: 127.0.0.1:7202, submission: 127.0.0.1:7302}\n"
                       "  - {id: 3, raft: 127.0.0.1:7203, submission: 127.0.0.1:7303}\n"),
             std::string::npos);
+  // Its own certificate, made by `radiusward dev` (docs/security.md).
+  EXPECT_NE(text.find("\ncluster_tls:\n  ca: certs/ca.pem\n  cert: certs/member-2.pem\n  key: "
+                      "certs/member-2.key\n  crl: certs/crl.pem\n"),
+            std::string::npos);
 }
 
 TEST(MemberConfigText, ReadsBack) {
@@ -81,8 +85,14 @@ TEST(GatewayConfigText, ListensOnLoopbackWithTheAdminSocketAndTheMembers) {
   const std::string text = gateway_config_text(kGateway, kMembers, true);
   EXPECT_NE(text.find("listen:\n  - 127.0.0.1\n  - \"::1\"\n"), std::string::npos);
   EXPECT_NE(text.find("\nadmin_socket: admin/gateway.sock\n"), std::string::npos);
-  EXPECT_NE(text.find("\naccounting:\n  members: [127.0.0.1:7301, 127.0.0.1:7302, 127.0.0.1:7303]\n"),
+  EXPECT_NE(text.find("\naccounting:\n  members:\n    - {id: 1, address: 127.0.0.1:7301}\n"
+                      "    - {id: 2, address: 127.0.0.1:7302}\n    - {id: 3, address: 127.0.0.1:7303}\n"),
             std::string::npos);
+  // The members must present their certificates (docs/security.md).
+  EXPECT_NE(text.find("\n  tls:\n    ca: certs/ca.pem\n    cert: certs/gateway-dev.pem\n    key: "
+                      "certs/gateway-dev.key\n    crl: certs/crl.pem\n"),
+            std::string::npos)
+      << text;
   auto settings = read_gateway_settings(text, "gateway.yaml");
   ASSERT_TRUE(settings) << settings.error().to_string();
   EXPECT_EQ(*settings, kGateway);
@@ -102,7 +112,7 @@ TEST(ApplyGatewayOverrides, RewritesOnlyTheGivenKeys) {
   EXPECT_EQ(settings->clients_file, kGateway.clients_file);
   EXPECT_EQ(settings->auth_port, 11812);
   EXPECT_EQ(settings->acct_port, 1813);
-  EXPECT_NE(after.find("accounting:\n  members: [127.0.0.1:7301"), std::string::npos);
+  EXPECT_NE(after.find("accounting:\n  members:\n    - {id: 1, address: 127.0.0.1:7301}"), std::string::npos);
   EXPECT_EQ(apply_gateway_overrides(text, {}), text);
 }
 

@@ -91,6 +91,7 @@ std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const For
       {"session_queries_refused", c.session_queries_refused},
       {"session_queries_expired", c.session_queries_expired},
       {"session_queries_resent", c.session_queries_resent},
+      {"redirects_refused", c.redirects_refused},
   };
 }
 
@@ -321,6 +322,14 @@ void Forwarder::drop_link(Instant now, std::optional<std::string_view> address, 
   requeue_session_queries();
   ping_nonce_.reset();
   state_ = LinkState::kWaiting;
+  // Only configured members are followed (docs/security.md "Submission
+  // port"): a member, or anyone answering in its place, cannot send the
+  // gateway's records elsewhere.
+  if (address && !address->empty() &&
+      std::find(options_.members.begin(), options_.members.end(), *address) == options_.members.end()) {
+    ++counters_.redirects_refused;
+    address.reset();
+  }
   // A redirect to a named leader is followed at once, unless redirects keep
   // going round (members disagreeing during an election): then it backs off too.
   if (address && !address->empty() && redirects_ <= 2 * options_.members.size()) {

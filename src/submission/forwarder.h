@@ -34,7 +34,8 @@ using ConnectionId = std::uint64_t;
 // Bounds and timings; docs/limits.md lists them with what happens at each.
 struct ForwarderOptions {
   // Submission addresses ("host:port") of the members, tried in turn while
-  // the leader is unknown. Requires: not empty.
+  // the leader is unknown; the only addresses a NotLeader or HelloAck
+  // redirect is followed to. Requires: not empty.
   std::vector<std::string> members{};
   // Announced in Hello, for the member's logs.
   std::uint64_t gateway_id = 0;
@@ -159,6 +160,7 @@ struct ForwarderCounters {
   std::uint64_t session_queries_refused = 0;  // At session_queries_max: answered unavailable.
   std::uint64_t session_queries_expired = 0;  // Forgotten after session_query_timeout.
   std::uint64_t session_queries_resent = 0;   // Asked again after loss, NotLeader or Busy.
+  std::uint64_t redirects_refused = 0;        // NotLeader/HelloAck naming an unconfigured address: ignored.
 };
 
 // The counters with stable snake_case names, in declaration order: the

@@ -125,6 +125,32 @@ TEST(Forwarder, AsksSessionCountAtOnceAndAnswersTheWaiter) {
   EXPECT_EQ(ready.forwarder.status().counters.session_answers, 1u);
 }
 
+// docs/security.md "Submission port": a member (or whoever answers in its
+// place) cannot send the gateway's records to an address not configured.
+TEST(Forwarder, IgnoresRedirectsToUnconfiguredAddresses) {
+  Ready ready;
+  (void)ready.forwarder.on_frame(ready.now, ready.connection,
+                                 frame_bytes(NotLeader{.request_id = 1, .leader = "10.66.6.6:7400"}));
+  EXPECT_EQ(ready.forwarder.status().counters.redirects_refused, 1u);
+  // The next attempt, after the backoff, goes to a configured member.
+  Instant later = ready.now + Duration::seconds(2);
+  auto connects = only<Connect>(ready.forwarder.on_tick(later));
+  ASSERT_EQ(connects.size(), 1u);
+  EXPECT_NE(connects[0].address, "10.66.6.6:7400");
+  EXPECT_TRUE(connects[0].address == "m1:7400" || connects[0].address == "m2:7400" ||
+              connects[0].address == "m3:7400")
+      << connects[0].address;
+  // The same in a HelloAck of a follower.
+  (void)ready.forwarder.on_connected(later, connects[0].connection);
+  (void)ready.forwarder.on_frame(
+      later, connects[0].connection,
+      frame_bytes(HelloAck{.member_id = 2, .is_leader = false, .leader = "127.0.0.1:1"}));
+  EXPECT_EQ(ready.forwarder.status().counters.redirects_refused, 2u);
+  for (const Connect& connect : only<Connect>(ready.forwarder.on_tick(later + Duration::seconds(2)))) {
+    EXPECT_NE(connect.address, "127.0.0.1:1");
+  }
+}
+
 TEST(Forwarder, AsksSessionCountAgainOnTheNextLeaderAfterNotLeader) {
   Ready ready;
   auto first = std::get<SessionCountQuery>(
@@ -400,11 +426,11 @@ TEST(Forwarder, PingsWhenIdleAndDropsWithoutPong) {
 
 TEST(Forwarder, NamesEveryCounter) {
   ForwarderCounters counters;
-  counters.session_queries_resent = 9;
+  counters.redirects_refused = 9;
   auto named = named_counters(counters);
   // One name per field: adding a counter without a name fails here.
   EXPECT_EQ(named.size() * sizeof(std::uint64_t), sizeof(ForwarderCounters));
-  EXPECT_EQ(named.back().first, "session_queries_resent");
+  EXPECT_EQ(named.back().first, "redirects_refused");
   EXPECT_EQ(named.back().second, 9u);
 }
 
