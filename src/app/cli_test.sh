@@ -120,9 +120,15 @@ if wait_for "$work/acct.err" "(accounting)"; then
 fi
 
 # check: a session-key recipe naming an unknown attribute, at its position
-printf 'users_file: users\nclients_file: clients.conf\ndictionary_dir:\naccounting:\n  members: [127.0.0.1:7301]\n  key: User-Name,Nope\n' >"$work/key.yaml"
+printf 'users_file: users\nclients_file: clients.conf\ndictionary_dir:\naccounting:\n  members: [127.0.0.1:7301]\n  key: User-Name,Nope\n  insecure_plaintext_cluster: true\n' >"$work/key.yaml"
 expect_status 2 "$binary" check --config "$work/key.yaml"
 expect_in "$work/err" "$work/key.yaml:6:8: accounting.key: unknown attribute 'Nope'"
+
+# check: plaintext submissions only towards loopback (docs/security.md); the
+# address is a documentation one, never contacted
+printf 'users_file: users\nclients_file: clients.conf\ndictionary_dir:\naccounting:\n  members: [192.0.2.1:7301]\n  insecure_plaintext_cluster: true\n' >"$work/plain.yaml"
+expect_status 2 "$binary" check --config "$work/plain.yaml"
+expect_in "$work/err" "$work/plain.yaml:5:13: insecure_plaintext_cluster is set but 192.0.2.1:7301 is not a loopback address"
 
 # gateway: a port in use is a runtime failure (1) naming the call and address
 port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
