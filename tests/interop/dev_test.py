@@ -157,7 +157,11 @@ class DevTest(unittest.TestCase):
             self.assertTrue(os.path.isdir(os.path.join(self.dir, "admin")))
             gateway = read(os.path.join(self.dir, "gateway.yaml"))
             self.assertIn("admin_socket: admin/gateway.sock", gateway)
-            self.assertIn("accounting:\n  members: [127.0.0.1:", gateway)
+            self.assertIn("accounting:\n  members:\n    - {id: 1, address: 127.0.0.1:", gateway)
+            # The cluster runs with TLS: dev made the certificates itself, keys 0600.
+            self.assertIn("  tls:\n    ca: certs/ca.pem\n", gateway)
+            for name in ("ca", "member-1", "member-2", "member-3", "gateway-dev"):
+                self.assertEqual(os.stat(os.path.join(self.dir, "certs", name + ".key")).st_mode & 0o777, 0o600)
             members_before = [read(os.path.join(self.dir, "member-%d.yaml" % i)) for i in (1, 2, 3)]
 
             # kill -9 of the gateway: dev says so, restarts it, and it answers again.
