@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -19,8 +21,8 @@
 #include "consensus/node.h"
 #include "consensus/node_test_support.h"
 #include "io/file_descriptor.h"
-#include "member_shell/submission_server.h"
 #include "member_shell/ledger_state.h"
+#include "member_shell/submission_server.h"
 #include "submission/frames.h"
 
 namespace rw::member_shell {
@@ -47,7 +49,10 @@ struct Member {
 };
 
 struct Cluster {
-  Cluster(const std::string& name, int size) : root(fresh_data_root(name)) {
+  // `tweak` changes each server's options (deadlines and bounds under test).
+  Cluster(const std::string& name, int size,
+          std::function<void(member_shell::SubmissionServerOptions&)> tweak_options = {})
+      : root(fresh_data_root(name)), tweak(std::move(tweak_options)) {
     for (int i = 0; i < size; ++i) {
       const std::uint64_t id = static_cast<std::uint64_t>(i) + 1;
       voters.push_back(consensus::Member{id, "127.0.0.1:" + std::to_string(free_loopback_port())});
@@ -73,6 +78,7 @@ struct Cluster {
     member.server.reset();
     member_shell::SubmissionServerOptions options{
         .port = port_of(voters[i].id), .member_id = voters[i].id, .book = book};
+    if (tweak) tweak(options);
     auto server = member_shell::SubmissionServer::bind(options);
     ASSERT_TRUE(server.has_value()) << server.error().to_string();
     member.server = std::move(*server);
@@ -109,6 +115,7 @@ struct Cluster {
   }
 
   std::filesystem::path root;
+  std::function<void(member_shell::SubmissionServerOptions&)> tweak;
   std::vector<consensus::Member> voters;
   SubmissionAddressBook book;
   std::vector<std::unique_ptr<Member>> members;
@@ -231,6 +238,85 @@ TEST(SubmissionServer, OneMemberCommitsPipelinedSubmitsOverTcp) {
   client.send(bad.submit);
   EXPECT_FALSE(client.receive().has_value());
   EXPECT_EQ(member.ledger.figures().records_held, 500u);
+}
+
+// docs/limits.md: a socket that says nothing cannot hold one of the 64 slots.
+TEST(SubmissionServer, ClosesSilentSocketsAtTheHelloDeadlineAndTheIdleTimeout) {
+  Cluster cluster("rw_submission_deadlines", 1, [](member_shell::SubmissionServerOptions& options) {
+    options.hello_timeout = Duration::milliseconds(300);
+    options.idle_timeout = Duration::milliseconds(600);
+  });
+  ASSERT_EQ(cluster.wait_for_leader(), 0);
+  const member_shell::SubmissionServer& server = *cluster.members[0]->server;
+  const auto started = std::chrono::steady_clock::now();
+  Client silent(server.port());
+  ASSERT_TRUE(silent.connected());
+  EXPECT_FALSE(silent.receive().has_value());  // Closed without a frame.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(server.counters().hello_timeouts.load(), 1u);
+
+  Client idle(server.port());
+  ASSERT_TRUE(idle.connected());
+  idle.send(submission::Hello{.gateway_id = 3});
+  ASSERT_TRUE(idle.receive().has_value());  // HelloAck: past the Hello deadline from here on.
+  EXPECT_FALSE(idle.receive().has_value());
+  EXPECT_EQ(server.counters().idle_timeouts.load(), 1u);
+  EXPECT_EQ(server.counters().hello_timeouts.load(), 1u);
+  EXPECT_TRUE(wait_until([&] { return server.connections() == 0; }, milliseconds(2000)));
+}
+
+// docs/limits.md: Submits outstanding per connection, and entry bytes
+// outstanding across connections, are answered Busy queue_full past their bound.
+TEST(SubmissionServer, AnswersBusyPastTheOutstandingSubmitAndByteBounds) {
+  Cluster cluster("rw_submission_outstanding", 1, [](member_shell::SubmissionServerOptions& options) {
+    options.outstanding_submits_max = 1;
+  });
+  ASSERT_EQ(cluster.wait_for_leader(), 0);
+  Member& member = *cluster.members[0];
+  Client client(member.server->port());
+  ASSERT_TRUE(client.connected());
+  // Hello and ten Submits in one write: the server reads them in one go, so
+  // the first is outstanding in raft while the others arrive.
+  std::vector<std::uint8_t> bytes;
+  submission::encode_frame(submission::Hello{.gateway_id = 4}, bytes);
+  std::vector<Batch> batches;
+  for (int i = 0; i < 10; ++i) batches.push_back(batch_of(10 + i, "o" + std::to_string(i) + "-", 5));
+  for (const Batch& batch : batches) submission::encode_frame(batch.submit, bytes);
+  client.send_bytes(bytes);
+  ASSERT_TRUE(client.receive().has_value());  // HelloAck
+  int committed = 0;
+  int busy = 0;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    auto frame = client.receive();
+    ASSERT_TRUE(frame.has_value());
+    if (std::holds_alternative<submission::Committed>(*frame)) ++committed;
+    if (const auto* refused = std::get_if<submission::Busy>(&*frame)) {
+      EXPECT_EQ(refused->reason, submission::BusyReason::kQueueFull);
+      ++busy;
+    }
+  }
+  EXPECT_GE(committed, 1);
+  EXPECT_GE(busy, 1);
+  EXPECT_EQ(committed + busy, 10);
+  EXPECT_EQ(member.server->counters().submits_over_limit.load(), static_cast<std::uint64_t>(busy));
+  EXPECT_EQ(member.server->pending_entry_bytes(), 0u);
+}
+
+TEST(SubmissionServer, AnswersBusyPastThePendingEntryBytes) {
+  Cluster cluster("rw_submission_bytes", 1, [](member_shell::SubmissionServerOptions& options) {
+    options.pending_entry_bytes_max = 64;  // Below one entry of one record.
+  });
+  ASSERT_EQ(cluster.wait_for_leader(), 0);
+  Client client(cluster.members[0]->server->port());
+  ASSERT_TRUE(client.connected());
+  client.send(submission::Hello{.gateway_id = 5});
+  ASSERT_TRUE(client.receive().has_value());
+  Batch batch = batch_of(1, "b-", 1);
+  client.send(batch.submit);
+  auto frame = client.receive();
+  ASSERT_TRUE(frame.has_value());
+  ASSERT_TRUE(std::holds_alternative<submission::Busy>(*frame)) << frame->index();
+  EXPECT_EQ(cluster.members[0]->ledger.figures().records_held, 0u);
 }
 
 TEST(SubmissionServer, ClosesOnAMalformedFrame) {
