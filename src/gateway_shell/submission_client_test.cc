@@ -15,13 +15,16 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <variant>
 
+#include "io/tls_certificates.h"
 #include "submission/frames.h"
 
 namespace rw::gateway_shell {
@@ -35,6 +38,7 @@ class FramePeer {
     bool is_leader = true;
     std::optional<std::string> leader{};  // Announced in HelloAck and NotLeader.
     bool commit = true;                   // Answer Submits with Committed (else never).
+    io::TlsContext tls{};                 // Server context: the peer speaks TLS with its certificate.
   };
 
   explicit FramePeer(Options options) : options_(std::move(options)) {
@@ -72,23 +76,36 @@ class FramePeer {
  private:
   void run() {
     io::FileDescriptor connection;
+    std::unique_ptr<io::TlsStream> tls;  // Before `connection` is replaced or closed.
     submission::FrameReader reader;
     for (;;) {
       pollfd fds[3] = {{stop_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}, {connection.get(), POLLIN, 0}};
       if (poll(fds, connection.valid() ? 3 : 2, 10'000) <= 0) return;
       if (fds[0].revents != 0) return;
       if (fds[1].revents != 0) {
+        tls.reset();
         connection = io::FileDescriptor(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
         reader = submission::FrameReader();
+        if (options_.tls) {
+          // Blocking handshake, bounded by the receive timeout.
+          timeval timeout{.tv_sec = 2, .tv_usec = 0};
+          setsockopt(connection.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+          tls = std::move(*io::TlsStream::attach(options_.tls, connection.get(), io::TlsRole::kServer));
+          if (tls->handshake() != io::TlsStream::Status::kDone) {
+            tls.reset();
+            connection = io::FileDescriptor();
+          }
+        }
         continue;
       }
       if (!connection.valid() || fds[2].revents == 0) continue;
-      const ssize_t received = recv(connection.get(), reader.writable().data(), reader.writable().size(), 0);
-      if (received <= 0) {
+      const io::TlsStream::Io received = io::receive_some(tls.get(), connection.get(), reader.writable());
+      if (received.status != io::TlsStream::Status::kDone || received.bytes == 0) {
+        tls.reset();
         connection = io::FileDescriptor();
         continue;
       }
-      reader.commit(static_cast<std::size_t>(received));
+      reader.commit(received.bytes);
       std::vector<std::uint8_t> out;
       for (;;) {
         auto frame = reader.next();
@@ -98,8 +115,8 @@ class FramePeer {
         answer(*decoded, out);
       }
       if (!out.empty()) {
-        ASSERT_EQ(send(connection.get(), out.data(), out.size(), MSG_NOSIGNAL),
-                  static_cast<ssize_t>(out.size()));
+        const io::TlsStream::Io sent = io::send_some(tls.get(), connection.get(), out);
+        ASSERT_EQ(sent.bytes, out.size());
       }
     }
   }
@@ -204,6 +221,69 @@ SubmissionClientOptions options_for(std::vector<std::string> members) {
 }
 
 const std::vector<std::uint8_t> kRecord(40, 0x5A);
+
+// The cluster certificates of these tests, made once in a temporary folder.
+class Certificates {
+ public:
+  Certificates() {
+    char pattern[] = "/tmp/rw_submission_client_tls_XXXXXX";
+    dir_ = mkdtemp(pattern);
+    auto written = io::write_cluster_certificates(
+        io::ClusterCertificatesRequest{.dir = dir_, .members = {1, 2}, .gateways = {"test"}});
+    EXPECT_TRUE(written.has_value()) << written.error().to_string();
+  }
+  ~Certificates() { std::filesystem::remove_all(dir_); }
+  io::TlsContext context(std::string_view common_name, io::TlsRole role) const {
+    auto context = io::make_tls_context(io::cluster_tls_files(dir_, common_name), role);
+    EXPECT_TRUE(context.has_value()) << context.error().to_string();
+    return context ? *context : nullptr;
+  }
+
+ private:
+  std::string dir_;
+};
+
+// docs/security.md "Submission port": the member must present the
+// certificate of the id configured for its address.
+TEST(SubmissionClient, SubmitsOverTlsToTheMemberItMeant) {
+  Certificates certificates;
+  FramePeer peer({.tls = certificates.context("member-1", io::TlsRole::kServer)});
+  SubmissionClientOptions options = options_for({peer.address()});
+  options.tls = certificates.context("gateway-test", io::TlsRole::kClient);
+  options.member_ids[peer.address()] = 1;
+  auto client = SubmissionClient::create(std::move(options));
+  ASSERT_TRUE(client.has_value());
+  AnswerLog log;
+  ASSERT_TRUE((*client)->submit(key_of(1), kRecord, gateway::make_ticket(0, 1, 1)));
+  ASSERT_TRUE((*client)->start(log.router()).has_value());
+  ASSERT_TRUE(log.wait_for(1));
+  (*client)->stop();
+  EXPECT_EQ(log.outcomes().begin()->second, std::vector<bool>{true});
+  EXPECT_EQ((*client)->tls_refused(), 0u);
+}
+
+TEST(SubmissionClient, RefusesAMemberPresentingAnotherMembersCertificate) {
+  Certificates certificates;
+  // Configured as member 1, the peer presents member-2's certificate.
+  FramePeer peer({.tls = certificates.context("member-2", io::TlsRole::kServer)});
+  SubmissionClientOptions options = options_for({peer.address()});
+  options.tls = certificates.context("gateway-test", io::TlsRole::kClient);
+  options.member_ids[peer.address()] = 1;
+  auto client = SubmissionClient::create(std::move(options));
+  ASSERT_TRUE(client.has_value());
+  AnswerLog log;
+  ASSERT_TRUE((*client)->submit(key_of(1), kRecord, gateway::make_ticket(0, 1, 1)));
+  ASSERT_TRUE((*client)->start(log.router()).has_value());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((*client)->tls_refused() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  (*client)->stop();
+  EXPECT_GE((*client)->tls_refused(), 2u);  // Refused, and again on the retry.
+  EXPECT_EQ(peer.hellos(), 0);              // Nothing was sent to it.
+  EXPECT_TRUE(peer.keys().empty());
+  EXPECT_TRUE(log.outcomes().empty());
+}
 
 TEST(SubmissionClient, RoutesSessionCountsToTheWorkerOfTheirTicket) {
   FramePeer peer({});
