@@ -351,17 +351,7 @@ bool SubmissionClient::handshake(Instant now) {
   if (connection.tls) {
     const io::TlsStream::Status status = connection.tls->handshake();
     if (status == io::TlsStream::Status::kWantRead || status == io::TlsStream::Status::kWantWrite) {
-      const std::uint32_t interest =
-          status == io::TlsStream::Status::kWantWrite ? EPOLLIN | EPOLLOUT : EPOLLIN;
-      if (interest != connection.interest) {
-        epoll_event event{};
-        event.events = interest;
-        event.data.u64 = kConnectionToken;
-        if (epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, connection.fd.get(), &event) != 0) {
-          die(io::last_system_error("epoll_ctl"));
-        }
-        connection.interest = interest;
-      }
+      set_interest(status == io::TlsStream::Status::kWantWrite);
       return true;
     }
     const std::optional<std::string> peer =
@@ -402,8 +392,12 @@ bool SubmissionClient::flush_output() {
 }
 
 void SubmissionClient::update_interest() {
+  const Connection& connection = *connection_;
+  set_interest(connection.connecting || connection.output_offset < connection.output.size());
+}
+
+void SubmissionClient::set_interest(bool want_write) {
   Connection& connection = *connection_;
-  const bool want_write = connection.connecting || connection.output_offset < connection.output.size();
   const std::uint32_t interest = EPOLLIN | (want_write ? EPOLLOUT : 0u);
   if (interest == connection.interest) return;
   epoll_event event{};

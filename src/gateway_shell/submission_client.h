@@ -124,6 +124,8 @@ class SubmissionClient final : public gateway::AccountingSink {
   // Writes what is buffered; false when the connection broke.
   [[nodiscard]] bool flush_output();
   void update_interest();
+  // Registers EPOLLIN, and EPOLLOUT when `want_write`, if that changed.
+  void set_interest(bool want_write);
   void route_answers();
   void publish_status(Instant now, bool force);
 

@@ -243,44 +243,46 @@ class Certificates {
   std::string dir_;
 };
 
+// A started TLS client (certificate gateway-test) that expects member 1 at
+// `peer` and has one record to submit.
+std::unique_ptr<SubmissionClient> tls_client_of(const Certificates& certificates, const FramePeer& peer,
+                                                AnswerLog& log) {
+  SubmissionClientOptions options = options_for({peer.address()});
+  options.tls = certificates.context("gateway-test", io::TlsRole::kClient);
+  options.member_ids[peer.address()] = 1;
+  auto client = SubmissionClient::create(std::move(options));
+  EXPECT_TRUE(client.has_value());
+  EXPECT_TRUE((*client)->submit(key_of(1), kRecord, gateway::make_ticket(0, 1, 1)));
+  EXPECT_TRUE((*client)->start(log.router()).has_value());
+  return std::move(*client);
+}
+
 // docs/security.md "Submission port": the member must present the
 // certificate of the id configured for its address.
 TEST(SubmissionClient, SubmitsOverTlsToTheMemberItMeant) {
   Certificates certificates;
   FramePeer peer({.tls = certificates.context("member-1", io::TlsRole::kServer)});
-  SubmissionClientOptions options = options_for({peer.address()});
-  options.tls = certificates.context("gateway-test", io::TlsRole::kClient);
-  options.member_ids[peer.address()] = 1;
-  auto client = SubmissionClient::create(std::move(options));
-  ASSERT_TRUE(client.has_value());
   AnswerLog log;
-  ASSERT_TRUE((*client)->submit(key_of(1), kRecord, gateway::make_ticket(0, 1, 1)));
-  ASSERT_TRUE((*client)->start(log.router()).has_value());
+  auto client = tls_client_of(certificates, peer, log);
   ASSERT_TRUE(log.wait_for(1));
-  (*client)->stop();
+  client->stop();
   EXPECT_EQ(log.outcomes().begin()->second, std::vector<bool>{true});
-  EXPECT_EQ((*client)->tls_refused(), 0u);
+  EXPECT_EQ(client->tls_refused(), 0u);
 }
 
 TEST(SubmissionClient, RefusesAMemberPresentingAnotherMembersCertificate) {
   Certificates certificates;
   // Configured as member 1, the peer presents member-2's certificate.
   FramePeer peer({.tls = certificates.context("member-2", io::TlsRole::kServer)});
-  SubmissionClientOptions options = options_for({peer.address()});
-  options.tls = certificates.context("gateway-test", io::TlsRole::kClient);
-  options.member_ids[peer.address()] = 1;
-  auto client = SubmissionClient::create(std::move(options));
-  ASSERT_TRUE(client.has_value());
   AnswerLog log;
-  ASSERT_TRUE((*client)->submit(key_of(1), kRecord, gateway::make_ticket(0, 1, 1)));
-  ASSERT_TRUE((*client)->start(log.router()).has_value());
+  auto client = tls_client_of(certificates, peer, log);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while ((*client)->tls_refused() < 2 && std::chrono::steady_clock::now() < deadline) {
+  while (client->tls_refused() < 2 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  (*client)->stop();
-  EXPECT_GE((*client)->tls_refused(), 2u);  // Refused, and again on the retry.
-  EXPECT_EQ(peer.hellos(), 0);              // Nothing was sent to it.
+  client->stop();
+  EXPECT_GE(client->tls_refused(), 2u);  // Refused, and again on the retry.
+  EXPECT_EQ(peer.hellos(), 0);           // Nothing was sent to it.
   EXPECT_TRUE(peer.keys().empty());
   EXPECT_TRUE(log.outcomes().empty());
 }

@@ -34,19 +34,8 @@ using Revoked = std::unique_ptr<X509_REVOKED, Freer<X509_REVOKED, X509_REVOKED_f
 using Integer = std::unique_ptr<ASN1_INTEGER, Freer<ASN1_INTEGER, ASN1_INTEGER_free>>;
 using Number = std::unique_ptr<BIGNUM, Freer<BIGNUM, BN_free>>;
 
-std::string reasons(std::string_view fallback) {
-  std::string text;
-  while (const unsigned long code = ERR_get_error()) {
-    char buffer[256];
-    ERR_error_string_n(code, buffer, sizeof buffer);
-    if (!text.empty()) text += "; ";
-    text += buffer;
-  }
-  return text.empty() ? std::string(fallback) : text;
-}
-
 TlsError error(std::string_view what, std::string file = "") {
-  return TlsError{.file = std::move(file), .reason = reasons(what)};
+  return TlsError{.file = std::move(file), .reason = openssl_reasons(what)};
 }
 
 Result<Key, TlsError> new_p256_key() {

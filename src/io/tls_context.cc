@@ -17,18 +17,6 @@
 namespace rw::io {
 namespace {
 
-// Every reason queued by OpenSSL, oldest first, then clears the queue.
-std::string openssl_reasons(std::string_view fallback) {
-  std::string reasons;
-  while (const unsigned long code = ERR_get_error()) {
-    char text[256];
-    ERR_error_string_n(code, text, sizeof text);
-    if (!reasons.empty()) reasons += "; ";
-    reasons += text;
-  }
-  return reasons.empty() ? std::string(fallback) : reasons;
-}
-
 TlsError failure(std::string file, std::string_view fallback) {
   return TlsError{.file = std::move(file), .reason = openssl_reasons(fallback)};
 }
@@ -46,6 +34,17 @@ Result<void, TlsError> load_crl(X509_STORE* store, const std::string& path) {
 }
 
 }  // namespace
+
+std::string openssl_reasons(std::string_view fallback) {
+  std::string reasons;
+  while (const unsigned long code = ERR_get_error()) {
+    char text[256];
+    ERR_error_string_n(code, text, sizeof text);
+    if (!reasons.empty()) reasons += "; ";
+    reasons += text;
+  }
+  return reasons.empty() ? std::string(fallback) : reasons;
+}
 
 std::string TlsError::to_string() const { return file.empty() ? reason : file + ": " + reason; }
 

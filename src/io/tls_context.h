@@ -54,6 +54,10 @@ using TlsContext = std::shared_ptr<SSL_CTX>;
 // the name they expect (member_common_name, is_gateway_common_name).
 [[nodiscard]] Result<TlsContext, TlsError> make_tls_context(const TlsFiles& files, TlsRole role);
 
+// Every reason OpenSSL queued on this thread, oldest first, joined by "; ",
+// or `fallback` when none; clears the queue.
+[[nodiscard]] std::string openssl_reasons(std::string_view fallback);
+
 // The subject common name of the peer's certificate, only when the handshake
 // finished and the chain verified (SSL_get_verify_result == X509_V_OK).
 [[nodiscard]] std::optional<std::string> peer_common_name(const SSL* ssl);
