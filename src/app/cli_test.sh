@@ -129,6 +129,11 @@ expect_in "$work/err" "$work/key.yaml:6:8: accounting.key: unknown attribute 'No
 printf 'users_file: users\nclients_file: clients.conf\ndictionary_dir:\naccounting:\n  members: [192.0.2.1:7301]\n  insecure_plaintext_cluster: true\n' >"$work/plain.yaml"
 expect_status 2 "$binary" check --config "$work/plain.yaml"
 expect_in "$work/err" "$work/plain.yaml:5:13: insecure_plaintext_cluster is set but 192.0.2.1:7301 is not a loopback address"
+printf 'id: 1\ndata_dir: m1\nraft_address: 192.0.2.1:7201\nsubmission_listen: 127.0.0.1:7301\nmembers:\n  - {id: 1, raft: 192.0.2.1:7201, submission: 127.0.0.1:7301}\ninsecure_plaintext_cluster: true\n' >"$work/member-plain.yaml"
+expect_status 2 "$binary" check --member-config "$work/member-plain.yaml"
+expect_in "$work/err" "$work/member-plain.yaml:6:19: insecure_plaintext_cluster is set but 192.0.2.1:7201 is not a loopback address"
+sed -i 's/192.0.2.1/127.0.0.1/g' "$work/member-plain.yaml"
+expect_status 0 "$binary" check --member-config "$work/member-plain.yaml"
 
 # gateway: a port in use is a runtime failure (1) naming the call and address
 port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
