@@ -1,7 +1,7 @@
 // A cluster member's YAML configuration (`radiusward member --config FILE`):
 // text in, a validated immutable MemberConfig out, or every error found as
 // `file:line:col: message` (DESIGN.md invariant 5). Unknown keys are errors.
-// Every key is documented in docs/configuration.md ("Member").
+// Every key is documented in docs/configuration.md ("The member config file").
 #pragma once
 
 #include <cstddef>
@@ -76,7 +76,7 @@ struct MemberConfig {
     friend bool operator==(const Ledger&, const Ledger&) = default;
   } ledger;
 
-  // The SQL export (DESIGN.md invariant 3; docs/configuration.md "export").
+  // The SQL export (DESIGN.md invariant 3; docs/configuration.md "The member config file", keys export.*).
   // Absent: no exporter runs and records stay held until the held bounds
   // stop acknowledging.
   struct Export {

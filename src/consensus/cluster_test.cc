@@ -624,8 +624,8 @@ TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { ru
 
 // Seeds that die inside libraft 0.15.0 itself, triaged one by one under gdb
 // (release) and ASan with fast_unwind_on_malloc=0 (docs/consensus.md "Known
-// library problems"): the faulting access, and the allocation and first
-// free it concerns, all happen in libraft code called from one
+// library problems seen in tests"): the faulting access, and the allocation
+// and first free it concerns, all happen in libraft code called from one
 // raft_fixture_step or raft_fixture_close, with no radiusward frame between.
 // Such a seed still runs in its own child, and a violation found before the
 // crash still fails the test; only the crash is tolerated. Offsets are into
