@@ -203,7 +203,7 @@ TEST(LedgerCluster, ResubmissionInAnotherBatchAppliesEachRecordOnce) {
   LedgerCluster cluster({});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned first = lose_submission(cluster, TestLedger::entry(std::vector<std::string>{"a", "b"}));
-  // Suppose "b" did commit after all (LIBRAFT.md trap 5) ...
+  // Suppose "b" did commit after all (docs/consensus.md trap 5) ...
   commit_everywhere(cluster, first, TestLedger::entry("b"));
   // ... then "a" and "b" come again, with a new record "c".
   commit_everywhere(cluster, *cluster.ready_leader(),

@@ -1,4 +1,4 @@
-// The export mapping (DESIGN.md invariant 3): accounting records -> SQL, pure.
+// The export mapping (docs/design.md invariant 3): accounting records -> SQL, pure.
 // Writes FreeRADIUS 3.2's `radacct` with the column set and semantics its
 // default PostgreSQL queries (mods-config/sql/main/postgresql/queries.conf)
 // give it, an append-only log of every record, and a one-row export cursor;
