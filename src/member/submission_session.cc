@@ -1,8 +1,7 @@
 // SubmissionSession (submission_session.h): the member's answers to
 // gateway frames, following the rules of docs/wire_formats.md and the
-// mitigations of docs/consensus.md "The library's state" (no work before the
-// own-term barrier; Committed only on an acknowledged outcome; Unknown closes
-// the connection).
+// mitigations of docs/consensus.md (no work before the own-term barrier; Committed
+// only on an acknowledged outcome; Unknown closes the connection).
 #include "member/submission_session.h"
 
 #include <utility>
