@@ -213,8 +213,8 @@ def self_test():
         "// docs/ops.md (\"Trying it out\"); docs/ops.md \"Log entry\"; wrapped: docs/ops.md,\n"
         '// "Trying it out". hashlib.md5(x) is no citation; nor is OUT.md.\n'
         'const char* k = "see docs/ops.md, \\"Trying it out\\"";\n',
-        "src/missing.cc": "// DESIGN.md invariant 1\n",
-        "src/outside.cc": "// ../../shared/consensus.md\n",
+        "src/missing.cc": "// NOTES.md invariant 1\n",
+        "src/outside.cc": "// ../../elsewhere/consensus.md\n",
         "src/section.cc": '// docs/ops.md "No such section"\n',
         "src/wrapped.cc": "// docs/ops.md,\n// \"Not there either\"\n",
         "src/invariant.cc": "// docs/design.md invariants 2 and 9\n",
@@ -224,9 +224,9 @@ def self_test():
     expected = [
         "docs/ops.md:8: docs/design.md has no heading with anchor #no-such-anchor",
         "src/invariant.cc:1: docs/design.md has no invariant 9",
-        "src/missing.cc:1: DESIGN.md is not a file of the repository",
+        "src/missing.cc:1: NOTES.md is not a file of the repository",
         "src/numbered.cc:1: docs/style.md has no section §4",
-        "src/outside.cc:1: ../../shared/consensus.md is not a file of the repository",
+        "src/outside.cc:1: ../../elsewhere/consensus.md is not a file of the repository",
         'src/section.cc:1: docs/ops.md has no heading "No such section"',
         "src/trap.cc:1: docs/consensus.md has no trap 3",
         'src/wrapped.cc:1: docs/ops.md has no heading "Not there either"',
@@ -234,8 +234,8 @@ def self_test():
     with tempfile.TemporaryDirectory() as parent:
         # consensus.md exists beside the root, outside it: a citation that
         # climbs out of the repository must fail even when the file exists.
-        os.makedirs(os.path.join(parent, "shared"))
-        with open(os.path.join(parent, "shared", "consensus.md"), "w") as f:
+        os.makedirs(os.path.join(parent, "elsewhere"))
+        with open(os.path.join(parent, "elsewhere", "consensus.md"), "w") as f:
             f.write("# Outside\n")
         root = os.path.join(parent, "repo")
         for name, text in files.items():
