@@ -5,7 +5,7 @@
 // plus radiusward's own versioned schema migrations. The same text serves
 // PostgreSQL and SQLite (3.24+ for ON CONFLICT), differing only where the
 // two dialects do (timestamps, inet). Semantics in docs/accounting.md
-// "Export to SQL"; the sinks that run this SQL live in src/io/sql_export_sink.h.
+// "Export to SQL"; the sinks that run this SQL live in src/member_shell/sql_export_sink.h.
 #pragma once
 
 #include <cstdint>

@@ -137,6 +137,11 @@ def scanned_files(root):
                 yield os.path.join(folder, name)
 
 
+# A cited source file, e.g. src/member_shell/export_loop.h: it must exist, so
+# that a file move cannot leave comments and docs pointing at the old place.
+SOURCE_PATH = re.compile(r"(?<![\w/.])src/[a-z_]+/[a-z_0-9]+\.(?:h|cc)\b")
+
+
 def check_file(root, path, cache, self_path):
     """The broken citations of one file, as 'file:line: what' strings."""
     if os.path.realpath(path) == self_path:
@@ -149,6 +154,9 @@ def check_file(root, path, cache, self_path):
     rel = os.path.relpath(path, root)
     problems = []
     for number, line in enumerate(lines, 1):
+        for source in SOURCE_PATH.finditer(line):
+            if not os.path.isfile(os.path.join(root, source.group(0))):
+                problems.append(f"{rel}:{number}: {source.group(0)} is not a file of the repository")
         following = lines[number] if number < len(lines) else ""
         joined = line + " " + LEADER.sub("", following, count=1)
         for m in CITATION.finditer(line):
@@ -220,11 +228,13 @@ def self_test():
         "src/invariant.cc": "// docs/design.md invariants 2 and 9\n",
         "src/trap.cc": "// docs/consensus.md traps 1-3\n",
         "src/numbered.cc": "// docs/style.md §4\n",
+        "src/moved.cc": "// the sink lives in src/io/gone.h; this file is src/moved.cc.\n",
     }
     expected = [
         "docs/ops.md:8: docs/design.md has no heading with anchor #no-such-anchor",
         "src/invariant.cc:1: docs/design.md has no invariant 9",
         "src/missing.cc:1: NOTES.md is not a file of the repository",
+        "src/moved.cc:1: src/io/gone.h is not a file of the repository",
         "src/numbered.cc:1: docs/style.md has no section §4",
         "src/outside.cc:1: ../../elsewhere/consensus.md is not a file of the repository",
         'src/section.cc:1: docs/ops.md has no heading "No such section"',
