@@ -375,7 +375,11 @@ Result<void, StartError> Node::Loop::configure_and_start() {
     }
   }
   if (const int rv = raft_start(&raft); rv != 0) {
-    return fail(StartError{fmt::format("raft_start: {}", raft_errmsg(&raft))});
+    // A failed listen leaves its reason in the transport, not in raft.
+    std::string reason = raft_errmsg(&raft);
+    if (reason.empty()) reason = transport.errmsg;
+    if (reason.empty()) reason = raft_strerror(rv);
+    return fail(StartError{fmt::format("raft_start: {}", reason)});
   }
   return {};
 }

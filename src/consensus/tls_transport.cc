@@ -509,6 +509,7 @@ struct TlsTransport::Impl {
     SSL* ssl = nullptr;
     int pair[2] = {-1, -1};
     Preamble preamble;
+    bool counted_established = false;
     std::atomic<std::uint64_t>* refusal = &refused_handshake;
     auto attempt = [&]() -> Result<void, Fail> {
       const int one = 1;
@@ -545,9 +546,11 @@ struct TlsTransport::Impl {
         return fail(Fail{fmt::format("certificate member-{} sent preamble id {}", *member, preamble.id)});
       }
       refusal = &refused_overload;
-      if (established_inbound.load(std::memory_order_relaxed) >= options.max_established_inbound) {
+      if (established_inbound.fetch_add(1, std::memory_order_relaxed) >= options.max_established_inbound) {
+        established_inbound.fetch_sub(1, std::memory_order_relaxed);
         return fail(Fail{"too many established inbound connections"});
       }
+      counted_established = true;
       if (auto sent = ssl_write_all(ssl, tcp, deadline, kPreambleAccepted); !sent) return fail(sent.error());
       if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
         return fail(Fail{std::strerror(errno)});
@@ -568,13 +571,12 @@ struct TlsTransport::Impl {
     } else if (hand_over(Handover{
                    .request = nullptr, .fd = pair[0], .id = preamble.id, .address = preamble.address})) {
       inbound_accepted.fetch_add(1, std::memory_order_relaxed);
-      established_inbound.fetch_add(1, std::memory_order_relaxed);
       shuttle(ssl, tcp, pair[1]);
-      established_inbound.fetch_sub(1, std::memory_order_relaxed);
       SSL_shutdown(ssl);
     } else {
       ::close(pair[0]);
     }
+    if (counted_established) established_inbound.fetch_sub(1, std::memory_order_relaxed);
     if (ssl != nullptr) SSL_free(ssl);
     ::close(tcp);
     if (pair[1] >= 0) ::close(pair[1]);

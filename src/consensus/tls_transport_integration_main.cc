@@ -644,5 +644,23 @@ TEST(TlsPort, SendsNothingToAPeerWhoseCertificateIsNotThatMember) {
   std::filesystem::remove_all(root);
 }
 
+TEST(TlsPort, ABusyRaftPortFailsTheStartCleanly) {
+  const auto root = fresh_data_root("consensus_tls_busy");
+  const std::vector<Member> voters = loopback_voters();
+  FakeMember squatter(port_of(voters[0]), pki().context(&pki().member[1]));
+  DedupLog state;
+  NodeOptions options = node_options(root, voters, 0);
+  options.tls = pki().transport(pki().member[0]);
+  std::string logged;
+  options.log = [&](LogLevel, std::string_view message) { logged += std::string(message) + "\n"; };
+  auto node = Node::start(std::move(options), state);
+  ASSERT_FALSE(node.has_value());
+  EXPECT_NE(node.error().message.find("raft_start: raft tls: listen on " + voters[0].address),
+            std::string::npos)
+      << node.error().message;
+  EXPECT_NE(logged.find("listen on " + voters[0].address), std::string::npos) << logged;
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace
 }  // namespace rw::consensus
