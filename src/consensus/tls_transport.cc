@@ -122,6 +122,19 @@ void block_sigpipe() {
   pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
 }
 
+// The socket readiness a non-blocking OpenSSL call that returned `rv` waits
+// for, or nullopt when it failed or the peer closed.
+std::optional<short> ssl_wants(SSL* ssl, int rv) {
+  switch (SSL_get_error(ssl, rv)) {
+    case SSL_ERROR_WANT_READ:
+      return POLLIN;
+    case SSL_ERROR_WANT_WRITE:
+      return POLLOUT;
+    default:
+      return std::nullopt;
+  }
+}
+
 // Why a bridge's wait ended.
 enum class Wait { kReady, kTimeout, kStopped };
 
@@ -255,20 +268,12 @@ struct TlsTransport::Impl {
       ERR_clear_error();
       const int rv = call();
       if (rv > 0) return rv;
-      short events = 0;
-      switch (SSL_get_error(ssl, rv)) {
-        case SSL_ERROR_WANT_READ:
-          events = POLLIN;
-          break;
-        case SSL_ERROR_WANT_WRITE:
-          events = POLLOUT;
-          break;
-        case SSL_ERROR_ZERO_RETURN:
-          return fail(Fail{"peer closed the connection"});
-        default:
-          return fail(Fail{take_ssl_error()});
+      const std::optional<short> wanted = ssl_wants(ssl, rv);
+      if (!wanted) {
+        if (SSL_get_error(ssl, rv) == SSL_ERROR_ZERO_RETURN) return fail(Fail{"peer closed the connection"});
+        return fail(Fail{take_ssl_error()});
       }
-      switch (wait(fd, events, deadline)) {
+      switch (wait(fd, *wanted, deadline)) {
         case Wait::kReady:
           break;
         case Wait::kTimeout:
@@ -378,15 +383,10 @@ struct TlsTransport::Impl {
             up_offset += static_cast<std::size_t>(n);
             up_length -= static_cast<std::size_t>(n);
             progress = true;
+          } else if (const std::optional<short> wanted = ssl_wants(ssl, n)) {
+            tcp_events |= *wanted;
           } else {
-            const int error = SSL_get_error(ssl, n);
-            if (error == SSL_ERROR_WANT_READ) {
-              tcp_events |= POLLIN;
-            } else if (error == SSL_ERROR_WANT_WRITE) {
-              tcp_events |= POLLOUT;
-            } else {
-              return;
-            }
+            return;
           }
         }
         if (!tls_ended && down_length == 0) {
@@ -396,15 +396,10 @@ struct TlsTransport::Impl {
             down_offset = 0;
             down_length = static_cast<std::size_t>(n);
             progress = true;
+          } else if (const std::optional<short> wanted = ssl_wants(ssl, n)) {
+            tcp_events |= *wanted;
           } else {
-            const int error = SSL_get_error(ssl, n);
-            if (error == SSL_ERROR_WANT_READ) {
-              tcp_events |= POLLIN;
-            } else if (error == SSL_ERROR_WANT_WRITE) {
-              tcp_events |= POLLOUT;
-            } else {
-              tls_ended = true;
-            }
+            tls_ended = true;
           }
         }
         if (down_length > 0) {
