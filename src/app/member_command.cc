@@ -286,7 +286,10 @@ int start_and_run(Member& m) {
   m.ledger = std::make_unique<member::LedgerState>(
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
                                .held_bytes_max = m.config.ledger.held_bytes_max,
-                               .sessions_max = m.config.ledger.sessions_max});
+                               .sessions_max = m.config.ledger.sessions_max,
+                               .sessions_bytes_max = m.config.ledger.sessions_bytes_max,
+                               .session_expiry_multiple = m.config.ledger.session_expiry_multiple,
+                               .session_default_interim_s = m.config.ledger.session_default_interim_s});
   auto submission =
       io::SubmissionServer::bind(io::SubmissionServerOptions{.host = m.config.submission_listen.host,
                                                              .port = m.config.submission_listen.port,
