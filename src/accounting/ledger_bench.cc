@@ -1,10 +1,12 @@
 // Benchmarks of the accounting state machine (docs/accounting.md
 // "Performance"): make_record on the gateway, validate and apply of a
 // 64-record entry on the raft loop, and snapshot/restore with a backlog of
-// 100,000 unexported records (LIBRAFT.md trap 8: the snapshot is built on
-// the loop thread, so its time is a pause of the loop).
+// 100,000 unexported records and with the ledger filled to its default
+// bounds (docs/consensus.md trap 8: the snapshot is built on the loop
+// thread, so its time is a pause of the loop).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -119,6 +121,66 @@ void BM_Snapshot100k(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
 }
 BENCHMARK(BM_Snapshot100k)->Unit(benchmark::kMillisecond);
+
+// A ledger filled to the default LedgerLimits: held_records_max unexported
+// records, the window at exported_keys_max keys, and the session table at
+// sessions_max (or sessions_bytes_max) with long names, as a large ISP's
+// NASes write them. Each record opens its own session.
+RequestSpec long_start_of(std::uint64_t n) {
+  RequestSpec spec;
+  spec.identifier = static_cast<std::uint8_t>(n);
+  spec.status_type = status::kStart;
+  spec.user_name = "subscriber-" + std::to_string(100'000'000 + n) + "@broadband.region-07.example.net";
+  spec.session_id = "0A1B2C3D-" + std::to_string(1'000'000'000 + n) + "-4E5F60718293A4B5";
+  spec.nas_identifier = "bng-" + std::to_string(n % 64) + ".pop-frankfurt.example.net";
+  spec.interim_interval_s = 600;
+  spec.delay_s = 0;
+  return spec;
+}
+
+const Ledger& ledger_at_bounds() {
+  static const Ledger ledger = [] {
+    const LedgerLimits limits;
+    Ledger built(limits);
+    const std::size_t total =
+        std::max(limits.sessions_max, limits.held_records_max + limits.exported_keys_max);
+    const std::int64_t t = 1'700'000'000'000;
+    std::uint64_t index = 0;
+    std::vector<Record> batch;
+    for (std::uint64_t n = 0; n < total; ++n) {
+      batch.push_back(testing::record_of(long_start_of(n), t));
+      if (batch.size() == 64 || n + 1 == total) {
+        (void)built.apply(++index, encode_records_entry(batch, t));
+        batch.clear();
+      }
+      // Export what is beyond the held bound, as an exporter keeping up would.
+      if (built.records().size() >= limits.held_records_max && batch.empty()) {
+        const std::uint64_t through = built.records()[built.records().size() - limits.held_records_max].index;
+        if (through > built.exported_through())
+          (void)built.apply(++index, encode_export_cursor_entry(through, t));
+      }
+    }
+    return built;
+  }();
+  return ledger;
+}
+
+void BM_SnapshotAtDefaultBounds(benchmark::State& state) {
+  const Ledger& ledger = ledger_at_bounds();
+  std::size_t size = 0;
+  for (auto _ : state) {
+    const std::vector<std::uint8_t> bytes = ledger.snapshot();
+    size = bytes.size();
+    benchmark::DoNotOptimize(bytes.data());
+  }
+  state.counters["snapshot_bytes"] = static_cast<double>(size);
+  state.counters["records"] = static_cast<double>(ledger.records().size());
+  state.counters["held_bytes"] = static_cast<double>(ledger.held_bytes());
+  state.counters["window"] = static_cast<double>(ledger.window_keys());
+  state.counters["sessions"] = static_cast<double>(ledger.sessions().size());
+  state.counters["sessions_bytes"] = static_cast<double>(ledger.sessions_bytes());
+}
+BENCHMARK(BM_SnapshotAtDefaultBounds)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_Restore100k(benchmark::State& state) {
   const std::vector<std::uint8_t> bytes = backlog_ledger(100'032).snapshot();
