@@ -31,21 +31,23 @@ namespace rw::accounting {
 // docs/limits.md.
 struct LedgerLimits {
   // Unexported records: at either bound accepting() turns false and the
-  // member stops taking new submissions (it never drops a record). They
-  // also bound the snapshot, which libraft builds on its loop thread
-  // (LIBRAFT.md trap 8): about 280 bytes and 1.2 us per held record here.
-  std::size_t held_records_max = 500'000;
-  std::size_t held_bytes_max = std::size_t{256} << 20;
+  // member stops taking new submissions (it never drops a record). With the
+  // session and window bounds they bound the snapshot, which libraft builds
+  // on its loop thread (docs/consensus.md trap 8): the defaults keep a
+  // snapshot at the bounds near 40 MB, well under the 300 ms election
+  // timeout on the reference machine (docs/PERFORMANCE.md).
+  std::size_t held_records_max = 64'000;
+  std::size_t held_bytes_max = std::size_t{16} << 20;
   // Live sessions, by count and by their encoded bytes (encoded_size): a
   // Start or Interim-Update of a new session past either bound is stored as
   // a record but not tracked (counted).
   std::size_t sessions_max = 1'000'000;
-  std::size_t sessions_bytes_max = std::size_t{128} << 20;
+  std::size_t sessions_bytes_max = std::size_t{16} << 20;
   // The de-duplication window beyond held records: keys of exported records
   // are remembered while fewer than exported_keys_max are kept, and while
   // younger than exported_keys_age_ms by the log clock or fewer than
   // exported_keys_min_entries log indices behind the last applied entry.
-  std::size_t exported_keys_max = 500'000;
+  std::size_t exported_keys_max = 128'000;
   std::int64_t exported_keys_age_ms = 15 * 60 * 1000;
   std::uint64_t exported_keys_min_entries = 10'000;
   // The log clock follows the leaders' stamps, but one entry moves it

@@ -142,8 +142,11 @@ const Ledger& ledger_at_bounds() {
   static const Ledger ledger = [] {
     const LedgerLimits limits;
     Ledger built(limits);
+    // Every record opens a session: enough records to fill the held bound
+    // and the window, and the session table to its count or byte bound.
     const std::size_t total =
-        std::max(limits.sessions_max, limits.held_records_max + limits.exported_keys_max);
+        std::max(std::min(limits.sessions_max, limits.sessions_bytes_max / encoded_size(Session{}) + 1),
+                 limits.held_records_max + limits.exported_keys_max);
     const std::int64_t t = 1'700'000'000'000;
     std::uint64_t index = 0;
     std::vector<Record> batch;
@@ -153,11 +156,10 @@ const Ledger& ledger_at_bounds() {
         (void)built.apply(++index, encode_records_entry(batch, t));
         batch.clear();
       }
-      // Export what is beyond the held bound, as an exporter keeping up would.
-      if (built.records().size() >= limits.held_records_max && batch.empty()) {
-        const std::uint64_t through = built.records()[built.records().size() - limits.held_records_max].index;
-        if (through > built.exported_through())
-          (void)built.apply(++index, encode_export_cursor_entry(through, t));
+      // At a held bound, export the oldest entry, as an exporter that keeps
+      // the backlog at the bound would.
+      if (batch.empty() && !built.accepting()) {
+        (void)built.apply(++index, encode_export_cursor_entry(built.records().front().index, t));
       }
     }
     return built;

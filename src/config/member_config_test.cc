@@ -100,7 +100,7 @@ TEST(MemberConfig, AppliesDefaults) {
   EXPECT_FALSE(parsed->admin_socket.has_value());
   EXPECT_EQ(parsed->raft, MemberConfig::Raft{});
   EXPECT_EQ(parsed->raft.election_timeout_ms, 300u);
-  EXPECT_EQ(parsed->ledger.held_records_max, 500'000u);
+  EXPECT_EQ(parsed->ledger.held_records_max, 64'000u);
   EXPECT_TRUE(parsed->dictionary_dir_optional);
   EXPECT_EQ(parsed->logging.level, LogLevel::kInfo);
 }
