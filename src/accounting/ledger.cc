@@ -285,8 +285,13 @@ void Ledger::close_nas_sessions(const Record& record) {
   const auto identifier = record.find(radius::attr::kNasIdentifier);
   if (by_address && identifier) probe.nas_identifier.assign(as_chars(*identifier));
   // The all-zero key is the smallest: lower_bound lands on the range's first.
-  auto it = by_nas_.lower_bound(&probe);
-  while (it != by_nas_.end()) {
+  if (by_nas_.stale) {
+    by_nas_.sessions.clear();
+    for (const auto& [key, session] : sessions_) by_nas_.sessions.insert(&session);
+    by_nas_.stale = false;
+  }
+  auto it = by_nas_.sessions.lower_bound(&probe);
+  while (it != by_nas_.sessions.end()) {
     const Session& session = **it;
     if (session.client != record.client || (by_address && session.nas_address != probe.nas_address)) break;
     if (identifier && as_chars(*identifier) != session.nas_identifier) {
@@ -300,7 +305,7 @@ void Ledger::close_nas_sessions(const Record& record) {
 }
 
 void Ledger::index_session(const Session& session) {
-  by_nas_.insert(&session);
+  if (!by_nas_.stale) by_nas_.sessions.insert(&session);
   sessions_bytes_ += encoded_size(session);
   if (limits_.session_expiry_multiple != 0) expiry_.emplace(expiry_of(session), session.key);
   if (session.user_name.empty()) return;
@@ -313,7 +318,7 @@ void Ledger::index_session(const Session& session) {
 }
 
 void Ledger::unindex_session(const Session& session) {
-  by_nas_.erase(&session);
+  if (!by_nas_.stale) by_nas_.sessions.erase(&session);
   sessions_bytes_ -= encoded_size(session);
   if (limits_.session_expiry_multiple != 0) expiry_.erase({expiry_of(session), session.key});
   if (session.user_name.empty()) return;

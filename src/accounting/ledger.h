@@ -199,6 +199,24 @@ class Ledger {
   struct NasOrder {
     bool operator()(const Session* a, const Session* b) const;
   };
+  // The NAS index points into sessions_' nodes: a moved ledger keeps them
+  // (the map's nodes move with it), a copied one must not, so a copy starts
+  // stale and is rebuilt from its own table when first needed.
+  struct NasIndex {
+    NasIndex() = default;
+    NasIndex(const NasIndex&) : stale(true) {}
+    NasIndex& operator=(const NasIndex&) {
+      sessions.clear();
+      stale = true;
+      return *this;
+    }
+    NasIndex(NasIndex&&) noexcept = default;
+    NasIndex& operator=(NasIndex&&) noexcept = default;
+    ~NasIndex() = default;
+
+    std::set<const Session*, NasOrder> sessions;
+    bool stale = false;
+  };
 
   void advance_clock(std::optional<std::int64_t> leader_unix_ms);
   void apply_records(std::uint64_t index, std::vector<Record>& records, ApplyResult& result);
@@ -230,7 +248,7 @@ class Ledger {
   std::map<std::string, std::uint32_t, std::less<>> open_by_user_;
   // Derived too: sessions_ by NAS, for Accounting-On/Off (node addresses of
   // sessions_ are stable); expiry deadlines; the sessions' encoded bytes.
-  std::set<const Session*, NasOrder> by_nas_;
+  NasIndex by_nas_;
   std::set<std::pair<std::int64_t, SessionKey>> expiry_;
   std::size_t sessions_bytes_ = 0;
   LedgerCounters counters_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "accounting/accounting_request_for_test.h"
 #include "base/random.h"
@@ -311,12 +312,21 @@ TEST(Ledger, WindowForgetsExportedKeysPastCountBound) {
   EXPECT_TRUE(ledger.knows(b.key));
 }
 
-TEST(Ledger, WindowForgetsExportedKeysPastAgeBound) {
+constexpr std::int64_t kT = 1'700'000'000'000;
+
+// A ledger whose window ages by time alone (60 s) and holds the exported
+// key of record "a", both stamped kT.
+Ledger ledger_with_exported(const Record& a) {
   Ledger ledger({.exported_keys_age_ms = 60'000, .exported_keys_min_entries = 0});
-  const std::int64_t t = 1'700'000'000'000;
+  ledger.apply(1, entry_of({a}, kT));
+  ledger.apply(2, encode_export_cursor_entry(1, kT));
+  return ledger;
+}
+
+TEST(Ledger, WindowForgetsExportedKeysPastAgeBound) {
+  const std::int64_t t = kT;
   const Record a = record_of(start_of("a"), t);
-  ledger.apply(1, entry_of({a}, t));
-  ledger.apply(2, encode_export_cursor_entry(1, t));
+  Ledger ledger = ledger_with_exported(a);
   EXPECT_TRUE(ledger.knows(a.key));
   // Time advances only with the leaders' stamps, in steps of at most 10 s.
   for (std::uint64_t index = 3; index <= 8; ++index) {
@@ -329,11 +339,9 @@ TEST(Ledger, WindowForgetsExportedKeysPastAgeBound) {
 }
 
 TEST(Ledger, GatewayReceiveTimesDoNotAgeTheWindow) {
-  Ledger ledger({.exported_keys_age_ms = 60'000, .exported_keys_min_entries = 0});
-  const std::int64_t t = 1'700'000'000'000;
+  const std::int64_t t = kT;
   const Record a = record_of(start_of("a"), t);
-  ledger.apply(1, entry_of({a}, t));
-  ledger.apply(2, encode_export_cursor_entry(1, t));
+  Ledger ledger = ledger_with_exported(a);
   // A gateway whose clock jumped a year (or a forged record) moves nothing.
   ledger.apply(3, entry_of({record_of(start_of("b"), t + 365LL * 24 * 3600 * 1000)}, t + 1));
   EXPECT_EQ(ledger.clock_unix_ms(), t + 1);
@@ -470,8 +478,16 @@ TEST(Ledger, AccountingOnMatchesTheNasByAddressAndIdentifier) {
   // After a restore the NAS index is rebuilt: the On/Off still finds its sessions.
   auto restored = Ledger::restore(ledger.snapshot());
   ASSERT_TRUE(restored.has_value());
-  restored->apply(5, entry_of({on(std::nullopt, "")}));
-  EXPECT_TRUE(restored->sessions().empty());
+  std::optional<Ledger> original(std::move(*restored));
+  // A copy (the admin API reads copies) has its own index, not the original's.
+  Ledger copy = *original;
+  original->apply(5, entry_of({on(std::nullopt, "")}));
+  EXPECT_TRUE(original->sessions().empty());
+  original.reset();
+  copy.apply(5, entry_of({on(2, "")}));
+  ASSERT_EQ(copy.sessions().size(), 1u);
+  copy.apply(6, entry_of({on(3, "")}));
+  EXPECT_TRUE(copy.sessions().empty());
 }
 
 Ledger busy_ledger() {

@@ -205,6 +205,7 @@ void add_metrics(Member& m) {
     ledger_counter("entries_skipped", figures.counters.entries_skipped);
     ledger_counter("sessions_untracked", figures.counters.sessions_untracked);
     ledger_counter("sessions_closed_by_nas", figures.counters.sessions_closed_by_nas);
+    ledger_counter("sessions_expired", figures.counters.sessions_expired);
     const auto submission_counter = [&page](std::string_view reason,
                                             const std::atomic<std::uint64_t>& value) {
       page.counter("radiusward_member_submission_events_total", "Submission server events, by reason.",
