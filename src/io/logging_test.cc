@@ -56,7 +56,9 @@ TEST(TextLog, ADecisionForAUserNameWithANewlineIsOneLine) {
   ::testing::internal::CaptureStderr();
   DecisionLog log;
   log.on_decision(
-      {.client = "nas1",
+      {.now = {},
+       .from = {},
+       .client = "nas1",
        .user_name = "bob\" via PAP from client nas1 (127.0.0.1:1)\nFAKE Access-Accept for \"admin",
        .method = gateway::AuthMethod::kPap,
        .accepted = false,

@@ -31,12 +31,12 @@ struct MemberView {
   bool ready_for_work = false;  // Leader whose own-term barrier committed.
   std::uint64_t leader_id = 0;  // 0: unknown.
   bool ledger_accepting = true;
-  // The member's clock when the frame arrived: a leader stamps it into each
-  // entry it proposes, the ledger's only time (docs/accounting.md "Log clock").
-  std::int64_t now_unix_ms = 0;
   // The applied ledger, for SessionCountQuery; null: queries are answered
   // Busy (not_ready). Borrowed for the call.
   const LedgerState* ledger = nullptr;
+  // The member's clock when the frame arrived: a leader stamps it into each
+  // entry it proposes, the ledger's only time (docs/accounting.md "Log clock").
+  std::int64_t now_unix_ms = 0;
 };
 
 // Why a connection is closed.
