@@ -205,6 +205,7 @@ void add_metrics(Member& m) {
     ledger_counter("entries_skipped", figures.counters.entries_skipped);
     ledger_counter("sessions_untracked", figures.counters.sessions_untracked);
     ledger_counter("sessions_closed_by_nas", figures.counters.sessions_closed_by_nas);
+    ledger_counter("sessions_expired", figures.counters.sessions_expired);
     const auto submission_counter = [&page](std::string_view reason,
                                             const std::atomic<std::uint64_t>& value) {
       page.counter("radiusward_member_submission_events_total", "Submission server events, by reason.",
@@ -286,7 +287,10 @@ int start_and_run(Member& m) {
   m.ledger = std::make_unique<member_shell::LedgerState>(
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
                                .held_bytes_max = m.config.ledger.held_bytes_max,
-                               .sessions_max = m.config.ledger.sessions_max});
+                               .sessions_max = m.config.ledger.sessions_max,
+                               .sessions_bytes_max = m.config.ledger.sessions_bytes_max,
+                               .session_expiry_multiple = m.config.ledger.session_expiry_multiple,
+                               .session_default_interim_s = m.config.ledger.session_default_interim_s});
   auto submission =
       member_shell::SubmissionServer::bind(member_shell::SubmissionServerOptions{.host = m.config.submission_listen.host,
                                                              .port = m.config.submission_listen.port,

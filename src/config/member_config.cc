@@ -266,6 +266,12 @@ class MemberParser : YamlReader {
                  set_number(ledger.held_bytes_max, item, at_key, 4096, std::uint64_t{64} << 30);
                } else if (key == "sessions_max") {
                  set_number(ledger.sessions_max, item, at_key, 0, 100'000'000);
+               } else if (key == "sessions_bytes_max") {
+                 set_number(ledger.sessions_bytes_max, item, at_key, 0, std::uint64_t{64} << 30);
+               } else if (key == "session_expiry_multiple") {
+                 set_number(ledger.session_expiry_multiple, item, at_key, 0, 1000);
+               } else if (key == "session_default_interim_s") {
+                 set_number(ledger.session_default_interim_s, item, at_key, 1, 7 * 24 * 3600);
                } else {
                  return false;
                }

@@ -70,9 +70,12 @@ struct MemberConfig {
   } raft;
 
   struct Ledger {
-    std::size_t held_records_max = 500'000;
-    std::size_t held_bytes_max = std::size_t{256} << 20;
+    std::size_t held_records_max = 64'000;
+    std::size_t held_bytes_max = std::size_t{16} << 20;
     std::size_t sessions_max = 1'000'000;
+    std::size_t sessions_bytes_max = std::size_t{16} << 20;
+    unsigned session_expiry_multiple = 3;
+    unsigned session_default_interim_s = 3600;
     friend bool operator==(const Ledger&, const Ledger&) = default;
   } ledger;
 

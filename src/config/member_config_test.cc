@@ -54,6 +54,9 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
       "  held_records_max: 1000\n"
       "  held_bytes_max: 1048576\n"
       "  sessions_max: 10\n"
+      "  sessions_bytes_max: 65536\n"
+      "  session_expiry_multiple: 5\n"
+      "  session_default_interim_s: 600\n"
       "dictionary_dir: /usr/share/freeradius\n"
       "logging: {level: debug, format: json}\n");
   auto parsed = parse_member_config(text, "/etc/rw/member.yaml");
@@ -78,6 +81,9 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
   EXPECT_EQ(config.ledger.held_records_max, 1000u);
   EXPECT_EQ(config.ledger.held_bytes_max, 1048576u);
   EXPECT_EQ(config.ledger.sessions_max, 10u);
+  EXPECT_EQ(config.ledger.sessions_bytes_max, 65536u);
+  EXPECT_EQ(config.ledger.session_expiry_multiple, 5u);
+  EXPECT_EQ(config.ledger.session_default_interim_s, 600u);
   ASSERT_TRUE(config.dictionary_dir.has_value());
   EXPECT_FALSE(config.dictionary_dir_optional);
   EXPECT_EQ(config.logging.level, LogLevel::kDebug);
@@ -94,7 +100,7 @@ TEST(MemberConfig, AppliesDefaults) {
   EXPECT_FALSE(parsed->admin_socket.has_value());
   EXPECT_EQ(parsed->raft, MemberConfig::Raft{});
   EXPECT_EQ(parsed->raft.election_timeout_ms, 300u);
-  EXPECT_EQ(parsed->ledger.held_records_max, 500'000u);
+  EXPECT_EQ(parsed->ledger.held_records_max, 64'000u);
   EXPECT_TRUE(parsed->dictionary_dir_optional);
   EXPECT_EQ(parsed->logging.level, LogLevel::kInfo);
 }

@@ -74,13 +74,37 @@ const auth::Credential* known_good(const GatewayState& state, const auth::UserCr
   return nullptr;
 }
 
+// A reject nobody configured carries none of the matched user's reply items:
+// a Reply-Message that only known users get would tell who exists
+// (docs/security.md "Authentication replies").
 void reject(AccessOutcome& outcome, std::string_view reason) {
+  outcome.accepted = false;
+  outcome.reason = reason;
+  outcome.users.clear_reply();
+}
+
+// A reject the users policy asked for (Auth-Type := Reject) keeps its
+// Reply-Message, as FreeRADIUS sends it.
+void explicit_reject(AccessOutcome& outcome, std::string_view reason) {
   outcome.accepted = false;
   outcome.reason = reason;
 }
 
+// Every rejected MS-CHAP request gets the same MS-CHAP-Error, whether the
+// user is unknown, has no NT hash, or sent a wrong response: the error is
+// built from the request alone (RFC 2759 §6, RFC 2433 Appendix A).
+void add_ms_chap_error(const radius::Packet& request, RandomSource& random, AccessOutcome& outcome) {
+  const auto challenge = request.find_vendor(radius::kVendorMicrosoft, ms::kChapChallenge);
+  if (!challenge) return;
+  if (const auto response = request.find_vendor(radius::kVendorMicrosoft, ms::kChap2Response)) {
+    outcome.ms_chap_error = auth::ms_chap2_error(auth::ms_chap_ident(*response), random);
+  } else if (const auto v1 = request.find_vendor(radius::kVendorMicrosoft, ms::kChapResponse)) {
+    outcome.ms_chap_error = auth::ms_chap1_error(auth::ms_chap_ident(*v1));
+  }
+}
+
 // Checks the password or response the request carries against `known_good`.
-void check_method(const radius::Packet& request, const radius::SharedSecret& secret, RandomSource& random,
+void check_method(const radius::Packet& request, const radius::SharedSecret& secret,
                   const auth::Credential& known_good, AccessOutcome& outcome) {
   if (const auto hidden = request.find(attr::kUserPassword)) {
     outcome.method = outcome.method == AuthMethod::kMab ? AuthMethod::kMab : AuthMethod::kPap;
@@ -106,10 +130,7 @@ void check_method(const radius::Packet& request, const radius::SharedSecret& sec
       challenge && response) {
     outcome.method = AuthMethod::kMsChap2;
     auto verified = auth::verify_ms_chap2(known_good, {*challenge, *response, outcome.user_name});
-    if (!verified) {
-      outcome.ms_chap_error = auth::ms_chap2_error(auth::ms_chap_ident(*response), random);
-      return reject(outcome, auth::to_string(verified.error()));
-    }
+    if (!verified) return reject(outcome, auth::to_string(verified.error()));
     outcome.ms_chap2 = *verified;
     outcome.accepted = true;
     return;
@@ -118,10 +139,7 @@ void check_method(const radius::Packet& request, const radius::SharedSecret& sec
       challenge && response) {
     outcome.method = AuthMethod::kMsChap1;
     auto verified = auth::verify_ms_chap1(known_good, {*challenge, *response});
-    if (!verified) {
-      outcome.ms_chap_error = auth::ms_chap1_error(auth::ms_chap_ident(*response));
-      return reject(outcome, auth::to_string(verified.error()));
-    }
+    if (!verified) return reject(outcome, auth::to_string(verified.error()));
     outcome.ms_chap1 = *verified;
     outcome.accepted = true;
     return;
@@ -171,19 +189,10 @@ std::string_view to_string(AuthMethod method) {
   return "unknown";
 }
 
-void decide_access(const GatewayState& state, const radius::Packet& request,
-                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome,
-                   UserStore* user_store) {
-  outcome.accepted = false;
-  outcome.method = AuthMethod::kNone;
-  outcome.reason = "ok";
-  outcome.users.clear();
-  outcome.ms_chap2.reset();
-  outcome.ms_chap1.reset();
-  outcome.ms_chap_error.reset();
-  outcome.sql_user.reset();
-  outcome.store_unavailable = false;
+namespace {
 
+void decide(const GatewayState& state, const radius::Packet& request, const radius::SharedSecret& secret,
+            AccessOutcome& outcome, UserStore* user_store) {
   const auto user_name = request.find(attr::kUserName);
   if (!user_name) return reject(outcome, "no User-Name");
   outcome.user_name = as_chars(user_name->value);
@@ -197,6 +206,7 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
     mac_text = auth::canonical_mac(*auth::parse_mac(outcome.user_name));
     lookup_name = auth::view(mac_text);
   }
+  const bool mab_default_accept = state.options().access.mab_default == MabDefault::kAccept;
 
   // The first store that knows the user decides; when none does, the users
   // file (its DEFAULT entries) does if it is listed. Finding a name in the
@@ -227,12 +237,12 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
   }
   if (users == nullptr) {
     if (!files_listed) {
-      if (mab && state.options().access.mab_default == MabDefault::kAccept) {
+      if (mab && mab_default_accept) {
         outcome.accepted = true;
         outcome.reason = "MAB default accept";
         return;
       }
-      return reject(outcome, "unknown user");
+      return reject(outcome, mab ? "unlisted MAC" : "unknown user");
     }
     users = &state.users();
   }
@@ -241,8 +251,14 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
   if (auto evaluated = auth::evaluate_users(*users, lookup_name, attributes, outcome.users); !evaluated) {
     return reject(outcome, auth::to_string(evaluated.error()));
   }
+  // MAB has no secret: the MAC being listed by name (a users entry or SQL
+  // rows, which compile to entries named after it) is the whole check. A
+  // catch-all DEFAULT lists nothing, so a MAC only DEFAULT entries match is
+  // unlisted and `mab_default` decides (docs/authentication.md "MAB").
+  const bool mab_listed = mab && outcome.users.named_matched();
+  if (mab && !mab_listed && !mab_default_accept) return reject(outcome, "unlisted MAC");
   if (!outcome.users.matched()) {
-    if (mab && state.options().access.mab_default == MabDefault::kAccept) {
+    if (mab) {
       outcome.accepted = true;
       outcome.reason = "MAB default accept";
       return;
@@ -254,22 +270,41 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
   if (known.auth_type != nullptr) {
     if (const auto* item = outcome.users.find_control(*known.auth_type)) {
       const std::uint32_t auth_type = u32_of(item->bytes());
-      if (auth_type == known.auth_type_reject) return reject(outcome, "Auth-Type Reject");
-      if (auth_type == known.auth_type_accept) {
+      if (auth_type == known.auth_type_reject) return explicit_reject(outcome, "Auth-Type Reject");
+      if (auth_type == known.auth_type_accept && !mab) {
         outcome.accepted = true;
         return;
       }
     }
   }
   if (mab) {
-    // The MAC being listed is the check: is_mab() already required any
-    // User-Password to be that MAC, in whatever notation the NAS used.
+    // is_mab() already required any User-Password to be that MAC, in
+    // whatever notation the NAS used.
     outcome.accepted = true;
+    if (!mab_listed) outcome.reason = "MAB default accept";
     return;
   }
   const auth::Credential* credential = known_good(state, *credentials, outcome.users);
   if (credential == nullptr) return reject(outcome, "no known good password");
-  check_method(request, secret, random, *credential, outcome);
+  check_method(request, secret, *credential, outcome);
+}
+
+}  // namespace
+
+void decide_access(const GatewayState& state, const radius::Packet& request,
+                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome,
+                   UserStore* user_store) {
+  outcome.accepted = false;
+  outcome.method = AuthMethod::kNone;
+  outcome.reason = "ok";
+  outcome.users.clear();
+  outcome.ms_chap2.reset();
+  outcome.ms_chap1.reset();
+  outcome.ms_chap_error.reset();
+  outcome.sql_user.reset();
+  outcome.store_unavailable = false;
+  decide(state, request, secret, outcome, user_store);
+  if (!outcome.accepted && !outcome.store_unavailable) add_ms_chap_error(request, random, outcome);
 }
 
 }  // namespace rw::gateway

@@ -166,6 +166,43 @@ class RequestHandlerTest : public ::testing::Test {
     return *packet;
   }
 
+  // Replaces the handler's state with one built from `users` and `options`.
+  void rebuild(std::string_view users_text, const GatewayOptions& options) {
+    auto dictionary = radius::Dictionary::builtin();
+    auto users = config::UsersFile::parse(users_text, "users", dictionary, gateway_users_limits());
+    ASSERT_TRUE(users.has_value()) << (users ? "" : users.error().to_string());
+    auto clients = config::parse_clients(kClients, "clients.conf");
+    auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), options});
+    ASSERT_TRUE(state.has_value()) << (state ? "" : state.error());
+    state_ = *state;
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
+  }
+
+  std::vector<std::uint8_t> mab(std::string_view mac, std::uint8_t id) {
+    auto& b = begin(Code::kAccessRequest, id);
+    b.add(attr::kUserName, as_bytes(mac));
+    b.add(attr::kCallingStationId, as_bytes(mac));
+    add_password(mac);
+    return send(finish_request());
+  }
+
+  // An MS-CHAPv2 request whose response was computed from `password`.
+  std::vector<std::uint8_t> ms_chap2(std::string_view user, std::string_view password, std::uint8_t id) {
+    std::array<std::uint8_t, 16> authenticator_challenge{};
+    std::array<std::uint8_t, 16> peer_challenge{};
+    random_.fill(authenticator_challenge);
+    random_.fill(peer_challenge);
+    const auth::NtHash hash = *auth::nt_password_hash(password);
+    const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
+    const auto response =
+        auth::ms_chap2_response_value(0x42, peer_challenge, auth::challenge_response(challenge, hash));
+    auto& b = begin(Code::kAccessRequest, id);
+    b.add(attr::kUserName, as_bytes(user));
+    b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
+    b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
+    return send(finish_request());
+  }
+
   std::uint64_t drops(DropReason reason) const {
     return counters_.drops[static_cast<std::size_t>(reason)].get();
   }
@@ -208,8 +245,51 @@ TEST_F(RequestHandlerTest, PapWrongPasswordRejectsWithoutAcceptAttributes) {
   const radius::Packet packet = verified(pap("alice", "looking-glass"));
   EXPECT_EQ(packet.code(), Code::kAccessReject);
   EXPECT_FALSE(packet.find(attr::kTunnelPrivateGroupId).has_value());
-  EXPECT_TRUE(packet.find(attr::kReplyMessage).has_value());
+  // alice's Reply-Message is hers: a reject that carried it would tell an
+  // attacker that alice exists (docs/security.md "Authentication replies").
+  EXPECT_FALSE(packet.find(attr::kReplyMessage).has_value());
   EXPECT_EQ(counters_.access_rejects.get(), 1u);
+}
+
+// The attribute types of a reply, without Message-Authenticator (whose
+// value differs per reply anyway).
+std::vector<std::uint8_t> attribute_types(const radius::Packet& packet) {
+  std::vector<std::uint8_t> types;
+  for (const radius::Attribute a : packet.attributes()) types.push_back(a.type);
+  return types;
+}
+
+TEST_F(RequestHandlerTest, KnownAndUnknownUsersGetTheSameReject) {
+  const std::string users = std::string(kUsers) + "DEFAULT\n        Reply-Message = \"Welcome\"\n";
+  rebuild(users, state_->options());
+  const radius::Packet known = verified(pap("alice", "looking-glass", 1));
+  const radius::Packet unknown = verified(pap("mallory", "looking-glass", 1));
+  EXPECT_EQ(known.code(), Code::kAccessReject);
+  EXPECT_EQ(unknown.code(), Code::kAccessReject);
+  EXPECT_EQ(known.length(), unknown.length());
+  EXPECT_EQ(attribute_types(known), attribute_types(unknown));
+  EXPECT_FALSE(unknown.find(attr::kReplyMessage).has_value());
+  // An operator's explicit reject still says what it was configured to say.
+  const radius::Packet dave = verified(pap("dave", "x", 2));
+  ASSERT_TRUE(dave.find(attr::kReplyMessage).has_value());
+  EXPECT_EQ(as_chars(dave.find(attr::kReplyMessage)->value), "Denied");
+}
+
+TEST_F(RequestHandlerTest, MsChapErrorIsTheSameForUnknownAndKnownUsers) {
+  const radius::Packet known = verified(ms_chap2("bob", "not-his-password", 1));
+  const radius::Packet unknown = verified(ms_chap2("mallory", "anything", 2));
+  for (const radius::Packet* packet : {&known, &unknown}) {
+    EXPECT_EQ(packet->code(), Code::kAccessReject);
+    const auto error = packet->find_vendor(radius::kVendorMicrosoft, ms::kChapError);
+    ASSERT_TRUE(error.has_value());
+    // Ident, then "E=691 R=0 C=<32 hex> V=3 M=Authentication failed": only C differs.
+    const std::string text(as_chars(error->subspan(1)));
+    EXPECT_EQ((*error)[0], 0x42);
+    EXPECT_EQ(text.substr(0, 12), "E=691 R=0 C=");
+    EXPECT_EQ(text.substr(44), " V=3 M=Authentication failed");
+  }
+  EXPECT_EQ(known.length(), unknown.length());
+  EXPECT_EQ(attribute_types(known), attribute_types(unknown));
 }
 
 TEST_F(RequestHandlerTest, UnknownUserRejects) {
@@ -286,6 +366,40 @@ TEST_F(RequestHandlerTest, UnlistedMacIsRejectedByDefault) {
   b.add(attr::kUserName, as_bytes("66:77:88:99:aa:bb"));
   b.add(attr::kCallingStationId, as_bytes("66-77-88-99-AA-BB"));
   EXPECT_EQ(verified(send(finish_request())).code(), Code::kAccessReject);
+}
+
+// etc/demo/users ends in a catch-all DEFAULT, as many sites do: it lists no
+// MAC, so it must not let every MAC in (docs/authentication.md "MAB").
+constexpr std::string_view kCatchAllDefault = "DEFAULT\n        Session-Timeout = 30\n";
+
+TEST_F(RequestHandlerTest, CatchAllDefaultDoesNotAdmitUnlistedMacs) {
+  rebuild(std::string(kUsers) + std::string(kCatchAllDefault), state_->options());
+  ASSERT_EQ(state_->options().access.mab_default, MabDefault::kReject);
+  const radius::Packet listed = verified(mab("00-11-22-33-44-55", 1));
+  EXPECT_EQ(listed.code(), Code::kAccessAccept);
+  const radius::Packet unlisted = verified(mab("66-77-88-99-aa-bb", 2));
+  EXPECT_EQ(unlisted.code(), Code::kAccessReject);
+  EXPECT_FALSE(unlisted.find(attr::kSessionTimeout).has_value());
+}
+
+TEST_F(RequestHandlerTest, NamedMacEntryWhoseChecksFailIsUnlisted) {
+  // The MAC's own entry applies only on one NAS; elsewhere only DEFAULT matches.
+  const std::string users = "00:11:22:33:44:66 NAS-Identifier == \"lobby\"\n" + std::string(kCatchAllDefault);
+  rebuild(users, state_->options());
+  EXPECT_EQ(verified(mab("00:11:22:33:44:66", 1)).code(), Code::kAccessReject);
+}
+
+TEST_F(RequestHandlerTest, MabDefaultAcceptAdmitsUnlistedMacsWithDefaultReplies) {
+  GatewayOptions options = state_->options();
+  options.access.mab_default = MabDefault::kAccept;
+  rebuild(std::string(kUsers) + std::string(kCatchAllDefault), options);
+  const radius::Packet unlisted = verified(mab("66:77:88:99:aa:bb", 1));
+  EXPECT_EQ(unlisted.code(), Code::kAccessAccept);
+  ASSERT_TRUE(unlisted.find(attr::kSessionTimeout).has_value());
+  // The listed MAC still gets its own entry's items (Session-Timeout 60).
+  const radius::Packet listed = verified(mab("00:11:22:33:44:55", 2));
+  ASSERT_EQ(listed.code(), Code::kAccessAccept);
+  EXPECT_EQ(listed.find(attr::kSessionTimeout)->value[3], 60);
 }
 
 TEST_F(RequestHandlerTest, ProxyStateIsCopiedInOrder) {

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "base/assert.h"
+#include "io/clock.h"
 #include "submission/frames.h"
 
 namespace rw::member_shell {
@@ -168,7 +169,8 @@ member_shell::MemberView SubmissionServer::view() const {
                             .ready_for_work = status.ready_for_work,
                             .leader_id = status.leader_id,
                             .ledger_accepting = ledger_->accepting(),
-                            .ledger = ledger_};
+                            .ledger = ledger_,
+                            .now_unix_ms = unix_now_ms()};
 }
 
 void SubmissionServer::on_readable(Connection& connection) {

@@ -86,7 +86,7 @@ SessionAnswer SubmissionSession::on_submit(const submission::Submit& submit, con
   // member without a skip (docs/consensus.md trap 7). One Submit is one entry
   // (trap 4): kSubmitRecordsMax equals kEntryRecordsMax and 1 MiB frames fit
   // the 4 MiB entry bound.
-  accounting::EntryBuilder builder;
+  accounting::EntryBuilder builder(accounting::kEntryBytesMax, view.now_unix_ms);
   for (const submission::SubmitRecord& record : submit.records) {
     auto valid = accounting::validate_record(record.record);
     if (!valid || valid->key.bytes != record.key) return close_with(CloseReason::kInvalidRecord);
