@@ -5,7 +5,7 @@
 // record is committed, an Access-Accept once SQL or the crypt(3) pool
 // answered) are asked for with on_answer. One handler instance per
 // worker thread; a handler is never shared between threads, so it needs no
-// locks (DESIGN.md "EAP across several gateways").
+// locks (docs/design.md "EAP across several gateways").
 #pragma once
 
 #include <array>

@@ -47,7 +47,7 @@ struct Decision {
   [[nodiscard]] std::string_view reason() const { return accepted ? to_string(note) : to_string(reject); }
 };
 
-// Receives every decision; the shell logs it (cores do not log, docs/style.md).
+// Receives every decision; the shell logs it (cores do not log, docs/style.md §5).
 class DecisionObserver {
  public:
   virtual ~DecisionObserver() = default;
