@@ -153,12 +153,13 @@ TEST_F(AccessHandlerTest, ACryptPasswordIsLeftToThePoolThenDecidedByItsVerdict) 
 TEST_F(AccessHandlerTest, AnSqlMissAsksForTheCanonicalNameAndAFailedFetchDrops) {
   build({config::UsersStore::kSql, config::UsersStore::kFiles});
   MissingStore store;
-  AccessInputs inputs = with_password("00:11:22:33:44:55");
+  AccessInputs inputs;
   inputs.user_store = &store;
-  const radius::Packet mab = request("00:11:22:33:44:55", "00:11:22:33:44:55", "00-11-22-33-44-55");
+  const radius::Packet mab = request("00-11-22-33-44-55", "00:11:22:33:44:55", "00-11-22-33-44-55");
+  inputs.password = "00:11:22:33:44:55";
   Action action = decide(mab, inputs);
   ASSERT_EQ(action.kind, Action::Kind::kLookup);
-  EXPECT_EQ(action.name, "00-11-22-33-44-55");
+  EXPECT_EQ(action.name, "00:11:22:33:44:55");  // The canonical MAC, whatever the NAS's notation.
   const std::shared_ptr<const auth::SqlUser> none;
   inputs.fetched_user = &none;
   action = decide(mab, inputs);

@@ -94,8 +94,8 @@ class EchoHandler final : public gateway::DatagramHandler {
       return 0;
     }
     std::string text = "w" + std::to_string(index_) +
-                       (listener == Listener::kAuthentication ? " auth " : " acct ") + io::to_string(from) + " " +
-                       std::string(as_chars(datagram));
+                       (listener == Listener::kAuthentication ? " auth " : " acct ") + io::to_string(from) +
+                       " " + std::string(as_chars(datagram));
     const std::size_t size = std::min(text.size(), reply.size());
     std::copy_n(text.data(), size, reply.data());
     return size;
