@@ -112,7 +112,6 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
   options.negative_ttl = sql.negative_ttl;
   options.entries_max = sql.cache_entries_max;
   options.connections = sql.connections;
-  options.miss_wait = sql.miss_wait;
   gateway_shell::SqlUserCache::Connect connect;
   if (sql.sqlite) {
     connect = [path = sql.sqlite->path] { return gateway_shell::open_sqlite_user_source(path); };

@@ -78,7 +78,6 @@ class SqlAuthenticationTest : public config::TempDirTest {
     ASSERT_TRUE(state) << state.error();
     state_ = *state;
     SqlUserCacheOptions cache_options;
-    cache_options.miss_wait = miss_wait;
     cache_options.reconnect_backoff = Duration::milliseconds(1);
     cache_ = std::make_unique<SqlUserCache>(
         cache_options, [database] { return open_sqlite_user_source(database); }, dictionary,

@@ -3,8 +3,9 @@
 // a bounded pool of connection threads and the worker parks the request; the
 // pool answers every request waiting for that user through the answer sink
 // (the worker's eventfd, UdpServer::post_answers). The worker drops a
-// request whose answer does not come within `miss_wait` (the NAS
-// retransmits and finds the user cached). The mutex is never held across a
+// request whose answer does not come within sql_users.miss_wait_ms
+// (gateway::ParkingSetup::lookup_timeout; the NAS retransmits and finds the
+// user cached). The mutex is never held across a
 // query.
 // Found and not-found answers are kept for `ttl` and `negative_ttl`; at most
 // `entries_max` users are held. docs/authentication.md and docs/limits.md.
@@ -36,7 +37,6 @@ struct SqlUserCacheOptions {
   std::size_t entries_max = 100'000;                // Users held; an arbitrary one is evicted beyond.
   std::size_t queue_max = 1024;                     // Fetches waiting for a connection.
   std::size_t connections = 2;                      // Connection threads (the pool).
-  Duration miss_wait = Duration::milliseconds(20);  // How long a parked request waits on a miss.
   std::size_t waiting_max = 4096;                   // Requests waiting for fetches, all users together.
   Duration reconnect_backoff = Duration::seconds(1);
 };

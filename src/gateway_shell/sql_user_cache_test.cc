@@ -1,7 +1,8 @@
 // Tests of the SQL user cache on a real SQLite file: hits, TTL expiry,
 // negative caching, the size bound and a database that cannot be read.
-// Time is a fake clock; the pool's threads are real, and a miss waits for
-// the fetch (a generous miss_wait that a healthy fetch never reaches).
+// Time is a fake clock; the pool's threads are real. A miss is fetched and
+// answered through the answer sink, as a parked request is; the test waits
+// for that answer (lookup_and_wait), a worker never does.
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/sql_user_cache_for_test.h"
 
@@ -50,7 +51,6 @@ class SqlUserCacheTest : public config::TempDirTest {
          "', 'Cleartext-Password', ':=', '" + password + "');");
   }
   void start(SqlUserCacheOptions options, std::string path = {}) {
-    options.miss_wait = Duration::seconds(30);
     if (path.empty()) path = path_;
     cache_ = std::make_unique<SqlUserCache>(
         options, [path] { return open_sqlite_user_source(path); }, radius::Dictionary::builtin(),

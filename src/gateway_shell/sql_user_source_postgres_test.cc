@@ -69,7 +69,6 @@ TEST_F(PostgresUsersTest, ReadsUserAndGroupRowsInPriorityOrder) {
 
 TEST_F(PostgresUsersTest, TheCacheReadsThroughThePool) {
   SqlUserCacheOptions options;
-  options.miss_wait = Duration::seconds(30);
   SqlUserCache cache(
       options, [conninfo = server_->conninfo()] { return open_postgres_user_source(conninfo); },
       radius::Dictionary::builtin(), [] { return Instant{1}; });
