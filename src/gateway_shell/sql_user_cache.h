@@ -32,12 +32,12 @@
 namespace rw::gateway_shell {
 
 struct SqlUserCacheOptions {
-  Duration ttl = Duration::seconds(60);             // A user found is served this long.
-  Duration negative_ttl = Duration::seconds(10);    // A user with no rows is "unknown" this long.
-  std::size_t entries_max = 100'000;                // Users held; an arbitrary one is evicted beyond.
-  std::size_t queue_max = 1024;                     // Fetches waiting for a connection.
-  std::size_t connections = 2;                      // Connection threads (the pool).
-  std::size_t waiting_max = 4096;                   // Requests waiting for fetches, all users together.
+  Duration ttl = Duration::seconds(60);           // A user found is served this long.
+  Duration negative_ttl = Duration::seconds(10);  // A user with no rows is "unknown" this long.
+  std::size_t entries_max = 100'000;              // Users held; an arbitrary one is evicted beyond.
+  std::size_t queue_max = 1024;                   // Fetches waiting for a connection.
+  std::size_t connections = 2;                    // Connection threads (the pool).
+  std::size_t waiting_max = 4096;                 // Requests waiting for fetches, all users together.
   Duration reconnect_backoff = Duration::seconds(1);
 };
 
