@@ -5,23 +5,25 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <optional>
 #include <span>
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
-#include "io/admin_server.h"
-#include "io/clock.h"
-#include "io/csprng.h"
+#include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/gateway_admin.h"
-#include "io/logging.h"
-#include "io/signals.h"
-#include "io/socket_address.h"
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
+#include "io/admin_server.h"
+#include "io/clock.h"
+#include "io/csprng.h"
+#include "io/logging.h"
+#include "io/signals.h"
+#include "io/socket_address.h"
 
 namespace rw::app {
 namespace {
@@ -102,7 +104,7 @@ Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
 // Reads go to the read replica when one is configured and reachable.
 std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
-                                                      const LoadedFiles& files) {
+                                                                 const LoadedFiles& files) {
   if (!config.sql_users) return nullptr;
   const config::SqlUsersConfig& sql = *config.sql_users;
   gateway_shell::SqlUserCacheOptions options;
@@ -110,16 +112,16 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
   options.negative_ttl = sql.negative_ttl;
   options.entries_max = sql.cache_entries_max;
   options.connections = sql.connections;
-  options.miss_wait = sql.miss_wait;
   gateway_shell::SqlUserCache::Connect connect;
   if (sql.sqlite) {
     connect = [path = sql.sqlite->path] { return gateway_shell::open_sqlite_user_source(path); };
     spdlog::info("sql users: SQLite {}", sql.sqlite->path);
   } else {
     connect = [primary = *sql.postgresql, replica = sql.read_replica]() {
-      return gateway_shell::open_postgres_user_source_preferring_replica(primary, replica, [](const std::string& error) {
-        spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
-      });
+      return gateway_shell::open_postgres_user_source_preferring_replica(
+          primary, replica, [](const std::string& error) {
+            spdlog::warn("sql users: read replica unreachable, reading from the primary: {}", error);
+          });
     };
     spdlog::info("sql users: PostgreSQL{}", sql.read_replica ? " (reads on the read replica)" : "");
   }
@@ -151,17 +153,37 @@ int run_gateway(const GatewayCommand& command) {
   }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &decision_log, client->get());
+  // SQL users and crypt(3) checks answer through the UDP server, which
+  // starts after them: answers before it runs are lost and their requests
+  // time out (the NAS retries).
+  auto udp_for_answers = std::make_shared<std::atomic<gateway_shell::UdpServer*>>(nullptr);
+  const auto post_answer = [udp_for_answers](const gateway::Answer& answer) {
+    if (gateway_shell::UdpServer* udp = udp_for_answers->load()) {
+      udp->post_answers(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
+    }
+  };
   std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
-  factory->set_user_store(sql_users.get());
+  gateway::ParkingSetup parking;
+  if (sql_users) {
+    sql_users->set_answer_sink(post_answer);
+    parking.user_store = sql_users.get();
+    parking.lookup_timeout = config.sql_users->miss_wait;
+  }
+  auto crypt_pool =
+      std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
+  parking.crypt = crypt_pool.get();
+  factory->set_parking(parking);
   auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
   }
+  udp_for_answers->store(server->get());
   if (*client) {
     gateway_shell::UdpServer* udp = server->get();
-    auto started = (*client)->start(
-        [udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) { udp->post_answers(worker, answers); });
+    auto started = (*client)->start([udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
+      udp->post_answers(worker, answers);
+    });
     if (!started) {
       spdlog::critical("{}", started.error().to_string());
       return kExitRuntimeFailure;
@@ -184,6 +206,10 @@ int run_gateway(const GatewayCommand& command) {
   // The client first: it posts answers to the workers, which stop next.
   if (*client) (*client)->stop();
   (*server)->stop();
+  // The workers that called the pools are stopped; the pools post to the
+  // server (ignored once stopped) and stop before it is destroyed.
+  sql_users.reset();
+  crypt_pool.reset();
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <map>
+#include <set>
 
 #include "accounting/entry.h"
 #include "auth/chap.h"
@@ -77,6 +79,8 @@ dave    Auth-Type := Reject
 carol   Cleartext-Password := "one-at-a-time", Simultaneous-Use := 1
         Session-Timeout = 3600
 zed     Cleartext-Password := "never", Simultaneous-Use := 0
+erin    Crypt-Password := "$5$saltsalt$9yMj07lA8PlT4IBEoaFFjtbTam2B/NppjCQBwku9ur8"
+        Session-Timeout = 5
 )";
 
 constexpr std::string_view kClients = R"(
@@ -108,18 +112,23 @@ Endpoint endpoint(std::uint8_t last_octet, std::uint16_t port) {
 class RequestHandlerTest : public ::testing::Test {
  protected:
   RequestHandlerTest() : random_(1), secret_(*radius::SharedSecret::create(as_bytes("testing123"))) {
+    GatewayOptions options;
+    options.duplicates.answered_max = 64;
+    options.duplicates.in_progress_max = 8;
+    build_state(options);
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
+  }
+
+  // Replaces state_ with kUsers and kClients under `options`.
+  void build_state(const GatewayOptions& options) {
     auto dictionary = radius::Dictionary::builtin();
     auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
     EXPECT_TRUE(users.has_value()) << (users ? "" : users.error().to_string());
     auto clients = config::parse_clients(kClients, "clients.conf");
     EXPECT_TRUE(clients.has_value());
-    GatewayOptions options;
-    options.duplicates.answered_max = 64;
-    options.duplicates.in_progress_max = 8;
     auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), options});
     EXPECT_TRUE(state.has_value()) << (state ? "" : state.error());
     state_ = *state;
-    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
   }
 
   // Starts an Access-Request with a random authenticator and a Message-Authenticator.
@@ -579,7 +588,7 @@ class AccountingTest : public RequestHandlerTest {
   }
 
   std::optional<std::vector<std::uint8_t>> answer(Ticket ticket) {
-    auto reply = handler_->on_answer(kNow, ticket, reply_buffer_);
+    auto reply = handler_->on_answer(kNow, Answer{.ticket = ticket, .committed = true}, reply_buffer_);
     if (!reply) return std::nullopt;
     EXPECT_EQ(reply->to, endpoint(1, 40001));
     EXPECT_EQ(reply->arrival.socket, 7);
@@ -656,7 +665,7 @@ TEST_F(AccountingTest, RefusedSubmitIsForgottenAndRetriedOnRetransmission) {
 TEST_F(AccountingTest, RefusalAfterTakingFreesTheRequestForItsRetransmission) {
   const auto request = accounting_request(25, "S5");
   EXPECT_TRUE(send_accounting(request).empty());
-  handler_->on_refused(kNow, sink_.submissions.at(0).ticket);
+  (void)handler_->on_answer(kNow, Answer{.ticket = sink_.submissions.at(0).ticket}, reply_buffer_);
   EXPECT_EQ(handler_->deferred_size(), 0u);
   EXPECT_TRUE(send_accounting(request).empty());
   EXPECT_EQ(sink_.submissions.size(), 2u);
@@ -672,7 +681,7 @@ TEST_F(AccountingTest, StaleTicketIsIgnored) {
   EXPECT_TRUE(send_accounting(accounting_request(27, "S7")).empty());
   ASSERT_EQ(ticket_slot(sink_.submissions.at(1).ticket), ticket_slot(first));
   EXPECT_FALSE(answer(first).has_value());
-  handler_->on_refused(kNow, first);
+  (void)handler_->on_answer(kNow, Answer{.ticket = first}, reply_buffer_);
   EXPECT_EQ(handler_->deferred_size(), 1u);
   EXPECT_FALSE(answer(make_ticket(4, ticket_slot(first), ticket_generation(first) + 1)).has_value())
       << "another worker's ticket";
@@ -805,6 +814,7 @@ class UnreachableStore final : public UserStore {
     ++asked;
     return {};
   }
+  bool fetch(std::string_view, Ticket) override { return false; }
   int asked = 0;
 };
 
@@ -813,13 +823,7 @@ class FilesBeforeSqlTest : public RequestHandlerTest {
   FilesBeforeSqlTest() {
     GatewayOptions options = state_->options();
     options.access.users_stores = {config::UsersStore::kFiles, config::UsersStore::kSql};
-    auto users =
-        config::UsersFile::parse(kUsers, "users", radius::Dictionary::builtin(), gateway_users_limits());
-    auto clients = config::parse_clients(kClients, "clients.conf");
-    auto state =
-        GatewayState::build({radius::Dictionary::builtin(), clients->clients, std::move(*users), options});
-    EXPECT_TRUE(state.has_value());
-    state_ = *state;
+    build_state(options);
     handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
     handler_->set_user_store(&store_);
   }
@@ -876,7 +880,7 @@ class CountingSink final : public AccountingSink {
 class RecordingObserver final : public DecisionObserver {
  public:
   void on_decision(const Decision& decision) override {
-    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason)});
+    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason())});
   }
   struct Entry {
     std::string user_name;
@@ -922,7 +926,9 @@ class SimultaneousUseTest : public RequestHandlerTest {
 
   std::optional<std::vector<std::uint8_t>> count(Ticket ticket, std::optional<std::uint32_t> open_sessions,
                                                  Instant now = kNow) {
-    auto reply = handler_->on_session_count(now, ticket, open_sessions, reply_buffer_);
+    auto reply = handler_->on_answer(
+        now, Answer{.ticket = ticket, .kind = AnswerKind::kSessionCount, .open_sessions = open_sessions},
+        reply_buffer_);
     if (!reply) return std::nullopt;
     EXPECT_EQ(reply->to, endpoint(1, 40000));
     return std::vector<std::uint8_t>(reply_buffer_.begin(),
@@ -1078,6 +1084,204 @@ TEST_F(SimultaneousUseTest, AFullTableDropsAndTheNasRetries) {
   ASSERT_TRUE(count(sink_.queries[0].ticket, 0).has_value());
   EXPECT_TRUE(send(third).empty());  // The retransmission finds a free slot.
   EXPECT_EQ(sink_.queries.size(), 3u);
+}
+
+TEST_F(RequestHandlerTest, RejectsAreCountedByTheirReasonAndCryptChecksRunInlineWithoutAPool) {
+  EXPECT_EQ(verified(pap("alice", "looking-glass")).code(), Code::kAccessReject);
+  EXPECT_EQ(verified(pap("nobody", "x", 2)).code(), Code::kAccessReject);
+  EXPECT_EQ(verified(pap("erin", "slow-but-safe", 3)).code(), Code::kAccessAccept);
+  EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kWrongPassword)].get(), 1u);
+  EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kUnknownUser)].get(), 1u);
+  EXPECT_EQ(counters_.access_rejects.get(), 2u);
+  EXPECT_EQ(to_string(RejectReason::kWrongPassword), "wrong_password");
+  EXPECT_EQ(to_string(DropReason::kCryptQueueFull), "crypt_queue_full");
+}
+
+TEST(ReasonsTest, EveryReasonHasItsOwnName) {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < kRejectReasonCount; ++i) names.insert(to_string(static_cast<RejectReason>(i)));
+  EXPECT_EQ(names.size(), kRejectReasonCount);
+  names.clear();
+  for (std::size_t i = 0; i < kDropReasonCount; ++i) names.insert(to_string(static_cast<DropReason>(i)));
+  EXPECT_EQ(names.size(), kDropReasonCount);
+  EXPECT_EQ(names.count("unknown"), 0u);
+}
+
+// An SQL store that holds what it was told and records fetches; a crypt(3)
+// pool that records checks. The answers are handed to the handler by the
+// test, as the shell would post them.
+class ParkingStore final : public UserStore {
+ public:
+  Lookup find(std::string_view name) override {
+    auto it = users.find(std::string(name));
+    if (it == users.end()) return {};
+    return {Status::kFound, it->second};
+  }
+  bool fetch(std::string_view name, Ticket ticket) override {
+    if (refuse) return false;
+    fetched.emplace_back(std::string(name), ticket);
+    return true;
+  }
+  std::map<std::string, std::shared_ptr<const auth::SqlUser>> users;
+  std::vector<std::pair<std::string, Ticket>> fetched;
+  bool refuse = false;
+};
+
+class RecordingCrypt final : public CryptVerifier {
+ public:
+  bool verify(std::string_view setting, std::string_view password, Ticket ticket) override {
+    if (full) return false;
+    checks.push_back({std::string(setting), std::string(password), ticket});
+    return true;
+  }
+  struct Check {
+    std::string setting;
+    std::string password;
+    Ticket ticket;
+  };
+  std::vector<Check> checks;
+  bool full = false;
+};
+
+class ParkedTest : public RequestHandlerTest {
+ protected:
+  ParkedTest() {
+    GatewayOptions options = state_->options();
+    options.access.users_stores = {config::UsersStore::kSql, config::UsersStore::kFiles};
+    build_state(options);
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, &observer_, AccountingSetup{}, 0,
+                                                ParkingSetup{.user_store = &store_,
+                                                             .crypt = &crypt_,
+                                                             .lookup_timeout = Duration::milliseconds(20),
+                                                             .crypt_timeout = Duration::seconds(2),
+                                                             .parked_max = 2});
+  }
+  std::shared_ptr<const auth::SqlUser> sql_user(std::string_view name, std::string_view password) {
+    auth::SqlUserRows rows;
+    rows.check.push_back({.attribute = "Cleartext-Password", .op = ":=", .value = std::string(password)});
+    auto user = auth::compile_sql_user(name, rows, radius::Dictionary::builtin());
+    EXPECT_TRUE(user.has_value());
+    return user ? *user : nullptr;
+  }
+  std::vector<std::uint8_t> answer(const Answer& a, Instant now = kNow) {
+    auto reply = handler_->on_answer(now, a, reply_buffer_);
+    if (!reply) return {};
+    return {reply_buffer_.begin(), reply_buffer_.begin() + static_cast<std::ptrdiff_t>(reply->length)};
+  }
+
+  ParkingStore store_;
+  RecordingCrypt crypt_;
+  class Observer final : public DecisionObserver {
+   public:
+    void on_decision(const Decision& decision) override { reasons.emplace_back(decision.reason()); }
+    std::vector<std::string> reasons;
+  } observer_;
+};
+
+TEST_F(ParkedTest, AMissParksTheRequestAndTheAnswerDecidesIt) {
+  EXPECT_TRUE(pap("sqluser", "secret-one").empty());
+  ASSERT_EQ(store_.fetched.size(), 1u);
+  EXPECT_EQ(store_.fetched[0].first, "sqluser");
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 1u);
+  // The NAS's retransmission meanwhile is coalesced, not fetched again.
+  EXPECT_TRUE(send(finish_request()).empty());
+  EXPECT_EQ(store_.fetched.size(), 1u);
+  const auto reply = answer(Answer{.ticket = store_.fetched[0].second,
+                                   .kind = AnswerKind::kUserLookup,
+                                   .user = sql_user("sqluser", "secret-one")});
+  ASSERT_FALSE(reply.empty());
+  EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 0u);
+  EXPECT_EQ(counters_.user_lookups.get(), 1u);
+  // A second answer for the same ticket is stale.
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched[0].second, .kind = AnswerKind::kUserLookup}).empty());
+  EXPECT_EQ(counters_.parked_stale.get(), 1u);
+}
+
+TEST_F(ParkedTest, TheWrongPasswordIsRejectedWithItsReasonAfterTheLookup) {
+  EXPECT_TRUE(pap("sqluser", "guess").empty());
+  const auto reply = answer(Answer{.ticket = store_.fetched.at(0).second,
+                                   .kind = AnswerKind::kUserLookup,
+                                   .user = sql_user("sqluser", "secret-one")});
+  EXPECT_EQ(verified(reply).code(), Code::kAccessReject);
+  ASSERT_EQ(observer_.reasons.size(), 1u);
+  EXPECT_EQ(observer_.reasons[0], "wrong_password");
+}
+
+TEST_F(ParkedTest, ADatabaseThatCannotAnswerOrIsTooSlowDropsNeverRejects) {
+  EXPECT_TRUE(pap("sqluser", "secret-one").empty());
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched.at(0).second, .kind = AnswerKind::kUserLookup}).empty());
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 1u);
+  // Too slow: past lookup_timeout the request is forgotten, its answer stale.
+  EXPECT_TRUE(pap("sqluser", "secret-one", 2).empty());
+  handler_->on_tick(kNow + Duration::milliseconds(21));
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 2u);
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 0u);
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched.at(1).second,
+                            .kind = AnswerKind::kUserLookup,
+                            .user = sql_user("sqluser", "secret-one")})
+                  .empty());
+  EXPECT_EQ(counters_.access_rejects.get(), 0u);
+  // The store refusing to queue is the same drop.
+  store_.refuse = true;
+  EXPECT_TRUE(pap("sqluser", "secret-one", 3).empty());
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 3u);
+}
+
+TEST_F(ParkedTest, AtMostParkedMaxWaitAtOnce) {
+  EXPECT_TRUE(pap("u1", "x", 1).empty());
+  EXPECT_TRUE(pap("u2", "x", 2).empty());
+  EXPECT_TRUE(pap("u3", "x", 3).empty());
+  EXPECT_EQ(store_.fetched.size(), 2u);
+  EXPECT_EQ(drops(DropReason::kParkedTableFull), 1u);
+}
+
+TEST_F(ParkedTest, CryptPasswordsGoToThePoolWithThePlaintextUnhiddenOnce) {
+  store_.users["erin"] = std::make_shared<const auth::SqlUser>();  // Not in SQL: the users file decides.
+  EXPECT_TRUE(pap("erin", "slow-but-safe").empty());
+  ASSERT_EQ(crypt_.checks.size(), 1u);
+  EXPECT_EQ(crypt_.checks[0].password, "slow-but-safe");
+  EXPECT_EQ(crypt_.checks[0].setting.substr(0, 3), "$5$");
+  EXPECT_EQ(handler_->pending(PendingKind::kCryptCheck), 1u);
+  auto reply = answer(
+      Answer{.ticket = crypt_.checks[0].ticket, .kind = AnswerKind::kCryptVerdict, .crypt_matched = true});
+  const radius::Packet accept = verified(reply);
+  EXPECT_EQ(accept.code(), Code::kAccessAccept);
+  EXPECT_TRUE(accept.find(attr::kSessionTimeout).has_value());  // The users-file reply items.
+
+  EXPECT_TRUE(pap("erin", "guess", 2).empty());
+  reply = answer(Answer{.ticket = crypt_.checks.at(1).ticket,
+                        .kind = AnswerKind::kCryptVerdict,
+                        .crypt_error = auth::AuthError::kWrongPassword});
+  EXPECT_EQ(verified(reply).code(), Code::kAccessReject);
+  EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kWrongPassword)].get(), 1u);
+  EXPECT_EQ(handler_->pending(PendingKind::kCryptCheck), 0u);
+}
+
+TEST_F(ParkedTest, AFullCryptQueueDropsAndCleartextUsersNeverWaitForIt) {
+  store_.users["erin"] = std::make_shared<const auth::SqlUser>();
+  store_.users["alice"] = std::make_shared<const auth::SqlUser>();
+  crypt_.full = true;
+  EXPECT_TRUE(pap("erin", "slow-but-safe").empty());
+  EXPECT_EQ(drops(DropReason::kCryptQueueFull), 1u);
+  EXPECT_EQ(verified(pap("alice", "wonderland", 2)).code(), Code::kAccessAccept);
+  EXPECT_TRUE(crypt_.checks.empty());
+}
+
+TEST_F(ParkedTest, ALookupThenACryptCheckKeepOneSlotAndOneTicket) {
+  EXPECT_TRUE(pap("erin", "slow-but-safe").empty());
+  ASSERT_EQ(store_.fetched.size(), 1u);
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched[0].second,
+                            .kind = AnswerKind::kUserLookup,
+                            .user = std::make_shared<const auth::SqlUser>()})
+                  .empty());
+  ASSERT_EQ(crypt_.checks.size(), 1u);
+  EXPECT_EQ(crypt_.checks[0].ticket, store_.fetched[0].second);
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 0u);
+  EXPECT_EQ(handler_->pending(PendingKind::kCryptCheck), 1u);
+  const auto reply = answer(
+      Answer{.ticket = crypt_.checks[0].ticket, .kind = AnswerKind::kCryptVerdict, .crypt_matched = true});
+  EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
 }
 
 }  // namespace

@@ -247,8 +247,9 @@ void SubmissionClient::apply(Instant now, submission::Actions actions) {
     } else if (auto* count = std::get_if<submission::SessionCount>(&action)) {
       const std::size_t worker = gateway::ticket_worker(count->waiter);
       if (answers_by_worker_.size() <= worker) answers_by_worker_.resize(worker + 1);
-      answers_by_worker_[worker].push_back(AnswerNotice{
-          .ticket = count->waiter, .session_query = true, .open_sessions = count->open_sessions});
+      answers_by_worker_[worker].push_back(AnswerNotice{.ticket = count->waiter,
+                                                        .kind = gateway::AnswerKind::kSessionCount,
+                                                        .open_sessions = count->open_sessions});
     }
   }
 }
