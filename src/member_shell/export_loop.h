@@ -1,4 +1,4 @@
-// The exporter's thread (DESIGN.md invariant 3): while this member is the
+// The exporter's thread (docs/design.md invariant 3): while this member is the
 // ready leader it follows the ledger's held records in log order, writes
 // them in batches through an ExportSink (each batch with its cursor in one
 // transaction), then submits an export-cursor entry so that the cluster
