@@ -73,8 +73,7 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, io::SystemError> make_s
   if (!config.accounting) return std::unique_ptr<gateway_shell::SubmissionClient>();
   const config::AccountingConfig& accounting = *config.accounting;
   gateway_shell::SubmissionClientOptions options;
-  for (const config::SubmissionAddress& member : accounting.members)
-    options.forwarder.members.push_back(member.text);
+  for (const config::HostPort& member : accounting.members) options.forwarder.members.push_back(member.text);
   // Announced in Hello for the members' logs only.
   random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&options.forwarder.gateway_id),
                            sizeof options.forwarder.gateway_id));

@@ -114,20 +114,37 @@ inline constexpr std::int64_t kBatchDelayUsMax = 1'000'000;
 inline constexpr std::int64_t kSessionQueryTimeoutMsMin = 10;
 inline constexpr std::int64_t kSessionQueryTimeoutMsMax = 10'000;
 
-// A member's submission address, "IPv4:port" or "[IPv6]:port", as written.
-struct SubmissionAddress {
-  std::string text{};
+// A TCP endpoint written "IPv4:port" or "[IPv6]:port": a member's raft and
+// submission addresses, in the member's config and in the gateway's.
+struct HostPort {
+  std::string text{};                    // As written: "127.0.0.1:7301", "[::1]:7301".
+  std::string host{};                    // Without brackets: "127.0.0.1", "::1".
+  std::array<std::uint8_t, 16> bytes{};  // Network order; IPv4 uses the first 4.
+  bool is_v6 = false;
+  std::uint16_t port = 0;
   SourceLocation where{};
 
-  friend bool operator==(const SubmissionAddress&, const SubmissionAddress&) = default;
+  // The same address and port however written ("[::1]:1" and "[0::1]:1").
+  [[nodiscard]] bool same_endpoint(const HostPort& other) const {
+    return is_v6 == other.is_v6 && bytes == other.bytes && port == other.port;
+  }
+
+  friend bool operator==(const HostPort&, const HostPort&) = default;
 };
+
+// Parses "IPv4:port" or "[IPv6]:port" (dotted quad or RFC 4291 text, port
+// 1..65535, no host names), the one address syntax of both configs, the
+// --member flag and the addresses members announce. No value on anything else.
+[[nodiscard]] std::optional<HostPort> parse_host_port(std::string_view text);
+// What parse_host_port accepts, for error messages.
+inline constexpr std::string_view kHostPortWhat = "IPv4:port or [IPv6]:port";
 
 // The `accounting:` section: where validated Accounting-Requests are
 // submitted (docs/configuration.md). Its bounds become
 // submission::ForwarderOptions.
 struct AccountingConfig {
   // The members' submission addresses, 1..kAccountingMembersMax, distinct.
-  std::vector<SubmissionAddress> members{};
+  std::vector<HostPort> members{};
   std::size_t pending_records_max = 65536;
   std::size_t batch_records_max = 512;
   Duration batch_delay = Duration::microseconds(1000);
@@ -169,15 +186,6 @@ struct SqlUsersConfig {
 
   friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
 };
-
-// Parses "IPv4:port" or "[IPv6]:port" (port 1..65535). Returns the address
-// bytes through `bytes`/`is_v6` and the port, or nothing.
-struct ParsedHostPort {
-  std::array<std::uint8_t, 16> bytes{};
-  bool is_v6 = false;
-  std::uint16_t port = 0;
-};
-[[nodiscard]] std::optional<ParsedHostPort> parse_host_port(std::string_view text);
 
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of

@@ -353,13 +353,15 @@ TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {
                          "  pending_records_max: 0\n"
                          "  colour: blue\n"),
             (std::vector<std::string>{
-                "etc/gw.yaml:4:13: 'localhost:7301' is not IPv4:port or [IPv6]:port",
-                "etc/gw.yaml:4:29: '127.0.0.1:0' is not IPv4:port or [IPv6]:port",
+                "etc/gw.yaml:4:13: expected IPv4:port or [IPv6]:port, got 'localhost:7301'",
+                "etc/gw.yaml:4:29: expected IPv4:port or [IPv6]:port, got '127.0.0.1:0'",
                 "etc/gw.yaml:4:58: member '127.0.0.1:7301' is listed twice",
                 "etc/gw.yaml:5:22: expected an integer between 1 and 4096, got '5000'",
                 "etc/gw.yaml:6:24: expected an integer between 1 and 16777216, got '0'",
                 "etc/gw.yaml:7:3: unknown key 'accounting.colour'",
             }));
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  members: ['[::1]:7301', '[0:0::1]:7301']\n"),
+            (std::vector<std::string>{"etc/gw.yaml:4:27: member '[0:0::1]:7301' is listed twice"}));
   EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  batch_delay_us: 10\n"),
             (std::vector<std::string>{"etc/gw.yaml:4:3: missing required key 'accounting.members'"}));
   EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  members: []\n"),
@@ -390,7 +392,7 @@ TEST(ApplyOverrides, MemberFlagsReplaceOrEnableAccounting) {
   auto bad = apply_overrides(*base, GatewayOverrides{.members = {"1.2.3.4", "1.2.3.4:5", "1.2.3.4:5"}});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(error_strings(bad.error()), (std::vector<std::string>{
-                                            "--member: '1.2.3.4' is not IPv4:port or [IPv6]:port",
+                                            "--member: expected IPv4:port or [IPv6]:port, got '1.2.3.4'",
                                             "--member: member '1.2.3.4:5' is given twice",
                                         }));
 }

@@ -258,7 +258,7 @@ void SubmissionClient::connect(Instant now, const submission::Connect& connect) 
   close_connection();
   auto connection = std::make_unique<Connection>();
   connection->id = connect.connection;
-  std::optional<config::ParsedHostPort> address = config::parse_host_port(connect.address);
+  std::optional<config::HostPort> address = config::parse_host_port(connect.address);
   if (address) {
     connection->fd = io::FileDescriptor(
         ::socket(address->is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));

@@ -6,7 +6,9 @@ record key) are committed and listed by /records on every member, a
 duplicate is acknowledged without being stored twice, a follower answers
 NotLeader with the leader's submission address, SIGTERM of the leader hands
 leadership over quickly, and a member whose disk was lost is replaced
-through `radiusward ctl --dir DIR members replace` and catches up."""
+through `radiusward ctl --dir DIR members replace` and catches up. The same
+three members with their submission listeners on [::1] commit records too
+(raft stays on 127.0.0.1: libraft 0.15 has no IPv6, docs/consensus.md)."""
 
 import hashlib
 import json
@@ -30,9 +32,9 @@ USER_NAME, NAS_IP_ADDRESS, NAS_PORT, ACCT_SESSION_ID = 1, 4, 5, 44
 START = 1
 
 
-def free_tcp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+def free_tcp_port(host="127.0.0.1"):
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -83,7 +85,7 @@ class FrameClient:
 
     def __init__(self, address):
         host, port = address.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        self.sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
         self.buffer = b""
 
     def close(self):
@@ -136,22 +138,23 @@ class Deployment:
     """DIR/member-N.yaml, DIR/member-N/, DIR/admin/member-N.sock as
     `radiusward dev` lays them out (docs/admin_api.md)."""
 
-    def __init__(self, count=3):
+    def __init__(self, count=3, submission_host="127.0.0.1"):
         # Not /tmp: raft needs a file system with O_DIRECT (docs/consensus.md).
         self.dir = tempfile.mkdtemp(prefix="rw_member_", dir="/var/tmp")
         self.ids = list(range(1, count + 1))
         self.raft = {i: "127.0.0.1:%d" % free_tcp_port() for i in self.ids}
-        self.submission = {i: "127.0.0.1:%d" % free_tcp_port() for i in self.ids}
+        written = "[%s]" % submission_host if ":" in submission_host else submission_host
+        self.submission = {i: "%s:%d" % (written, free_tcp_port(submission_host)) for i in self.ids}
         self.processes = {}
 
     def config_path(self, member_id):
         return os.path.join(self.dir, "member-%d.yaml" % member_id)
 
     def write_config(self, member_id, bootstrap=True):
-        book = "".join("  - {id: %d, raft: %s, submission: %s}\n" % (i, self.raft[i], self.submission[i])
+        book = "".join("  - {id: %d, raft: '%s', submission: '%s'}\n" % (i, self.raft[i], self.submission[i])
                        for i in self.ids)
         with open(self.config_path(member_id), "w") as f:
-            f.write("id: %d\ndata_dir: member-%d\nraft_address: %s\nsubmission_listen: %s\n"
+            f.write("id: %d\ndata_dir: member-%d\nraft_address: '%s'\nsubmission_listen: '%s'\n"
                     "admin_socket: admin/member-%d.sock\nbootstrap: %s\nmembers:\n%s"
                     "logging: {level: info}\n" % (member_id, member_id, self.raft[member_id],
                                                   self.submission[member_id], member_id,
@@ -339,6 +342,51 @@ class MemberTest(unittest.TestCase):
         done = subprocess.run([BINARY, "member", "--config", path], capture_output=True, text=True, timeout=30)
         self.assertEqual(done.returncode, 2)
         self.assertIn(path + ":1:5: expected an integer between 1 and 255, got '300'", done.stderr)
+
+
+class MemberIpv6Test(unittest.TestCase):
+    """Submission listeners on [::1]; raft on 127.0.0.1 (libraft 0.15 has no IPv6)."""
+
+    def setUp(self):
+        self.deployment = Deployment(submission_host="::1")
+        self.addCleanup(self.deployment.cleanup)
+        for member_id in self.deployment.ids:
+            self.deployment.start(member_id)
+        self.leader = self.deployment.wait_for_leader(self.deployment.ids)
+        self.assertIsNotNone(self.leader, "no leader: " + self.deployment.log(1))
+
+    def test_records_submitted_over_ipv6_commit_on_every_member(self):
+        d = self.deployment
+        follower = next(i for i in d.ids if i != self.leader)
+        # A follower reached over IPv6 names the leader's bracketed address.
+        client = FrameClient(d.submission[follower])
+        self.assertEqual(client.sock.family, socket.AF_INET6)
+        member_id, is_leader, leader_address = client.hello()
+        self.assertEqual((member_id, is_leader), (follower, False))
+        self.assertEqual(leader_address, d.submission[self.leader])
+        self.assertTrue(leader_address.startswith("[::1]:"), leader_address)
+        client.close()
+
+        # Submitted to the follower, redirected to the leader over IPv6.
+        records = [encode_record(b"V6-%d" % i) for i in range(3)]
+        self.assertGreater(submit_until_committed(d.submission[follower], 1, records), 0)
+        expected = sorted(key.hex() for key, _ in records)
+        for member_id in d.ids:
+            deadline = time.monotonic() + 10
+            listed = d.records(member_id)
+            while len(listed) < len(records) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                listed = d.records(member_id)
+            self.assertEqual(sorted(r["key"] for r in listed), expected, "member %d" % member_id)
+
+    def test_an_ipv6_raft_address_is_refused_with_its_position(self):
+        path = os.path.join(self.deployment.dir, "v6raft.yaml")
+        with open(path, "w") as f:
+            f.write("id: 1\ndata_dir: d\nraft_address: '[::1]:7201'\nsubmission_listen: '[::1]:7301'\n"
+                    "members:\n  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n")
+        done = subprocess.run([BINARY, "member", "--config", path], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn(path + ":3:15: raft address '[::1]:7201' is IPv6", done.stderr)
 
 
 if __name__ == "__main__":
