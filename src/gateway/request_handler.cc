@@ -29,7 +29,6 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
                                GatewayCounters& counters, DecisionObserver* observer,
                                AccountingSetup accounting, std::uint16_t worker, ParkingSetup parking)
     : state_(std::move(state)),
-      random_(random),
       counters_(counters),
       observer_(observer),
       duplicates_([&] {

@@ -167,7 +167,6 @@ class RequestHandler final : public DatagramHandler {
   void release(PendingRequest& pending);
 
   std::shared_ptr<const GatewayState> state_;
-  RandomSource& random_;
   GatewayCounters& counters_;
   DecisionObserver* observer_;
   DuplicateCache duplicates_;
