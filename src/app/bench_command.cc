@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "app/exit_codes.h"
-#include "loadgen_shell/bench_process_sampler.h"
-#include "loadgen_shell/bench_runner.h"
 #include "io/clock.h"
 #include "io/socket_address.h"
+#include "loadgen_shell/bench_process_sampler.h"
+#include "loadgen_shell/bench_runner.h"
 
 namespace rw::app {
 

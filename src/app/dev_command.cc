@@ -17,9 +17,9 @@
 #include "config/clients_file.h"
 #include "config/gateway_config.h"
 #include "deployment/local_deployment.h"
+#include "dev_shell/process_supervisor.h"
 #include "io/admin_client.h"
 #include "io/free_ports.h"
-#include "dev_shell/process_supervisor.h"
 #include "io/text_file.h"
 
 namespace rw::app {
@@ -218,7 +218,7 @@ bool any_bootstrap(const std::string& dir) {
 }
 
 std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::string& binary,
-                                    const std::string& gateway_path) {
+                                           const std::string& gateway_path) {
   std::vector<dev_shell::ChildSpec> specs;
   for (int id = 1; id <= kMemberCount; ++id) {
     specs.push_back(dev_shell::ChildSpec{
@@ -305,21 +305,22 @@ int run_dev(const DevCommand& command) {
   const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);
   auto supervisor = dev_shell::ProcessSupervisor::create(
       dev_shell::SupervisorOptions{.restart = {.delay = restart_delay,
-                                        .delay_max = std::max(restart_delay, Duration::seconds(30)),
-                                        .stable_after = Duration::seconds(10)},
-                            .stop_timeout = Duration::milliseconds(command.stop_timeout_ms)});
+                                               .delay_max = std::max(restart_delay, Duration::seconds(30)),
+                                               .stable_after = Duration::seconds(10)},
+                                   .stop_timeout = Duration::milliseconds(command.stop_timeout_ms)});
   if (!supervisor) {
     std::fprintf(stderr, "radiusward dev: %s\n", supervisor.error().to_string().c_str());
     return kExitRuntimeFailure;
   }
   BootstrapWatch watch(dir);
   const bool watch_bootstrap = any_bootstrap(dir);
-  const std::string reason = (*supervisor)
-                                 ->run(
-                                     children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
-                                     [&] {
-                                       if (watch_bootstrap) watch.on_tick();
-                                     });
+  const std::string reason =
+      (*supervisor)
+          ->run(
+              children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
+              [&] {
+                if (watch_bootstrap) watch.on_tick();
+              });
   std::fprintf(stderr, "radiusward dev: stopped (%s)\n", reason.c_str());
   return kExitOk;
 }

@@ -20,10 +20,10 @@
 
 #include "base/result.h"
 #include "gateway/accounting_sink.h"
+#include "gateway_shell/udp_server.h"
 #include "io/csprng.h"
 #include "io/file_descriptor.h"
 #include "io/system_error.h"
-#include "gateway_shell/udp_server.h"
 #include "submission/forwarder.h"
 #include "submission/frames.h"
 

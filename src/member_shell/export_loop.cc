@@ -147,8 +147,8 @@ void ExportLoop::publish_lag(const member_shell::LedgerFigures& figures,
   status_.lag_seconds =
       waiting.empty()
           ? 0.0
-          : std::max(0.0,
-                     static_cast<double>(io::unix_now_ms() - waiting.front().record.received_unix_ms) / 1000.0);
+          : std::max(0.0, static_cast<double>(io::unix_now_ms() - waiting.front().record.received_unix_ms) /
+                              1000.0);
 }
 
 void ExportLoop::submit_cursor(std::uint64_t exported_through) {

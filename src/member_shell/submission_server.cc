@@ -28,7 +28,7 @@ constexpr std::uint64_t kWakeTag = 2;
 constexpr std::size_t kCompletionsPerTurn = 4096;
 
 Result<io::FileDescriptor, io::SystemError> listen_tcp(const std::string& host, std::uint16_t port,
-                                               std::uint16_t& bound) {
+                                                       std::uint16_t& bound) {
   gateway::Endpoint local{.port = port};
   if (::inet_pton(AF_INET, host.c_str(), local.address.data()) != 1) {
     if (::inet_pton(AF_INET6, host.c_str(), local.address.data()) != 1) {
@@ -173,11 +173,11 @@ void SubmissionServer::on_listener_ready() {
 member_shell::MemberView SubmissionServer::view() const {
   const consensus::NodeStatus status = node_->status();
   return member_shell::MemberView{.role = status.role,
-                            .ready_for_work = status.ready_for_work,
-                            .leader_id = status.leader_id,
-                            .ledger_accepting = ledger_->accepting(),
-                            .ledger = ledger_,
-                            .now_unix_ms = unix_now_ms()};
+                                  .ready_for_work = status.ready_for_work,
+                                  .leader_id = status.leader_id,
+                                  .ledger_accepting = ledger_->accepting(),
+                                  .ledger = ledger_,
+                                  .now_unix_ms = unix_now_ms()};
 }
 
 void SubmissionServer::on_readable(Connection& connection) {
@@ -195,8 +195,8 @@ void SubmissionServer::on_readable(Connection& connection) {
   for (;;) {
     auto frame = connection.reader.next();
     if (!frame) {
-      counters_.protocol_closes[static_cast<std::size_t>(member_shell::CloseReason::kMalformedFrame)].fetch_add(
-          1, std::memory_order_relaxed);
+      counters_.protocol_closes[static_cast<std::size_t>(member_shell::CloseReason::kMalformedFrame)]
+          .fetch_add(1, std::memory_order_relaxed);
       close(id);
       return;
     }

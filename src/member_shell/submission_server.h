@@ -49,7 +49,8 @@ struct SubmissionServerCounters {
   std::atomic<std::uint64_t> busy{0};                 // Busy frames sent.
   std::atomic<std::uint64_t> session_counts{0};       // SessionCountAnswer frames sent (Simultaneous-Use).
   std::atomic<std::uint64_t> write_overflows{0};      // Closed past write_bytes_max.
-  std::array<std::atomic<std::uint64_t>, member_shell::kCloseReasonCount> protocol_closes{};  // By CloseReason.
+  std::array<std::atomic<std::uint64_t>, member_shell::kCloseReasonCount>
+      protocol_closes{};  // By CloseReason.
 };
 
 class SubmissionServer {

@@ -19,8 +19,8 @@
 #include "consensus/node.h"
 #include "consensus/node_test_support.h"
 #include "io/file_descriptor.h"
-#include "member_shell/submission_server.h"
 #include "member_shell/ledger_state.h"
+#include "member_shell/submission_server.h"
 #include "submission/frames.h"
 
 namespace rw::member_shell {
