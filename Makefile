@@ -10,7 +10,7 @@ RUN_DIR ?= $(CURDIR)/build/run
 # the same machine (CI's) reuses the compiled objects.
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps configure build asan test test-release test-asan run bench format clean
+.PHONY: all deps configure build asan tsan test test-release test-asan run bench format clean
 
 all: build
 
@@ -30,11 +30,21 @@ asan: deps
 	cmake --preset asan
 	cmake --build --preset asan
 
+# Only the tests of code that starts threads (ctest label "tsan", the target
+# tsan_tests: the shells', io's and consensus's unit tests and the two
+# integration tests of real Nodes), built and run under ThreadSanitizer.
+# The rest has no second thread for TSan to watch.
+tsan: deps
+	cmake --preset tsan
+	cmake --build --preset tsan --target tsan_tests
+	ctest --preset tsan
+
 # Everything in the default build, then the unit tests and short fuzz runs
-# under ASan+UBSan.
+# under ASan+UBSan, then the threaded tests under TSan.
 test: build asan
 	ctest --preset release
 	ctest --preset asan
+	$(MAKE) tsan
 
 run: build
 	scripts/run-demo $(RADIUSWARD) $(RUN_DIR)

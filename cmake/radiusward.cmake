@@ -5,15 +5,27 @@
 #                           otherwise a replayer of its corpus (ctest label "fuzz")
 #   *_bench.cc           -> one Google Benchmark binary <folder>_bench (make bench)
 # so that adding a file never needs an edit to a shared CMakeLists.txt.
+# A folder whose code starts threads passes THREADS: its <folder>_test also
+# gets the ctest label "tsan" and joins the target tsan_tests, which `make
+# tsan` builds and runs under ThreadSanitizer (the tsan preset).
 
 set(RW_SOURCE_ROOT ${PROJECT_SOURCE_DIR})
 set(RW_FUZZ_SECONDS 30 CACHE STRING "Upper bound in seconds of each libFuzzer run in ctest")
 set(RW_FUZZ_RUNS 30000 CACHE STRING "Inputs each libFuzzer run in ctest tries")
 set(RW_FUZZ_SEED 1 CACHE STRING "libFuzzer seed in ctest: fixed, so that make test is repeatable")
 
-# rw_folder(NAME DEPS <libs...> [TEST_DEPS <libs...>] [HEADER_ONLY])
+# The tests of threaded code, built alone in the tsan preset (rw_tsan_test).
+add_custom_target(tsan_tests)
+
+# Labels the test `test` (built by `target`) "tsan" besides its own labels.
+function(rw_tsan_test test target)
+  set_property(TEST ${test} APPEND PROPERTY LABELS tsan)
+  add_dependencies(tsan_tests ${target})
+endfunction()
+
+# rw_folder(NAME DEPS <libs...> [TEST_DEPS <libs...>] [HEADER_ONLY] [THREADS])
 function(rw_folder name)
-  cmake_parse_arguments(ARG "HEADER_ONLY" "" "DEPS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "HEADER_ONLY;THREADS" "" "DEPS;TEST_DEPS" ${ARGN})
   file(GLOB all_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   set(lib_sources "")
   set(test_sources "")
@@ -51,6 +63,9 @@ function(rw_folder name)
     add_test(NAME ${name}_test COMMAND ${name}_test)
     set_tests_properties(${name}_test PROPERTIES LABELS unit
       ENVIRONMENT "RW_SOURCE_ROOT=${RW_SOURCE_ROOT}")
+    if(ARG_THREADS)
+      rw_tsan_test(${name}_test ${name}_test)
+    endif()
   endif()
 
   foreach(f ${fuzz_sources})

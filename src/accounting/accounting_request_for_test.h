@@ -29,6 +29,7 @@ struct RequestSpec {
   std::optional<std::uint32_t> event_timestamp;
   std::optional<std::uint32_t> session_time_s;
   std::optional<std::uint32_t> input_octets;
+  std::optional<std::uint32_t> interim_interval_s;
   std::string proxy_state;
   std::string class_value;
   bool message_authenticator = false;
@@ -52,6 +53,8 @@ class AccountingRequest {
     if (spec.nas_port) builder.add_u32(radius::attr::kNasPort, *spec.nas_port);
     if (spec.session_time_s) builder.add_u32(radius::attr::kAcctSessionTime, *spec.session_time_s);
     if (spec.input_octets) builder.add_u32(radius::attr::kAcctInputOctets, *spec.input_octets);
+    if (spec.interim_interval_s)
+      builder.add_u32(radius::attr::kAcctInterimInterval, *spec.interim_interval_s);
     if (spec.event_timestamp) builder.add_u32(radius::attr::kEventTimestamp, *spec.event_timestamp);
     if (!spec.class_value.empty()) builder.add(radius::attr::kClass, as_bytes(spec.class_value));
     if (spec.delay_s) builder.add_u32(radius::attr::kAcctDelayTime, *spec.delay_s);
@@ -87,8 +90,10 @@ inline Record record_of(const RequestSpec& spec, std::int64_t received_unix_ms =
   return std::move(*record);
 }
 
-inline std::vector<std::uint8_t> entry_of(const std::vector<Record>& records) {
-  return encode_records_entry(records);
+// A records entry; with `leader_unix_ms`, version 2 stamped with it.
+inline std::vector<std::uint8_t> entry_of(const std::vector<Record>& records,
+                                          std::optional<std::int64_t> leader_unix_ms = std::nullopt) {
+  return encode_records_entry(records, leader_unix_ms);
 }
 
 }  // namespace rw::accounting::testing

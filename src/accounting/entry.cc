@@ -9,17 +9,23 @@ namespace rw::accounting {
 
 namespace {
 
-void put_header(std::vector<std::uint8_t>& out, EntryType type) {
+void put_header(std::vector<std::uint8_t>& out, EntryType type, std::optional<std::int64_t> leader_unix_ms) {
   out.push_back(kEntryMagic0);
   out.push_back(kEntryMagic1);
-  out.push_back(kEntryVersion);
+  out.push_back(leader_unix_ms ? kEntryVersion : kEntryVersion1);
   out.push_back(static_cast<std::uint8_t>(type));
+  if (leader_unix_ms) append_u64(out, static_cast<std::uint64_t>(*leader_unix_ms));
 }
 
-std::vector<std::uint8_t> encode_u64_entry(EntryType type, std::uint64_t value) {
+std::size_t header_length(std::optional<std::int64_t> leader_unix_ms) {
+  return leader_unix_ms ? kEntryHeaderLength : kEntryHeaderLength1;
+}
+
+std::vector<std::uint8_t> encode_u64_entry(EntryType type, std::uint64_t value,
+                                           std::optional<std::int64_t> leader_unix_ms) {
   std::vector<std::uint8_t> out;
   out.reserve(kEntryHeaderLength + 8);
-  put_header(out, type);
+  put_header(out, type, leader_unix_ms);
   append_u64(out, value);
   return out;
 }
@@ -203,7 +209,8 @@ Result<Record, EntryError> validate_record(Bytes body) {
   return record;
 }
 
-EntryBuilder::EntryBuilder(std::size_t bytes_max) : bytes_max_(bytes_max) {
+EntryBuilder::EntryBuilder(std::size_t bytes_max, std::optional<std::int64_t> leader_unix_ms)
+    : bytes_max_(bytes_max), leader_unix_ms_(leader_unix_ms) {
   RW_ASSERT(bytes_max_ >= kEntryHeaderLength + 4 + 2 + kRecordLengthMax && bytes_max_ <= kEntryBytesMax);
   start();
 }
@@ -211,7 +218,7 @@ EntryBuilder::EntryBuilder(std::size_t bytes_max) : bytes_max_(bytes_max) {
 void EntryBuilder::start() {
   count_ = 0;
   bytes_.clear();
-  put_header(bytes_, EntryType::kRecords);
+  put_header(bytes_, EntryType::kRecords, leader_unix_ms_);
   append_u32(bytes_, 0);  // The count, filled by finish().
 }
 
@@ -236,7 +243,7 @@ bool EntryBuilder::add_encoded(Bytes body) {
 std::vector<std::uint8_t> EntryBuilder::finish() {
   RW_ASSERT(count_ > 0);
   for (int i = 0; i < 4; ++i) {
-    bytes_[kEntryHeaderLength + static_cast<std::size_t>(i)] =
+    bytes_[header_length(leader_unix_ms_) + static_cast<std::size_t>(i)] =
         static_cast<std::uint8_t>(count_ >> (24 - 8 * i));
   }
   std::vector<std::uint8_t> out = std::move(bytes_);
@@ -245,14 +252,15 @@ std::vector<std::uint8_t> EntryBuilder::finish() {
   return out;
 }
 
-std::vector<std::uint8_t> encode_records_entry(std::span<const Record> records) {
+std::vector<std::uint8_t> encode_records_entry(std::span<const Record> records,
+                                               std::optional<std::int64_t> leader_unix_ms) {
   RW_ASSERT(!records.empty() && records.size() <= kEntryRecordsMax);
   std::vector<std::uint8_t> out;
-  std::size_t total = kEntryHeaderLength + 4;
+  std::size_t total = header_length(leader_unix_ms) + 4;
   for (const Record& record : records) total += 2 + encoded_size(record);
   RW_ASSERT(total <= kEntryBytesMax);
   out.reserve(total);
-  put_header(out, EntryType::kRecords);
+  put_header(out, EntryType::kRecords, leader_unix_ms);
   append_u32(out, static_cast<std::uint32_t>(records.size()));
   for (const Record& record : records) {
     append_u16(out, static_cast<std::uint16_t>(encoded_size(record)));
@@ -261,22 +269,24 @@ std::vector<std::uint8_t> encode_records_entry(std::span<const Record> records) 
   return out;
 }
 
-std::vector<std::uint8_t> encode_barrier_entry(std::uint64_t term) {
-  return encode_u64_entry(EntryType::kBarrier, term);
+std::vector<std::uint8_t> encode_barrier_entry(std::uint64_t term,
+                                               std::optional<std::int64_t> leader_unix_ms) {
+  return encode_u64_entry(EntryType::kBarrier, term, leader_unix_ms);
 }
 
-std::vector<std::uint8_t> encode_export_cursor_entry(std::uint64_t exported_through) {
-  return encode_u64_entry(EntryType::kExportCursor, exported_through);
+std::vector<std::uint8_t> encode_export_cursor_entry(std::uint64_t exported_through,
+                                                     std::optional<std::int64_t> leader_unix_ms) {
+  return encode_u64_entry(EntryType::kExportCursor, exported_through, leader_unix_ms);
 }
 
 std::vector<std::uint8_t> encode_entry(const Entry& entry) {
   switch (entry.type) {
     case EntryType::kRecords:
-      return encode_records_entry(entry.records);
+      return encode_records_entry(entry.records, entry.leader_unix_ms);
     case EntryType::kBarrier:
-      return encode_barrier_entry(entry.barrier_term);
+      return encode_barrier_entry(entry.barrier_term, entry.leader_unix_ms);
     case EntryType::kExportCursor:
-      return encode_export_cursor_entry(entry.exported_through);
+      return encode_export_cursor_entry(entry.exported_through, entry.leader_unix_ms);
   }
   RW_ASSERT(false);
   return {};
@@ -292,8 +302,14 @@ Result<Entry, EntryError> decode_entry(Bytes bytes) {
   if (!reader.read_u8(magic0) || !reader.read_u8(magic1)) return fail(EntryError::kTruncated);
   if (magic0 != kEntryMagic0 || magic1 != kEntryMagic1) return fail(EntryError::kBadMagic);
   if (!reader.read_u8(version)) return fail(EntryError::kTruncated);
-  if (version != kEntryVersion) return fail(EntryError::kUnsupportedVersion);
+  if (version != kEntryVersion && version != kEntryVersion1) return fail(EntryError::kUnsupportedVersion);
   if (!reader.read_u8(type)) return fail(EntryError::kTruncated);
+  std::optional<std::int64_t> leader_unix_ms;
+  if (version == kEntryVersion) {
+    std::uint64_t stamp = 0;
+    if (!reader.read_u64(stamp)) return fail(EntryError::kTruncated);
+    leader_unix_ms = static_cast<std::int64_t>(stamp);
+  }
 
   Entry entry;
   switch (static_cast<EntryType>(type)) {
@@ -315,6 +331,7 @@ Result<Entry, EntryError> decode_entry(Bytes bytes) {
       return fail(EntryError::kUnknownType);
   }
   if (reader.remaining() != 0) return fail(EntryError::kTrailingBytes);
+  entry.leader_unix_ms = leader_unix_ms;
   return entry;
 }
 

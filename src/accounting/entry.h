@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -18,8 +19,13 @@ namespace rw::accounting {
 
 inline constexpr std::uint8_t kEntryMagic0 = 'R';
 inline constexpr std::uint8_t kEntryMagic1 = 'A';
-inline constexpr std::uint8_t kEntryVersion = 1;
-inline constexpr std::size_t kEntryHeaderLength = 4;
+// Version 2 adds the proposing leader's clock to the header; version 1 (no
+// stamp) still decodes, so logs and snapshots written before it apply
+// (docs/wire_formats.md "Log entry").
+inline constexpr std::uint8_t kEntryVersion = 2;
+inline constexpr std::uint8_t kEntryVersion1 = 1;
+inline constexpr std::size_t kEntryHeaderLength1 = 4;
+inline constexpr std::size_t kEntryHeaderLength = kEntryHeaderLength1 + 8;
 // Most records in one entry, and most bytes of one entry: batching is the
 // throughput lever, but one entry is applied on the raft loop in one go.
 inline constexpr std::size_t kEntryRecordsMax = 4096;
@@ -32,18 +38,18 @@ inline constexpr std::size_t kRecordLengthMax = kRecordFixedLength + kClientName
 
 enum class EntryType : std::uint8_t {
   kRecords = 1,       // a batch of records
-  kBarrier = 2,       // no-op, committed by a new leader (LIBRAFT.md)
-  kExportCursor = 3,  // "exported through log index N" (DESIGN.md invariant 3)
+  kBarrier = 2,       // no-op, committed by a new leader (docs/consensus.md)
+  kExportCursor = 3,  // "exported through log index N" (docs/design.md invariant 3)
 };
 std::string_view to_string(EntryType type);
 
 // Why bytes are not a valid entry or record. Every member refuses the same
 // bytes for the same reason, so an undecodable entry is skipped identically
-// everywhere (LIBRAFT.md trap 7).
+// everywhere (docs/consensus.md trap 7).
 enum class EntryError : std::uint8_t {
   kTruncated,            // ends inside a field
   kBadMagic,             // does not start with "RA"
-  kUnsupportedVersion,   // version byte is not 1
+  kUnsupportedVersion,   // version byte is not 1 or 2
   kUnknownType,          // type byte not in EntryType
   kTrailingBytes,        // bytes after the last field
   kTooLarge,             // more than kEntryBytesMax
@@ -67,6 +73,9 @@ struct Entry {
   std::vector<Record> records;         // kRecords
   std::uint64_t barrier_term = 0;      // kBarrier: the term of the leader that wrote it
   std::uint64_t exported_through = 0;  // kExportCursor: highest exported log index
+  // The proposing leader's clock (version 2); none in a version 1 entry.
+  // The ledger's only source of time for ageing (docs/accounting.md "The log clock").
+  std::optional<std::int64_t> leader_unix_ms;
 
   friend bool operator==(const Entry&, const Entry&) = default;
 };
@@ -92,7 +101,10 @@ void encode_record(const Record& record, std::vector<std::uint8_t>& out);
 // `bytes_max`; the caller then finishes this entry and starts another.
 class EntryBuilder {
  public:
-  explicit EntryBuilder(std::size_t bytes_max = kEntryBytesMax);
+  // `leader_unix_ms`: the proposing leader's clock, stamped into a version 2
+  // header; nullopt writes a version 1 entry (tests of old logs only).
+  explicit EntryBuilder(std::size_t bytes_max = kEntryBytesMax,
+                        std::optional<std::int64_t> leader_unix_ms = std::nullopt);
 
   [[nodiscard]] bool add(const Record& record);
   // Appends an already encoded record body (as received from a gateway).
@@ -109,20 +121,26 @@ class EntryBuilder {
   void start();
 
   std::size_t bytes_max_;
+  std::optional<std::int64_t> leader_unix_ms_;
   std::size_t count_ = 0;
   std::vector<std::uint8_t> bytes_;
 };
 
-[[nodiscard]] std::vector<std::uint8_t> encode_records_entry(std::span<const Record> records);
-[[nodiscard]] std::vector<std::uint8_t> encode_barrier_entry(std::uint64_t term);
-[[nodiscard]] std::vector<std::uint8_t> encode_export_cursor_entry(std::uint64_t exported_through);
+// Each encoder writes version 2 with the leader's clock when given one,
+// version 1 otherwise.
+[[nodiscard]] std::vector<std::uint8_t> encode_records_entry(
+    std::span<const Record> records, std::optional<std::int64_t> leader_unix_ms = std::nullopt);
+[[nodiscard]] std::vector<std::uint8_t> encode_barrier_entry(
+    std::uint64_t term, std::optional<std::int64_t> leader_unix_ms = std::nullopt);
+[[nodiscard]] std::vector<std::uint8_t> encode_export_cursor_entry(
+    std::uint64_t exported_through, std::optional<std::int64_t> leader_unix_ms = std::nullopt);
 // Encodes any entry; encode_entry(decode_entry(b)) == b for every valid b.
 [[nodiscard]] std::vector<std::uint8_t> encode_entry(const Entry& entry);
 
 // Strict decode of an entry (structure of every record; keys not recomputed).
 [[nodiscard]] Result<Entry, EntryError> decode_entry(Bytes bytes);
 
-// Submit-time validation (LIBRAFT.md trap 7): decode_entry plus every
+// Submit-time validation (docs/consensus.md trap 7): decode_entry plus every
 // record's key recomputed. An entry that passes here is applied without a
 // skip on every member.
 [[nodiscard]] Result<EntryType, EntryError> validate_entry(Bytes bytes);

@@ -46,6 +46,38 @@ TEST(Entry, BarrierAndCursorRoundTrip) {
   EXPECT_EQ(cursor->exported_through, 42u);
 }
 
+TEST(Entry, Version2CarriesTheLeaderStampAndVersion1StillDecodes) {
+  const std::vector<Record> records = two_records();
+  const std::int64_t stamp = 1'700'000'000'123;
+  const std::vector<std::uint8_t> v2 = encode_records_entry(records, stamp);
+  ASSERT_EQ(v2[2], kEntryVersion);
+  auto entry = decode_entry(v2);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->leader_unix_ms, stamp);
+  EXPECT_EQ(entry->records, records);
+  EXPECT_EQ(encode_entry(*entry), v2);
+  // The same records without a stamp: version 1, 8 bytes shorter, no time.
+  const std::vector<std::uint8_t> v1 = encode_records_entry(records);
+  ASSERT_EQ(v1[2], kEntryVersion1);
+  EXPECT_EQ(v2.size(), v1.size() + 8);
+  auto old = decode_entry(v1);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_FALSE(old->leader_unix_ms.has_value());
+  EXPECT_EQ(old->records, records);
+  EXPECT_EQ(encode_entry(*old), v1);
+  // Barrier and cursor: a version 2 header is 12 bytes, then the value.
+  const std::vector<std::uint8_t> cursor = encode_export_cursor_entry(42, stamp);
+  EXPECT_EQ(cursor.size(), kEntryHeaderLength + 8);
+  EXPECT_EQ(decode_entry(cursor)->exported_through, 42u);
+  EXPECT_EQ(decode_entry(cursor)->leader_unix_ms, stamp);
+  // A version 2 header cut inside its stamp.
+  EXPECT_EQ(decode_error({'R', 'A', 2, 2, 0, 0, 0}), EntryError::kTruncated);
+  // The builder stamps what it was given.
+  EntryBuilder builder(kEntryBytesMax, stamp);
+  for (const Record& record : records) ASSERT_TRUE(builder.add(record));
+  EXPECT_EQ(builder.finish(), v2);
+}
+
 TEST(Entry, BuilderMatchesEncodeAndSplitsAtItsBound) {
   const std::vector<Record> records = two_records();
   EntryBuilder builder;
@@ -71,7 +103,9 @@ TEST(Entry, RefusesEachMalformedHeader) {
   bad_magic[0] = 'X';
   EXPECT_EQ(decode_error(bad_magic), EntryError::kBadMagic);
   auto bad_version = good;
-  bad_version[2] = 2;
+  bad_version[2] = 3;
+  EXPECT_EQ(decode_error(bad_version), EntryError::kUnsupportedVersion);
+  bad_version[2] = 0;
   EXPECT_EQ(decode_error(bad_version), EntryError::kUnsupportedVersion);
   auto bad_type = good;
   bad_type[3] = 9;

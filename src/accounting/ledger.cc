@@ -3,6 +3,7 @@
 #include "accounting/ledger.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/assert.h"
 
@@ -37,7 +38,29 @@ std::uint64_t octets(const Record& record, std::uint8_t octets_type, std::uint8_
   return high << 32 | low;
 }
 
+// a + b, saturating at the int64 bounds (b >= 0): deadlines from untrusted
+// stamps and intervals stay ordered instead of wrapping.
+std::int64_t plus_saturating(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
+}
+
+// Fixed part of a session in a snapshot: key, status, two indices, two
+// times, session time, two counters, interval, seen time, five text lengths.
+constexpr std::size_t kSessionFixedBytes = 16 + 4 + 8 * 2 + 8 * 2 + 4 + 8 * 2 + 4 + 8 + 5;
+
 }  // namespace
+
+std::size_t encoded_size(const Session& session) {
+  return kSessionFixedBytes + session.client.size() + session.nas_address.size() +
+         session.nas_identifier.size() + session.user_name.size() + session.acct_session_id.size();
+}
+
+bool Ledger::NasOrder::operator()(const Session* a, const Session* b) const {
+  if (a->client != b->client) return a->client < b->client;
+  if (a->nas_address != b->nas_address) return a->nas_address < b->nas_address;
+  if (a->nas_identifier != b->nas_identifier) return a->nas_identifier < b->nas_identifier;
+  return a->key < b->key;
+}
 
 std::string_view to_string(SnapshotError error) {
   switch (error) {
@@ -63,11 +86,16 @@ std::string_view to_string(SnapshotError error) {
       return "sessions out of order";
     case SnapshotError::kTrailingBytes:
       return "trailing bytes";
+    case SnapshotError::kWindowOrder:
+      return "window keys out of order";
   }
   return "unknown";
 }
 
-Ledger::Ledger(LedgerLimits limits) : limits_(limits) {}
+Ledger::Ledger(LedgerLimits limits) : limits_(limits) {
+  // Keeps expiry_of() far from overflow (config caps it lower).
+  RW_ASSERT(limits_.session_expiry_multiple <= 1000 && limits_.clock_step_max_ms >= 0);
+}
 
 ApplyResult Ledger::apply(std::uint64_t index, Bytes entry) {
   RW_ASSERT(index > last_applied_);
@@ -79,11 +107,16 @@ ApplyResult Ledger::apply(std::uint64_t index, Bytes entry) {
     result.skipped = decoded.error();
     return result;
   }
+  // Time first: sessions that expired by this entry's stamp close before its
+  // records apply, so a late record of one opens it afresh.
+  advance_clock(decoded->leader_unix_ms);
+  expire_sessions();
   switch (decoded->type) {
     case EntryType::kRecords:
       apply_records(index, decoded->records, result);
       break;
     case EntryType::kBarrier:
+      trim_window();
       break;
     case EntryType::kExportCursor:
       // The exporter can only have exported entries before this one.
@@ -109,7 +142,6 @@ void Ledger::apply_records(std::uint64_t index, std::vector<Record>& records, Ap
     }
     ++counters_.records_applied;
     result.new_keys.push_back(record.key);
-    newest_received_unix_ms_ = std::max(newest_received_unix_ms_, record.received_unix_ms);
     update_sessions(index, record);
     held_bytes_ += encoded_size(record);
     held_.push_back({index, std::move(record)});
@@ -117,14 +149,32 @@ void Ledger::apply_records(std::uint64_t index, std::vector<Record>& records, Ap
   trim_window();
 }
 
+void Ledger::advance_clock(std::optional<std::int64_t> leader_unix_ms) {
+  // Version 1 entries carry no stamp, and a stamp behind the clock (a leader
+  // whose clock is late) leaves it: the clock never goes back.
+  if (!leader_unix_ms || *leader_unix_ms <= clock_unix_ms_) return;
+  // The first stamp sets it; after that, one entry moves it at most
+  // clock_step_max_ms, so a leader's clock jump (or one bad stamp) ages the
+  // window and the sessions by steps, not at once. Both are positive here:
+  // no overflow.
+  if (clock_unix_ms_ <= 0) {
+    clock_unix_ms_ = *leader_unix_ms;
+    return;
+  }
+  clock_unix_ms_ += std::min(*leader_unix_ms - clock_unix_ms_, limits_.clock_step_max_ms);
+}
+
 void Ledger::apply_cursor(std::uint64_t exported_through, ApplyResult& result) {
   // A stale exporter (an old leader's) may send a lower cursor: no-op.
-  if (exported_through <= exported_through_) return;
+  if (exported_through <= exported_through_) {
+    trim_window();
+    return;
+  }
   exported_through_ = exported_through;
   while (!held_.empty() && held_.front().index <= exported_through) {
     const Record& record = held_.front().record;
     held_bytes_ -= encoded_size(record);
-    window_.push_back({record.key, record.received_unix_ms});
+    window_.push_back({record.key, clock_unix_ms_, held_.front().index});
     held_.pop_front();
     ++result.records_exported;
     ++counters_.records_exported;
@@ -133,12 +183,38 @@ void Ledger::apply_cursor(std::uint64_t exported_through, ApplyResult& result) {
 }
 
 void Ledger::trim_window() {
-  const std::int64_t oldest_kept = minus_ms(newest_received_unix_ms_, limits_.exported_keys_age_ms);
-  while (!window_.empty() &&
-         (window_.size() > limits_.exported_keys_max || window_.front().received_unix_ms < oldest_kept)) {
-    known_.erase(window_.front().key);
+  // Keys are in log order, and both their export times and indices ascend.
+  const std::int64_t oldest_kept = minus_ms(clock_unix_ms_, limits_.exported_keys_age_ms);
+  while (!window_.empty()) {
+    const WindowKey& front = window_.front();
+    const bool aged =
+        front.exported_unix_ms < oldest_kept &&
+        last_applied_ - std::min(last_applied_, front.index) >= limits_.exported_keys_min_entries;
+    if (window_.size() <= limits_.exported_keys_max && !aged) break;
+    known_.erase(front.key);
     window_.pop_front();
   }
+}
+
+std::int64_t Ledger::expiry_of(const Session& session) const {
+  const std::int64_t interval_s =
+      session.interim_interval_s != 0 ? session.interim_interval_s : limits_.session_default_interim_s;
+  return plus_saturating(session.seen_unix_ms, interval_s * limits_.session_expiry_multiple * 1000);
+}
+
+void Ledger::expire_sessions() {
+  while (!expiry_.empty() && expiry_.begin()->first <= clock_unix_ms_) {
+    auto found = sessions_.find(expiry_.begin()->second);
+    RW_ASSERT(found != sessions_.end());
+    close_session(found);
+    ++counters_.sessions_expired;
+  }
+}
+
+std::map<SessionKey, Session>::iterator Ledger::close_session(
+    std::map<SessionKey, Session>::iterator session) {
+  unindex_session(session->second);
+  return sessions_.erase(session);
 }
 
 void Ledger::update_sessions(std::uint64_t index, const Record& record) {
@@ -147,10 +223,7 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     case status::kInterimUpdate:
       break;
     case status::kStop:
-      if (auto closed = sessions_.find(record.session); closed != sessions_.end()) {
-        unindex_session(closed->second);
-        sessions_.erase(closed);
-      }
+      if (auto closed = sessions_.find(record.session); closed != sessions_.end()) close_session(closed);
       return;
     case status::kAccountingOn:
     case status::kAccountingOff:
@@ -160,11 +233,8 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
       return;
   }
   auto found = sessions_.lower_bound(record.session);
-  if (found == sessions_.end() || found->first != record.session) {
-    if (sessions_.size() >= limits_.sessions_max) {
-      ++counters_.sessions_untracked;
-      return;
-    }
+  const bool opens = found == sessions_.end() || found->first != record.session;
+  if (opens) {
     Session session;
     session.key = record.session;
     session.client = record.client;
@@ -180,8 +250,16 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
           minus_ms(session.started_unix_ms,
                    std::int64_t{find_u32(record, radius::attr::kAcctSessionTime).value_or(0)} * 1000);
     }
+    if (sessions_.size() >= limits_.sessions_max ||
+        encoded_size(session) >
+            limits_.sessions_bytes_max - std::min(limits_.sessions_bytes_max, sessions_bytes_)) {
+      ++counters_.sessions_untracked;
+      return;
+    }
     found = sessions_.emplace_hint(found, record.session, std::move(session));
-    index_session(found->second);
+  } else {
+    // Its deadline moves: out of the indexes, updated, back in.
+    unindex_session(found->second);
   }
   Session& session = found->second;
   session.last_status_type = record.status_type;
@@ -190,29 +268,46 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
   session.session_time_s = find_u32(record, radius::attr::kAcctSessionTime).value_or(0);
   session.input_octets = octets(record, radius::attr::kAcctInputOctets, radius::attr::kAcctInputGigawords);
   session.output_octets = octets(record, radius::attr::kAcctOutputOctets, radius::attr::kAcctOutputGigawords);
+  session.interim_interval_s = find_u32(record, radius::attr::kAcctInterimInterval).value_or(0);
+  session.seen_unix_ms = clock_unix_ms_;
+  index_session(session);
 }
 
 void Ledger::close_nas_sessions(const Record& record) {
   // RFC 2866 §5.1: Accounting-On/Off mean the NAS's sessions are over. The
-  // NAS is the client plus the identity attributes the On/Off carries.
-  const std::vector<std::uint8_t> address = nas_address(record);
+  // NAS is the client plus the identity attributes the On/Off carries. The
+  // NAS index makes this the range of that client (and address, when the
+  // On/Off carries one), not a scan of every session.
+  Session probe;
+  probe.client = record.client;
+  probe.nas_address = nas_address(record);
+  const bool by_address = !probe.nas_address.empty();
   const auto identifier = record.find(radius::attr::kNasIdentifier);
-  for (auto it = sessions_.begin(); it != sessions_.end();) {
-    const Session& session = it->second;
-    const bool same_nas = session.client == record.client &&
-                          (address.empty() || session.nas_address == address) &&
-                          (!identifier || as_chars(*identifier) == session.nas_identifier);
-    if (same_nas) {
-      unindex_session(session);
-      it = sessions_.erase(it);
-      ++counters_.sessions_closed_by_nas;
-    } else {
+  if (by_address && identifier) probe.nas_identifier.assign(as_chars(*identifier));
+  // The all-zero key is the smallest: lower_bound lands on the range's first.
+  if (by_nas_.stale) {
+    by_nas_.sessions.clear();
+    for (const auto& [key, session] : sessions_) by_nas_.sessions.insert(&session);
+    by_nas_.stale = false;
+  }
+  auto it = by_nas_.sessions.lower_bound(&probe);
+  while (it != by_nas_.sessions.end()) {
+    const Session& session = **it;
+    if (session.client != record.client || (by_address && session.nas_address != probe.nas_address)) break;
+    if (identifier && as_chars(*identifier) != session.nas_identifier) {
       ++it;
+      continue;
     }
+    ++it;  // close_session erases the current element from by_nas_.
+    close_session(sessions_.find(session.key));
+    ++counters_.sessions_closed_by_nas;
   }
 }
 
 void Ledger::index_session(const Session& session) {
+  if (!by_nas_.stale) by_nas_.sessions.insert(&session);
+  sessions_bytes_ += encoded_size(session);
+  if (limits_.session_expiry_multiple != 0) expiry_.emplace(expiry_of(session), session.key);
   if (session.user_name.empty()) return;
   auto found = open_by_user_.find(session.user_name);
   if (found == open_by_user_.end()) {
@@ -223,6 +318,9 @@ void Ledger::index_session(const Session& session) {
 }
 
 void Ledger::unindex_session(const Session& session) {
+  if (!by_nas_.stale) by_nas_.sessions.erase(&session);
+  sessions_bytes_ -= encoded_size(session);
+  if (limits_.session_expiry_multiple != 0) expiry_.erase({expiry_of(session), session.key});
   if (session.user_name.empty()) return;
   auto found = open_by_user_.find(session.user_name);
   RW_ASSERT(found != open_by_user_.end() && found->second > 0);

@@ -1,6 +1,6 @@
 // The replicated accounting state (the Raft state machine): records held
 // until exported, the de-duplication window, the live session table and the
-// export cursor. Pure and deterministic (STYLE.md §6): apply() depends only
+// export cursor. Pure and deterministic (docs/style.md §6): apply() depends only
 // on the ledger and the entry; snapshots are canonical bytes. Semantics in
 // docs/accounting.md, layouts in docs/wire_formats.md, bounds in
 // docs/limits.md.
@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -23,25 +24,40 @@
 
 namespace rw::accounting {
 
-// Bounds of the ledger. The three that shape replicated state
-// (sessions_max, exported_keys_max, exported_keys_age_ms) must be equal on
-// every member, or their snapshots differ. The held_* bounds are enforced
-// at submission through accepting(): apply() never refuses a committed entry.
+// Bounds of the ledger. All but the held_* bounds shape replicated state and
+// must be equal on every member, or their snapshots differ. The held_*
+// bounds are enforced at submission through accepting(): apply() never
+// refuses a committed entry. Defaults and what happens at each bound:
+// docs/limits.md.
 struct LedgerLimits {
   // Unexported records: at either bound accepting() turns false and the
-  // member stops taking new submissions (it never drops a record). They
-  // also bound the snapshot, which libraft builds on its loop thread
-  // (LIBRAFT.md trap 8): about 280 bytes and 1.2 us per held record here.
-  std::size_t held_records_max = 500'000;
-  std::size_t held_bytes_max = std::size_t{256} << 20;
-  // Live sessions: a Start or Interim-Update of a new session past the
-  // bound is stored as a record but not tracked (counted).
+  // member stops taking new submissions (it never drops a record). With the
+  // session and window bounds they bound the snapshot, which libraft builds
+  // on its loop thread (docs/consensus.md trap 8): the defaults keep a
+  // snapshot at the bounds near 40 MB, well under the 300 ms election
+  // timeout on the reference machine (docs/accounting.md, "Snapshot at the bounds").
+  std::size_t held_records_max = 64'000;
+  std::size_t held_bytes_max = std::size_t{16} << 20;
+  // Live sessions, by count and by their encoded bytes (encoded_size): a
+  // Start or Interim-Update of a new session past either bound is stored as
+  // a record but not tracked (counted).
   std::size_t sessions_max = 1'000'000;
+  std::size_t sessions_bytes_max = std::size_t{16} << 20;
   // The de-duplication window beyond held records: keys of exported records
-  // are remembered while fewer than exported_keys_max are kept and while
-  // younger than exported_keys_age_ms (gateway receive times, never a clock).
-  std::size_t exported_keys_max = 500'000;
+  // are remembered while fewer than exported_keys_max are kept, and while
+  // younger than exported_keys_age_ms by the log clock or fewer than
+  // exported_keys_min_entries log indices behind the last applied entry.
+  std::size_t exported_keys_max = 128'000;
   std::int64_t exported_keys_age_ms = 15 * 60 * 1000;
+  std::uint64_t exported_keys_min_entries = 10'000;
+  // The log clock follows the leaders' stamps, but one entry moves it
+  // forward by at most this much, so one absurd stamp cannot age everything.
+  std::int64_t clock_step_max_ms = 10'000;
+  // A session with no record for session_expiry_multiple times its
+  // Acct-Interim-Interval (session_default_interim_s when its records carry
+  // none) by the log clock is closed. 0: sessions never expire.
+  std::uint32_t session_expiry_multiple = 3;
+  std::uint32_t session_default_interim_s = 3600;
 };
 
 // A record the ledger holds: unexported, with the log index of its entry.
@@ -68,6 +84,8 @@ struct Session {
   std::uint32_t session_time_s = 0;       // Acct-Session-Time of its latest record
   std::uint64_t input_octets = 0;         // Acct-Input-Octets + 2^32 * Acct-Input-Gigawords (RFC 2869 §5.1)
   std::uint64_t output_octets = 0;        // Acct-Output-Octets + 2^32 * Acct-Output-Gigawords
+  std::uint32_t interim_interval_s = 0;   // Acct-Interim-Interval of its latest record, 0 if none
+  std::int64_t seen_unix_ms = 0;          // the log clock when its latest record was applied
 
   friend bool operator==(const Session&, const Session&) = default;
 };
@@ -77,9 +95,10 @@ struct LedgerCounters {
   std::uint64_t records_applied = 0;         // new records stored
   std::uint64_t records_duplicate = 0;       // records whose key was known: no-ops
   std::uint64_t records_exported = 0;        // records dropped by export cursors
-  std::uint64_t entries_skipped = 0;         // undecodable entries (LIBRAFT.md trap 7)
+  std::uint64_t entries_skipped = 0;         // undecodable entries (docs/consensus.md trap 7)
   std::uint64_t sessions_untracked = 0;      // new sessions past sessions_max
   std::uint64_t sessions_closed_by_nas = 0;  // closed by Accounting-On/Off
+  std::uint64_t sessions_expired = 0;        // closed for lack of records (session_expiry_multiple)
 
   friend bool operator==(const LedgerCounters&, const LedgerCounters&) = default;
 };
@@ -100,7 +119,7 @@ struct ApplyResult {
 enum class SnapshotError : std::uint8_t {
   kTruncated,           // ends inside a field
   kBadMagic,            // not "RWLS"
-  kUnsupportedVersion,  // version byte is not 1
+  kUnsupportedVersion,  // version byte is not 1 or 2
   kBadChecksum,         // SHA-256 trailer does not match
   kReservedNotZero,     // reserved header bytes set
   kBadRecord,           // a held record does not decode
@@ -109,8 +128,13 @@ enum class SnapshotError : std::uint8_t {
   kBadSession,          // a session does not decode
   kSessionOrder,        // sessions not strictly ascending by key
   kTrailingBytes,       // bytes between the last section and the trailer
+  kWindowOrder,         // window keys not in log order, or past the export cursor
 };
-inline constexpr std::size_t kSnapshotErrorCount = 11;
+inline constexpr std::size_t kSnapshotErrorCount = 12;
+
+// The bytes a session takes in a snapshot (docs/wire_formats.md
+// "Snapshot"): what LedgerLimits::sessions_bytes_max counts.
+[[nodiscard]] std::size_t encoded_size(const Session& session);
 std::string_view to_string(SnapshotError error);
 
 // The state machine. Not thread-safe: the consensus layer owns it on its
@@ -155,6 +179,9 @@ class Ledger {
   // Distinct User-Names with open sessions (the index's size, for tests and figures).
   [[nodiscard]] std::size_t users_with_sessions() const { return open_by_user_.size(); }
   [[nodiscard]] std::size_t window_keys() const { return window_.size(); }
+  [[nodiscard]] std::size_t sessions_bytes() const { return sessions_bytes_; }
+  // The log clock: the leaders' stamps, clamped (docs/accounting.md "The log clock").
+  [[nodiscard]] std::int64_t clock_unix_ms() const { return clock_unix_ms_; }
   [[nodiscard]] const LedgerCounters& counters() const { return counters_; }
   [[nodiscard]] const LedgerLimits& limits() const { return limits_; }
 
@@ -164,14 +191,43 @@ class Ledger {
  private:
   struct WindowKey {
     RecordKey key;
-    std::int64_t received_unix_ms = 0;
+    std::int64_t exported_unix_ms = 0;  // the log clock when it was exported
+    std::uint64_t index = 0;            // the log index of its record's entry
+  };
+  // Orders sessions by NAS (client, address, identifier), then key: an
+  // Accounting-On/Off's sessions are one range.
+  struct NasOrder {
+    bool operator()(const Session* a, const Session* b) const;
+  };
+  // The NAS index points into sessions_' nodes: a moved ledger keeps them
+  // (the map's nodes move with it), a copied one must not, so a copy starts
+  // stale and is rebuilt from its own table when first needed.
+  struct NasIndex {
+    NasIndex() = default;
+    NasIndex(const NasIndex&) : stale(true) {}
+    NasIndex& operator=(const NasIndex&) {
+      sessions.clear();
+      stale = true;
+      return *this;
+    }
+    NasIndex(NasIndex&&) noexcept = default;
+    NasIndex& operator=(NasIndex&&) noexcept = default;
+    ~NasIndex() = default;
+
+    std::set<const Session*, NasOrder> sessions;
+    bool stale = false;
   };
 
+  void advance_clock(std::optional<std::int64_t> leader_unix_ms);
   void apply_records(std::uint64_t index, std::vector<Record>& records, ApplyResult& result);
   void apply_cursor(std::uint64_t exported_through, ApplyResult& result);
   void update_sessions(std::uint64_t index, const Record& record);
   void close_nas_sessions(const Record& record);
-  // Keep open_by_user_ equal to a count of sessions_ by User-Name.
+  void expire_sessions();
+  std::map<SessionKey, Session>::iterator close_session(std::map<SessionKey, Session>::iterator session);
+  [[nodiscard]] std::int64_t expiry_of(const Session& session) const;
+  // Keep the derived indexes (open_by_user_, by_nas_, expiry_,
+  // sessions_bytes_) equal to what sessions_ gives.
   void index_session(const Session& session);
   void unindex_session(const Session& session);
   void trim_window();
@@ -179,7 +235,7 @@ class Ledger {
   LedgerLimits limits_;
   std::uint64_t last_applied_ = 0;
   std::uint64_t exported_through_ = 0;
-  std::int64_t newest_received_unix_ms_ = 0;
+  std::int64_t clock_unix_ms_ = 0;
   std::deque<HeldRecord> held_;
   std::size_t held_bytes_ = 0;
   // Exported keys still remembered, oldest first (log order).
@@ -190,6 +246,11 @@ class Ledger {
   // Derived from sessions_ (never in a snapshot): open sessions per
   // non-empty User-Name; a name whose count reaches 0 is erased.
   std::map<std::string, std::uint32_t, std::less<>> open_by_user_;
+  // Derived too: sessions_ by NAS, for Accounting-On/Off (node addresses of
+  // sessions_ are stable); expiry deadlines; the sessions' encoded bytes.
+  NasIndex by_nas_;
+  std::set<std::pair<std::int64_t, SessionKey>> expiry_;
+  std::size_t sessions_bytes_ = 0;
   LedgerCounters counters_;
 };
 

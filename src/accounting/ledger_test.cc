@@ -1,11 +1,13 @@
-// Tests of the accounting state machine: duplicates are no-ops (DESIGN.md
+// Tests of the accounting state machine: duplicates are no-ops (docs/design.md
 // invariant 2), sessions, the export cursor (invariant 3), bounds, and
-// canonical snapshots (STYLE.md §6).
+// canonical snapshots (docs/style.md §6).
 #include "accounting/ledger.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "accounting/accounting_request_for_test.h"
 #include "base/random.h"
@@ -46,7 +48,7 @@ TEST(Ledger, AppliesNewRecords) {
   EXPECT_EQ(ledger.held_bytes(), encoded_size(record));
 }
 
-// The three cases of DESIGN.md invariant 2, built as real signed packets.
+// The three cases of docs/design.md invariant 2, built as real signed packets.
 TEST(Ledger, DuplicatesOfInvariantTwoAreNoOps) {
   RequestSpec original = start_of("s1");
   original.identifier = 20;
@@ -310,17 +312,182 @@ TEST(Ledger, WindowForgetsExportedKeysPastCountBound) {
   EXPECT_TRUE(ledger.knows(b.key));
 }
 
+constexpr std::int64_t kT = 1'700'000'000'000;
+
+// A ledger whose window ages by time alone (60 s) and holds the exported
+// key of record "a", both stamped kT.
+Ledger ledger_with_exported(const Record& a) {
+  Ledger ledger({.exported_keys_age_ms = 60'000, .exported_keys_min_entries = 0});
+  ledger.apply(1, entry_of({a}, kT));
+  ledger.apply(2, encode_export_cursor_entry(1, kT));
+  return ledger;
+}
+
 TEST(Ledger, WindowForgetsExportedKeysPastAgeBound) {
-  Ledger ledger({.exported_keys_age_ms = 60'000});
-  const Record a = record_of(start_of("a"), 1'000'000);
-  ledger.apply(1, entry_of({a}));
-  ledger.apply(2, encode_export_cursor_entry(1));
+  const std::int64_t t = kT;
+  const Record a = record_of(start_of("a"), t);
+  Ledger ledger = ledger_with_exported(a);
   EXPECT_TRUE(ledger.knows(a.key));
-  // Time advances only with the records' receive times.
-  ledger.apply(3, entry_of({record_of(start_of("b"), 1'060'000)}));
+  // Time advances only with the leaders' stamps, in steps of at most 10 s.
+  for (std::uint64_t index = 3; index <= 8; ++index) {
+    ledger.apply(index, encode_barrier_entry(1, t + 60'000));
+  }
+  EXPECT_EQ(ledger.clock_unix_ms(), t + 60'000);
   EXPECT_TRUE(ledger.knows(a.key));
-  ledger.apply(4, entry_of({record_of(start_of("c"), 1'060'001)}));
+  ledger.apply(9, encode_barrier_entry(1, t + 60'001));
   EXPECT_FALSE(ledger.knows(a.key));
+}
+
+TEST(Ledger, GatewayReceiveTimesDoNotAgeTheWindow) {
+  const std::int64_t t = kT;
+  const Record a = record_of(start_of("a"), t);
+  Ledger ledger = ledger_with_exported(a);
+  // A gateway whose clock jumped a year (or a forged record) moves nothing.
+  ledger.apply(3, entry_of({record_of(start_of("b"), t + 365LL * 24 * 3600 * 1000)}, t + 1));
+  EXPECT_EQ(ledger.clock_unix_ms(), t + 1);
+  EXPECT_TRUE(ledger.knows(a.key));
+}
+
+TEST(Ledger, AJumpedLeaderClockCannotEmptyTheWindow) {
+  const LedgerLimits limits{
+      .exported_keys_age_ms = 15 * 60 * 1000, .exported_keys_min_entries = 500, .clock_step_max_ms = 10'000};
+  Ledger ledger(limits);
+  const std::int64_t t = 1'700'000'000'000;
+  const std::int64_t jumped = t + 365LL * 24 * 3600 * 1000;
+  const Record a = record_of(start_of("a"), t);
+  ledger.apply(1, entry_of({a}, t));
+  ledger.apply(2, encode_export_cursor_entry(1, t));
+  // One absurd stamp moves the clock one step, not a year.
+  ledger.apply(3, entry_of({record_of(start_of("b"), t)}, jumped));
+  EXPECT_EQ(ledger.clock_unix_ms(), t + 10'000);
+  EXPECT_TRUE(ledger.knows(a.key));
+  // A leader whose clock stays jumped: 90 steps pass the 15 minutes, but the
+  // key stays until 500 entries have followed its own.
+  std::uint64_t index = 3;
+  while (index < 500) ledger.apply(++index, encode_barrier_entry(1, jumped));
+  EXPECT_GT(ledger.clock_unix_ms(), t + limits.exported_keys_age_ms);
+  EXPECT_TRUE(ledger.knows(a.key));
+  ledger.apply(++index, encode_barrier_entry(1, jumped));
+  EXPECT_EQ(index, 501u);
+  EXPECT_FALSE(ledger.knows(a.key));
+}
+
+TEST(Ledger, TheFirstStampSetsTheClockAndLateStampsDoNotMoveItBack) {
+  Ledger ledger;
+  const std::int64_t t = 1'700'000'000'000;
+  ledger.apply(1, encode_barrier_entry(1, t));
+  EXPECT_EQ(ledger.clock_unix_ms(), t);
+  ledger.apply(2, encode_barrier_entry(1, t - 5'000));  // a new leader whose clock is late
+  EXPECT_EQ(ledger.clock_unix_ms(), t);
+  ledger.apply(3, encode_barrier_entry(1));  // version 1: no stamp
+  EXPECT_EQ(ledger.clock_unix_ms(), t);
+  ledger.apply(4, encode_barrier_entry(1, t + 3'000));
+  EXPECT_EQ(ledger.clock_unix_ms(), t + 3'000);
+}
+
+RequestSpec with_interval(RequestSpec spec, std::uint32_t interval_s) {
+  spec.interim_interval_s = interval_s;
+  return spec;
+}
+
+TEST(Ledger, ASessionWithoutRecordsForThreeIntervalsExpires) {
+  Ledger ledger({.clock_step_max_ms = 100'000'000});
+  const std::int64_t t = 1'700'000'000'000;
+  ledger.apply(1, entry_of({record_of(with_interval(start_of("a"), 60), t)}, t));
+  ledger.apply(2, entry_of({record_of(start_of("b"), t)}, t));  // no interval: the default, 3600 s
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 2u);
+  // An Interim-Update at +100 s moves a's deadline to +100 + 180 s.
+  ledger.apply(3,
+               entry_of({record_of(with_interval(with_status(start_of("a"), status::kInterimUpdate, 100), 60),
+                                   t + 100'000)},
+                        t + 100'000));
+  ledger.apply(4, encode_barrier_entry(1, t + 279'999));
+  EXPECT_EQ(ledger.sessions().size(), 2u);
+  ledger.apply(5, encode_barrier_entry(1, t + 280'000));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.sessions().begin()->second.acct_session_id, "b");
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 1u);
+  EXPECT_EQ(ledger.counters().sessions_expired, 1u);
+  // The expired session's records are still held for export: only the table changed.
+  EXPECT_EQ(ledger.records().size(), 3u);
+  ledger.apply(6, encode_barrier_entry(1, t + 3 * 3600 * 1000));
+  EXPECT_TRUE(ledger.sessions().empty());
+  EXPECT_EQ(ledger.counters().sessions_expired, 2u);
+  EXPECT_EQ(ledger.sessions_bytes(), 0u);
+}
+
+TEST(Ledger, SessionsDoNotExpireWithMultipleZeroOrWithoutStamps) {
+  const std::int64_t t = 1'700'000'000'000;
+  Ledger never({.clock_step_max_ms = 1'000'000'000, .session_expiry_multiple = 0});
+  never.apply(1, entry_of({record_of(with_interval(start_of("a"), 1), t)}, t));
+  never.apply(2, encode_barrier_entry(1, t + 100'000'000));
+  EXPECT_EQ(never.sessions().size(), 1u);
+  // Version 1 entries carry no time: the session ages by nothing.
+  Ledger old;
+  old.apply(1, entry_of({record_of(with_interval(start_of("a"), 1), t)}));
+  old.apply(2, entry_of({record_of(start_of("b"), t + 100'000'000)}));
+  EXPECT_EQ(old.sessions().size(), 2u);
+}
+
+TEST(Ledger, SessionsPastTheByteBoundAreCountedNotTracked) {
+  Ledger probe;
+  probe.apply(1, entry_of({record_of(start_of("a"))}));
+  const std::size_t one = probe.sessions_bytes();
+  EXPECT_EQ(one, encoded_size(probe.sessions().begin()->second));
+  Ledger ledger({.sessions_bytes_max = one + one / 2});
+  ledger.apply(1, entry_of({record_of(start_of("a")), record_of(start_of("b"))}));
+  EXPECT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.counters().sessions_untracked, 1u);
+  // Closing one frees its bytes for the next.
+  ledger.apply(2,
+               entry_of({record_of(with_status(start_of("a"), status::kStop, 5)), record_of(start_of("c"))}));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.sessions().begin()->second.acct_session_id, "c");
+}
+
+TEST(Ledger, AccountingOnMatchesTheNasByAddressAndIdentifier) {
+  Ledger ledger;
+  auto start_at = [](std::string session, std::uint8_t last_octet, std::string identifier) {
+    RequestSpec spec = start_of(session, identifier);
+    spec.nas_ip = std::array<std::uint8_t, 4>{10, 0, 0, last_octet};
+    return record_of(spec);
+  };
+  ledger.apply(1, entry_of({start_at("a", 1, "x"), start_at("b", 1, "y"), start_at("c", 2, "x"),
+                            start_at("d", 2, ""), start_at("e", 3, "")}));
+  ASSERT_EQ(ledger.sessions().size(), 5u);
+  auto on = [](std::optional<std::uint8_t> last_octet, std::string identifier) {
+    RequestSpec spec = start_of("on", identifier);
+    spec.status_type = status::kAccountingOn;
+    spec.nas_ip.reset();
+    if (last_octet) spec.nas_ip = std::array<std::uint8_t, 4>{10, 0, 0, *last_octet};
+    return record_of(spec);
+  };
+  auto open = [&] {
+    std::string ids;
+    for (const auto& [key, session] : ledger.sessions()) ids += session.acct_session_id;
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  ledger.apply(2, entry_of({on(1, "y")}));  // address and identifier
+  EXPECT_EQ(open(), "acde");
+  ledger.apply(3, entry_of({on(std::nullopt, "x")}));  // identifier only: both addresses
+  EXPECT_EQ(open(), "de");
+  ledger.apply(4, entry_of({on(2, "")}));  // address only
+  EXPECT_EQ(open(), "e");
+  EXPECT_EQ(ledger.counters().sessions_closed_by_nas, 4u);
+  // After a restore the NAS index is rebuilt: the On/Off still finds its sessions.
+  auto restored = Ledger::restore(ledger.snapshot());
+  ASSERT_TRUE(restored.has_value());
+  std::optional<Ledger> original(std::move(*restored));
+  // A copy (the admin API reads copies) has its own index, not the original's.
+  Ledger copy = *original;
+  original->apply(5, entry_of({on(std::nullopt, "")}));
+  EXPECT_TRUE(original->sessions().empty());
+  original.reset();
+  copy.apply(5, entry_of({on(2, "")}));
+  ASSERT_EQ(copy.sessions().size(), 1u);
+  copy.apply(6, entry_of({on(3, "")}));
+  EXPECT_TRUE(copy.sessions().empty());
 }
 
 Ledger busy_ledger() {
@@ -360,7 +527,7 @@ TEST(Snapshot, RefusesCorruption) {
   bad_magic[0] = 'X';
   EXPECT_EQ(Ledger::restore(bad_magic).error(), SnapshotError::kBadMagic);
   auto bad_version = bytes;
-  bad_version[4] = 2;
+  bad_version[4] = 3;
   EXPECT_EQ(Ledger::restore(bad_version).error(), SnapshotError::kUnsupportedVersion);
   EXPECT_EQ(Ledger::restore(Bytes(bytes).first(10)).error(), SnapshotError::kTruncated);
 }
@@ -379,8 +546,16 @@ class History {
 
   std::vector<std::uint8_t> next_entry(std::uint64_t index) {
     const std::uint64_t kind = random_.below(10);
-    if (kind == 0) return encode_barrier_entry(index);
-    if (kind == 1) return encode_export_cursor_entry(random_.below(index + 1));
+    // The leader's stamp: mostly advancing, sometimes late (a new leader),
+    // now and then absurdly ahead (a clock jump), sometimes absent (version 1).
+    const std::uint64_t clock_roll = random_.below(20);
+    leader_ms_ += static_cast<std::int64_t>(random_.below(200'000));
+    std::optional<std::int64_t> stamp = leader_ms_;
+    if (clock_roll == 0) stamp = leader_ms_ + 365LL * 24 * 3600 * 1000;
+    if (clock_roll == 1) stamp = leader_ms_ - 60'000;
+    if (clock_roll == 2) stamp.reset();
+    if (kind == 0) return encode_barrier_entry(index, stamp);
+    if (kind == 1) return encode_export_cursor_entry(random_.below(index + 1), stamp);
     if (kind == 2) {
       std::vector<std::uint8_t> garbage(random_.below(12));
       random_.fill(garbage);
@@ -389,7 +564,7 @@ class History {
     std::vector<Record> batch;
     const std::uint64_t size = 1 + random_.below(8);
     for (std::uint64_t i = 0; i < size; ++i) batch.push_back(next_record());
-    return encode_records_entry(batch);
+    return encode_records_entry(batch, stamp);
   }
 
  private:
@@ -408,6 +583,7 @@ class History {
                        : roll == 18 ? status::kAccountingOn
                                     : status::kAccountingOff;
     spec.session_time_s = static_cast<std::uint32_t>(random_.below(1000));
+    if (random_.below(2) == 0) spec.interim_interval_s = static_cast<std::uint32_t>(60 + random_.below(600));
     clock_ms_ += static_cast<std::int64_t>(random_.below(5000));
     Record record = record_of(spec, clock_ms_, random_.below(5) == 0 ? "nas2" : "nas1");
     sent_.push_back(record);
@@ -417,6 +593,7 @@ class History {
   SeededRandom random_;
   std::vector<Record> sent_;
   std::int64_t clock_ms_ = 1'700'000'000'000;
+  std::int64_t leader_ms_ = 1'700'000'000'000;
 };
 
 // The per-user index must equal a count of the session table by User-Name.
@@ -428,10 +605,19 @@ void expect_index_matches_sessions(const Ledger& ledger, const std::string& cont
   ASSERT_EQ(ledger.users_with_sessions(), counted.size()) << context;
   for (const auto& [user, count] : counted) ASSERT_EQ(ledger.open_sessions_of(user), count) << context;
   EXPECT_EQ(ledger.open_sessions_of(""), 0u) << context;
+  std::size_t bytes = 0;
+  for (const auto& [key, session] : ledger.sessions()) bytes += encoded_size(session);
+  EXPECT_EQ(ledger.sessions_bytes(), bytes) << context;
 }
 
 TEST(Snapshot, RandomHistoriesWithRestoreInTheMiddleConverge) {
-  const LedgerLimits limits{.sessions_max = 30, .exported_keys_max = 40, .exported_keys_age_ms = 200'000};
+  const LedgerLimits limits{.sessions_max = 30,
+                            .sessions_bytes_max = 2000,
+                            .exported_keys_max = 40,
+                            .exported_keys_age_ms = 200'000,
+                            .exported_keys_min_entries = 10,
+                            .clock_step_max_ms = 300'000,
+                            .session_default_interim_s = 300};
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     History history(seed);
     Ledger a(limits);

@@ -34,12 +34,15 @@ Seeds entry_seeds() {
   with_vendor.attributes.insert(with_vendor.attributes.end(), vsa.begin(), vsa.end());
   with_vendor.key = compute_record_key(with_vendor.attributes, with_vendor.client);
 
+  // Version 2 entries, stamped as a leader does; seed-records-3-v1 (checked
+  // in, not generated) is the same batch as version 1 wrote it.
+  const std::int64_t stamp = 1'700'000'061'000;
   Seeds seeds;
-  seeds["seed-records-1"] = encode_records_entry(std::vector<Record>{record_of(RequestSpec{})});
+  seeds["seed-records-1"] = encode_records_entry(std::vector<Record>{record_of(RequestSpec{})}, stamp);
   seeds["seed-records-3"] = encode_records_entry(
-      std::vector<Record>{record_of(RequestSpec{}), with_vendor, record_of(on, 0, "nas2")});
-  seeds["seed-barrier"] = encode_barrier_entry(3);
-  seeds["seed-export-cursor"] = encode_export_cursor_entry(1);
+      std::vector<Record>{record_of(RequestSpec{}), with_vendor, record_of(on, 0, "nas2")}, stamp);
+  seeds["seed-barrier"] = encode_barrier_entry(3, stamp);
+  seeds["seed-export-cursor"] = encode_export_cursor_entry(1, stamp);
   return seeds;
 }
 
@@ -51,9 +54,15 @@ Seeds snapshot_seeds() {
   for (const auto& [name, entry] : entry_seeds()) {
     if (name != "seed-export-cursor") ledger.apply(++index, entry);
   }
-  ledger.apply(++index, encode_export_cursor_entry(1));
+  ledger.apply(++index, encode_export_cursor_entry(1, 1'700'000'062'000));
   seeds["seed-busy"] = ledger.snapshot();
   return seeds;
+}
+
+std::vector<std::uint8_t> read_seed(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 void check_or_write(const std::string& target, const Seeds& seeds) {
@@ -81,6 +90,30 @@ TEST(SeedCorpus, SnapshotSeedsAreCurrent) { check_or_write("snapshot_fuzz", snap
 
 TEST(SeedCorpus, EntrySeedsAreValid) {
   for (const auto& [name, bytes] : entry_seeds()) EXPECT_TRUE(validate_entry(bytes).has_value()) << name;
+}
+
+// Logs and snapshots written before version 2 still apply and restore
+// (docs/wire_formats.md): the checked-in version 1 seeds are such bytes.
+TEST(SeedCorpus, Version1EntriesAndSnapshotsStillDecode) {
+  const std::string root = std::string(RW_SOURCE_ROOT) + "/tests/corpus/";
+  auto entry = decode_entry(read_seed(root + "entry_fuzz/seed-records-3-v1"));
+  ASSERT_TRUE(entry.has_value()) << to_string(entry.error());
+  EXPECT_EQ(entry->records.size(), 3u);
+  EXPECT_FALSE(entry->leader_unix_ms.has_value());
+  const std::vector<std::uint8_t> v1 = read_seed(root + "snapshot_fuzz/seed-busy-v1");
+  ASSERT_EQ(v1.at(4), 1);
+  auto restored = Ledger::restore(v1);
+  ASSERT_TRUE(restored.has_value()) << to_string(restored.error());
+  EXPECT_EQ(restored->last_applied_index(), 4u);
+  EXPECT_EQ(restored->records().size(), 3u);
+  EXPECT_FALSE(restored->sessions().empty());
+  // It is written back as version 2, which restores to the same state.
+  const std::vector<std::uint8_t> v2 = restored->snapshot();
+  EXPECT_EQ(v2.at(4), 2);
+  auto again = Ledger::restore(v2);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->snapshot(), v2);
+  EXPECT_EQ(again->sessions().size(), restored->sessions().size());
 }
 
 }  // namespace

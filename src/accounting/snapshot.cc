@@ -14,12 +14,18 @@ namespace rw::accounting {
 namespace {
 
 constexpr std::array<std::uint8_t, 4> kSnapshotMagic = {'R', 'W', 'L', 'S'};
-constexpr std::uint8_t kSnapshotVersion = 1;
+// Version 2 adds window key indices, session intervals and seen times, and
+// the sessions_expired counter; version 1 snapshots (written before) still
+// restore.
+constexpr std::uint8_t kSnapshotVersion = 2;
+constexpr std::uint8_t kSnapshotVersion1 = 1;
 constexpr std::size_t kChecksumLength = SHA256_DIGEST_LENGTH;
 // Smallest encodings, to refuse counts the remaining bytes cannot hold.
 constexpr std::size_t kHeldRecordMin = 8 + 2 + kRecordFixedLength;
-constexpr std::size_t kWindowKeyLength = kKeyLength + 8;
-constexpr std::size_t kSessionMin = kKeyLength + 4 + 8 * 4 + 4 + 8 * 2 + 5;
+constexpr std::size_t kWindowKeyLength1 = kKeyLength + 8;
+constexpr std::size_t kWindowKeyLength = kWindowKeyLength1 + 8;
+constexpr std::size_t kSessionMin1 = kKeyLength + 4 + 8 * 4 + 4 + 8 * 2 + 5;
+constexpr std::size_t kSessionMin = kSessionMin1 + 4 + 8;
 constexpr std::size_t kSessionTextMax = 255;
 
 class Writer {
@@ -76,6 +82,8 @@ void write_session(Writer& writer, const Session& session) {
   writer.u32(session.session_time_s);
   writer.u64(session.input_octets);
   writer.u64(session.output_octets);
+  writer.u32(session.interim_interval_s);
+  writer.i64(session.seen_unix_ms);
   writer.text(as_bytes(session.client));
   writer.text(session.nas_address);
   writer.text(as_bytes(session.nas_identifier));
@@ -83,14 +91,24 @@ void write_session(Writer& writer, const Session& session) {
   writer.text(as_bytes(session.acct_session_id));
 }
 
-bool read_session(ByteReader& reader, Session& session) {
-  return read_digest(reader, session.key) && reader.read_u32(session.last_status_type) &&
-         reader.read_u64(session.opened_index) && reader.read_u64(session.updated_index) &&
-         read_i64(reader, session.started_unix_ms) && read_i64(reader, session.updated_unix_ms) &&
-         reader.read_u32(session.session_time_s) && reader.read_u64(session.input_octets) &&
-         reader.read_u64(session.output_octets) && read_text(reader, session.client) &&
-         read_text(reader, session.nas_address) && read_text(reader, session.nas_identifier) &&
-         read_text(reader, session.user_name) && read_text(reader, session.acct_session_id);
+// Version 1 sessions have no interval and seen time: they get none and the
+// restore-time clock, so they expire a full period after an upgrade.
+bool read_session(ByteReader& reader, std::uint8_t version, std::int64_t clock_unix_ms, Session& session) {
+  if (!(read_digest(reader, session.key) && reader.read_u32(session.last_status_type) &&
+        reader.read_u64(session.opened_index) && reader.read_u64(session.updated_index) &&
+        read_i64(reader, session.started_unix_ms) && read_i64(reader, session.updated_unix_ms) &&
+        reader.read_u32(session.session_time_s) && reader.read_u64(session.input_octets) &&
+        reader.read_u64(session.output_octets))) {
+    return false;
+  }
+  session.seen_unix_ms = clock_unix_ms;
+  if (version != kSnapshotVersion1 &&
+      !(reader.read_u32(session.interim_interval_s) && read_i64(reader, session.seen_unix_ms))) {
+    return false;
+  }
+  return read_text(reader, session.client) && read_text(reader, session.nas_address) &&
+         read_text(reader, session.nas_identifier) && read_text(reader, session.user_name) &&
+         read_text(reader, session.acct_session_id);
 }
 
 void write_counters(Writer& writer, const LedgerCounters& counters) {
@@ -100,12 +118,14 @@ void write_counters(Writer& writer, const LedgerCounters& counters) {
   writer.u64(counters.entries_skipped);
   writer.u64(counters.sessions_untracked);
   writer.u64(counters.sessions_closed_by_nas);
+  writer.u64(counters.sessions_expired);
 }
 
-bool read_counters(ByteReader& reader, LedgerCounters& counters) {
+bool read_counters(ByteReader& reader, std::uint8_t version, LedgerCounters& counters) {
   return reader.read_u64(counters.records_applied) && reader.read_u64(counters.records_duplicate) &&
          reader.read_u64(counters.records_exported) && reader.read_u64(counters.entries_skipped) &&
-         reader.read_u64(counters.sessions_untracked) && reader.read_u64(counters.sessions_closed_by_nas);
+         reader.read_u64(counters.sessions_untracked) && reader.read_u64(counters.sessions_closed_by_nas) &&
+         (version == kSnapshotVersion1 || reader.read_u64(counters.sessions_expired));
 }
 
 // Reads a section's count, refusing one the remaining bytes cannot hold.
@@ -117,8 +137,8 @@ bool read_count(ByteReader& reader, std::size_t element_min, std::uint32_t& coun
 
 std::vector<std::uint8_t> Ledger::snapshot() const {
   Writer writer;
-  std::size_t reserve = 128 + held_bytes_ + held_.size() * 10 + window_.size() * kWindowKeyLength +
-                        sessions_.size() * (kSessionMin + 64);
+  std::size_t reserve =
+      128 + held_bytes_ + held_.size() * 10 + window_.size() * kWindowKeyLength + sessions_bytes_;
   writer.out().reserve(reserve);
   writer.bytes(kSnapshotMagic);
   writer.u8(kSnapshotVersion);
@@ -126,7 +146,7 @@ std::vector<std::uint8_t> Ledger::snapshot() const {
   writer.u16(0);
   writer.u64(last_applied_);
   writer.u64(exported_through_);
-  writer.i64(newest_received_unix_ms_);
+  writer.i64(clock_unix_ms_);
   write_counters(writer, counters_);
 
   std::vector<std::uint8_t>& out = writer.out();
@@ -139,7 +159,8 @@ std::vector<std::uint8_t> Ledger::snapshot() const {
   writer.u32(static_cast<std::uint32_t>(window_.size()));
   for (const WindowKey& key : window_) {
     writer.bytes(key.key.bytes);
-    writer.i64(key.received_unix_ms);
+    writer.i64(key.exported_unix_ms);
+    writer.u64(key.index);
   }
   writer.u32(static_cast<std::uint32_t>(sessions_.size()));
   for (const auto& [key, session] : sessions_) write_session(writer, session);
@@ -155,7 +176,9 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
   if (!std::equal(kSnapshotMagic.begin(), kSnapshotMagic.end(), snapshot.begin())) {
     return fail(SnapshotError::kBadMagic);
   }
-  if (snapshot[4] != kSnapshotVersion) return fail(SnapshotError::kUnsupportedVersion);
+  const std::uint8_t version = snapshot[4];
+  if (version != kSnapshotVersion && version != kSnapshotVersion1)
+    return fail(SnapshotError::kUnsupportedVersion);
   Bytes body = snapshot.first(snapshot.size() - kChecksumLength);
   std::array<std::uint8_t, kChecksumLength> checksum{};
   SHA256(body.data(), body.size(), checksum.data());
@@ -170,7 +193,7 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
   if (!reader.read_u8(reserved8) || !reader.read_u16(reserved16)) return fail(SnapshotError::kTruncated);
   if (reserved8 != 0 || reserved16 != 0) return fail(SnapshotError::kReservedNotZero);
   if (!reader.read_u64(ledger.last_applied_) || !reader.read_u64(ledger.exported_through_) ||
-      !read_i64(reader, ledger.newest_received_unix_ms_) || !read_counters(reader, ledger.counters_)) {
+      !read_i64(reader, ledger.clock_unix_ms_) || !read_counters(reader, version, ledger.counters_)) {
     return fail(SnapshotError::kTruncated);
   }
 
@@ -195,26 +218,40 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
     ledger.held_.push_back({index, std::move(*record)});
   }
 
-  if (!read_count(reader, kWindowKeyLength, count)) return fail(SnapshotError::kTruncated);
+  const bool v1 = version == kSnapshotVersion1;
+  if (!read_count(reader, v1 ? kWindowKeyLength1 : kWindowKeyLength, count))
+    return fail(SnapshotError::kTruncated);
   for (std::uint32_t i = 0; i < count; ++i) {
+    // A version 1 key has its record's receive time and no index: index 0
+    // leaves only its time and the count to age it.
     WindowKey key;
-    if (!read_digest(reader, key.key) || !read_i64(reader, key.received_unix_ms)) {
+    if (!read_digest(reader, key.key) || !read_i64(reader, key.exported_unix_ms) ||
+        (!v1 && !reader.read_u64(key.index))) {
       return fail(SnapshotError::kTruncated);
+    }
+    // trim_window() pops from the front: keys must be oldest first.
+    if (!v1 &&
+        (key.index > ledger.exported_through_ ||
+         (!ledger.window_.empty() && (key.index < ledger.window_.back().index ||
+                                      key.exported_unix_ms < ledger.window_.back().exported_unix_ms)))) {
+      return fail(SnapshotError::kWindowOrder);
     }
     if (!ledger.known_.insert(key.key).second) return fail(SnapshotError::kDuplicateKey);
     ledger.window_.push_back(key);
   }
 
-  if (!read_count(reader, kSessionMin, count)) return fail(SnapshotError::kTruncated);
+  if (!read_count(reader, v1 ? kSessionMin1 : kSessionMin, count)) return fail(SnapshotError::kTruncated);
   for (std::uint32_t i = 0; i < count; ++i) {
     Session session;
-    if (!read_session(reader, session)) return fail(SnapshotError::kBadSession);
+    if (!read_session(reader, version, ledger.clock_unix_ms_, session))
+      return fail(SnapshotError::kBadSession);
     if (!ledger.sessions_.empty() && !(ledger.sessions_.rbegin()->first < session.key)) {
       return fail(SnapshotError::kSessionOrder);
     }
     const SessionKey key = session.key;
     auto placed = ledger.sessions_.emplace_hint(ledger.sessions_.end(), key, std::move(session));
-    // The per-user index is derived state: rebuilt here, never stored.
+    // The indexes (per user, per NAS, expiry, bytes) are derived state:
+    // rebuilt here, never stored.
     ledger.index_session(placed->second);
   }
   if (reader.remaining() != 0) return fail(SnapshotError::kTrailingBytes);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <optional>
 #include <span>
@@ -15,6 +16,7 @@
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
 #include "config/member_config.h"
+#include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/gateway_admin.h"
 #include "gateway_shell/sql_user_cache.h"
@@ -36,18 +38,19 @@ void print_errors(const config::ConfigErrors& errors) {
 
 // What `check` adds for the cluster transport: the TLS files load and match,
 // or plaintext only towards loopback addresses (docs/security.md).
-config::ConfigErrors check_cluster_security(
-    const std::optional<config::ClusterTlsConfig>& tls, bool insecure_plaintext, io::TlsRole role,
-    const std::vector<std::pair<std::string, config::SourceLocation>>& addresses) {
+config::ConfigErrors check_cluster_security(const std::optional<config::ClusterTlsConfig>& tls,
+                                            bool insecure_plaintext, io::TlsRole role,
+                                            const std::vector<config::HostPort>& addresses) {
   config::ConfigErrors errors;
   if (tls) {
     if (auto context = cluster_tls_context(*tls, role); !context) errors.push_back(context.error());
   }
   if (insecure_plaintext) {
-    for (const auto& [address, where] : addresses) {
+    for (const config::HostPort& address : addresses) {
       if (!is_loopback_address(address)) {
-        errors.push_back(where.error("insecure_plaintext_cluster is set but " + address +
-                                     " is not a loopback address: configure the cluster certificates"));
+        errors.push_back(
+            address.where.error("insecure_plaintext_cluster is set but " + address.text +
+                                " is not a loopback address: configure the cluster certificates"));
       }
     }
   }
@@ -96,8 +99,8 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submi
   const config::AccountingConfig& accounting = *config.accounting;
   gateway_shell::SubmissionClientOptions options;
   for (const config::SubmissionAddress& member : accounting.members) {
-    options.forwarder.members.push_back(member.text);
-    options.member_ids[member.text] = member.member_id;
+    options.forwarder.members.push_back(member.address.text);
+    options.member_ids[member.address.text] = member.member_id;
   }
   if (accounting.tls) {
     auto tls = cluster_tls_context(*accounting.tls, io::TlsRole::kClient);
@@ -147,7 +150,6 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
   options.negative_ttl = sql.negative_ttl;
   options.entries_max = sql.cache_entries_max;
   options.connections = sql.connections;
-  options.miss_wait = sql.miss_wait;
   gateway_shell::SqlUserCache::Connect connect;
   if (sql.sqlite) {
     connect = [path = sql.sqlite->path] { return gateway_shell::open_sqlite_user_source(path); };
@@ -189,13 +191,32 @@ int run_gateway(const GatewayCommand& command) {
   }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &decision_log, client->get());
+  // SQL users and crypt(3) checks answer through the UDP server, which
+  // starts after them: answers before it runs are lost and their requests
+  // time out (the NAS retries).
+  auto udp_for_answers = std::make_shared<std::atomic<gateway_shell::UdpServer*>>(nullptr);
+  const auto post_answer = [udp_for_answers](const gateway::Answer& answer) {
+    if (gateway_shell::UdpServer* udp = udp_for_answers->load()) {
+      udp->post_answers(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
+    }
+  };
   std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
-  factory->set_user_store(sql_users.get());
+  gateway::ParkingSetup parking;
+  if (sql_users) {
+    sql_users->set_answer_sink(post_answer);
+    parking.user_store = sql_users.get();
+    parking.lookup_timeout = config.sql_users->miss_wait;
+  }
+  auto crypt_pool =
+      std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
+  parking.crypt = crypt_pool.get();
+  factory->set_parking(parking);
   auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
   }
+  udp_for_answers->store(server->get());
   if (*client) {
     gateway_shell::UdpServer* udp = server->get();
     auto started = (*client)->start([udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
@@ -206,7 +227,7 @@ int run_gateway(const GatewayCommand& command) {
       return kExitRuntimeFailure;
     }
     spdlog::info("accounting: submitting to {} member(s), first {}", config.accounting->members.size(),
-                 config.accounting->members.front().text);
+                 config.accounting->members.front().address.text);
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
@@ -223,6 +244,10 @@ int run_gateway(const GatewayCommand& command) {
   // The client first: it posts answers to the workers, which stop next.
   if (*client) (*client)->stop();
   (*server)->stop();
+  // The workers that called the pools are stopped; the pools post to the
+  // server (ignored once stopped) and stop before it is destroyed.
+  sql_users.reset();
+  crypt_pool.reset();
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;
@@ -235,9 +260,9 @@ int run_check(const std::string& config_file) {
   if (config.accounting) {
     config::ConfigErrors errors = check_cluster_security(
         config.accounting->tls, config.accounting->insecure_plaintext_cluster, io::TlsRole::kClient, [&] {
-          std::vector<std::pair<std::string, config::SourceLocation>> addresses;
+          std::vector<config::HostPort> addresses;
           for (const config::SubmissionAddress& member : config.accounting->members)
-            addresses.emplace_back(member.text, member.where);
+            addresses.push_back(member.address);
           return addresses;
         }());
     if (!errors.empty()) {
@@ -259,11 +284,10 @@ int run_check_member(const std::string& config_file) {
     return kExitConfigError;
   }
   const config::MemberConfig& config = *loaded;
-  std::vector<std::pair<std::string, config::SourceLocation>> addresses;
-  addresses.emplace_back(config.submission_listen.text, config.submission_listen.where);
+  std::vector<config::HostPort> addresses{config.submission_listen};
   for (const config::MemberAddress& member : config.members) {
-    addresses.emplace_back(member.raft.text, member.raft.where);
-    addresses.emplace_back(member.submission.text, member.submission.where);
+    addresses.push_back(member.raft);
+    addresses.push_back(member.submission);
   }
   config::ConfigErrors errors = check_cluster_security(config.cluster_tls, config.insecure_plaintext_cluster,
                                                        io::TlsRole::kServer, addresses);

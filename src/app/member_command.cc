@@ -11,9 +11,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
+#include "base/assert.h"
 #include "config/member_config.h"
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
@@ -59,9 +61,33 @@ Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
   return *loaded;
 }
 
+// Raft over TLS 1.3 (docs/security.md "Raft port"): the member's cluster_tls
+// files on both sides, and the ids of the configured members as the only
+// peers allowed to connect. The id set is copied into the check and never
+// changes, so bridge threads may call it concurrently.
+Result<consensus::TlsTransportOptions, config::ConfigError> raft_tls_options(
+    const config::MemberConfig& config) {
+  RW_ASSERT(config.cluster_tls.has_value());
+  auto server = cluster_tls_context(*config.cluster_tls, io::TlsRole::kServer);
+  if (!server) return fail(server.error());
+  auto client = cluster_tls_context(*config.cluster_tls, io::TlsRole::kClient);
+  if (!client) return fail(client.error());
+  std::set<std::uint64_t> ids;
+  for (const config::MemberAddress& member : config.members) ids.insert(member.id);
+  consensus::TlsTransportOptions options;
+  options.server_context = std::move(*server);
+  options.client_context = std::move(*client);
+  options.is_member = [ids = std::move(ids)](std::uint64_t id) { return ids.contains(id); };
+  return options;
+}
+
+// `raft_tls` absent: plaintext raft, only with insecure_plaintext_cluster.
 consensus::NodeOptions node_options(const config::MemberConfig& config,
+                                    std::optional<consensus::TlsTransportOptions> raft_tls,
                                     member_shell::SubmissionServer& submission) {
+  RW_ASSERT(raft_tls.has_value() || config.insecure_plaintext_cluster);
   consensus::NodeOptions options;
+  options.tls = std::move(raft_tls);
   options.id = config.id;
   options.address = config.raft_address.text;
   options.data_dir = config.data_dir.path;
@@ -207,6 +233,7 @@ void add_metrics(Member& m) {
     ledger_counter("entries_skipped", figures.counters.entries_skipped);
     ledger_counter("sessions_untracked", figures.counters.sessions_untracked);
     ledger_counter("sessions_closed_by_nas", figures.counters.sessions_closed_by_nas);
+    ledger_counter("sessions_expired", figures.counters.sessions_expired);
     const auto submission_counter = [&page](std::string_view reason,
                                             const std::atomic<std::uint64_t>& value) {
       page.counter("radiusward_member_submission_events_total", "Submission server events, by reason.",
@@ -230,6 +257,20 @@ void add_metrics(Member& m) {
       submission_counter(member_shell::to_string(static_cast<member_shell::CloseReason>(i)),
                          counters.protocol_closes[i]);
     }
+    // Raft over TLS (docs/security.md "Raft port"); all zero in plaintext mode.
+    const consensus::TlsTransportCounters& transport = status.transport;
+    const auto transport_counter = [&page](std::string_view event, std::uint64_t value) {
+      page.counter("radiusward_member_raft_transport_total", "Raft TLS transport connections, by event.",
+                   value, {{"event", event}});
+    };
+    transport_counter("inbound_accepted", transport.inbound_accepted);
+    transport_counter("outbound_connected", transport.outbound_connected);
+    transport_counter("refused_handshake", transport.refused_handshake);
+    transport_counter("refused_identity", transport.refused_identity);
+    transport_counter("refused_preamble", transport.refused_preamble);
+    transport_counter("refused_timeout", transport.refused_timeout);
+    transport_counter("refused_overload", transport.refused_overload);
+    transport_counter("outbound_failed", transport.outbound_failed);
   });
 }
 
@@ -294,11 +335,15 @@ int start_and_run(Member& m) {
   m.ledger = std::make_unique<member_shell::LedgerState>(
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
                                .held_bytes_max = m.config.ledger.held_bytes_max,
-                               .sessions_max = m.config.ledger.sessions_max});
+                               .sessions_max = m.config.ledger.sessions_max,
+                               .sessions_bytes_max = m.config.ledger.sessions_bytes_max,
+                               .session_expiry_multiple = m.config.ledger.session_expiry_multiple,
+                               .session_default_interim_s = m.config.ledger.session_default_interim_s});
   member_shell::SubmissionServerOptions submission_options{.host = m.config.submission_listen.host,
                                                            .port = m.config.submission_listen.port,
                                                            .member_id = m.config.id,
                                                            .book = m.book};
+  std::optional<consensus::TlsTransportOptions> raft_tls;
   if (m.config.cluster_tls) {
     auto tls = cluster_tls_context(*m.config.cluster_tls, io::TlsRole::kServer);
     if (!tls) {
@@ -306,10 +351,16 @@ int start_and_run(Member& m) {
       return kExitConfigError;
     }
     submission_options.tls = std::move(*tls);
+    auto raft = raft_tls_options(m.config);
+    if (!raft) {
+      spdlog::critical("{}", raft.error().to_string());
+      return kExitConfigError;
+    }
+    raft_tls = std::move(*raft);
   } else {
     spdlog::warn(
-        "insecure_plaintext_cluster: the submission port takes records from anyone who can reach it, "
-        "in plaintext; use cluster_tls outside a test cluster on one host");
+        "insecure_plaintext_cluster: the submission and raft ports take traffic from anyone who can "
+        "reach them, in plaintext; use cluster_tls outside a test cluster on one host");
   }
   auto submission = member_shell::SubmissionServer::bind(std::move(submission_options));
   if (!submission) {
@@ -317,7 +368,7 @@ int start_and_run(Member& m) {
     return kExitRuntimeFailure;
   }
   m.submission = std::move(*submission);
-  auto node = consensus::Node::start(node_options(m.config, *m.submission), *m.ledger);
+  auto node = consensus::Node::start(node_options(m.config, std::move(raft_tls), *m.submission), *m.ledger);
   if (!node) {
     spdlog::critical("raft node: {}", node.error().message);
     return kExitRuntimeFailure;

@@ -121,14 +121,12 @@ Result<io::TlsContext, config::ConfigError> cluster_tls_context(const config::Cl
   return std::move(*context);
 }
 
-bool is_loopback_address(std::string_view host_port) {
-  std::optional<config::ParsedHostPort> parsed = config::parse_host_port(host_port);
-  if (!parsed) return false;
-  if (!parsed->is_v6) return parsed->bytes[0] == 127;
+bool is_loopback_address(const config::HostPort& address) {
+  if (!address.is_v6) return address.bytes[0] == 127;
   for (std::size_t i = 0; i < 15; ++i) {
-    if (parsed->bytes[i] != 0) return false;
+    if (address.bytes[i] != 0) return false;
   }
-  return parsed->bytes[15] == 1;
+  return address.bytes[15] == 1;
 }
 
 }  // namespace rw::app

@@ -42,8 +42,8 @@ struct LoadedFiles {
 [[nodiscard]] Result<io::TlsContext, config::ConfigError> cluster_tls_context(
     const config::ClusterTlsConfig& tls, io::TlsRole role);
 
-// True when `host_port` ("IPv4:port" or "[IPv6]:port") is a loopback address:
-// the only place an insecure_plaintext_cluster may send submissions.
-[[nodiscard]] bool is_loopback_address(std::string_view host_port);
+// True when `address` is a loopback address (127/8 or ::1): the only place an
+// insecure_plaintext_cluster may send submissions.
+[[nodiscard]] bool is_loopback_address(const config::HostPort& address);
 
 }  // namespace rw::app

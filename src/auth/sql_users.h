@@ -2,7 +2,7 @@
 // radgroupcheck, radgroupreply) with rlm_sql's authorize semantics
 // (FreeRADIUS 3.2), compiled onto the users-file policy so that one
 // evaluator (auth/users_policy.h) and one decision type serve both stores.
-// Pure: rows come in from whoever read them (src/io/sql_user_source.h).
+// Pure: rows come in from whoever read them (src/gateway_shell/sql_user_source.h).
 // docs/authentication.md describes the mapping.
 #pragma once
 

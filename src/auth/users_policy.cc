@@ -209,6 +209,7 @@ Result<void, UsersPolicyError> evaluate_users(const config::UsersFile& users, st
     if (decision.applied_count_ < UsersDecision::kAppliedMax)
       decision.applied_[decision.applied_count_] = index;
     ++decision.applied_count_;
+    if (!entry.is_default) decision.named_applied_ = true;
     for (const UsersItem& item : entry.check) {
       if (config::is_comparison(item.op)) continue;
       if (!add_to_list(decision.control_, decision.control_size_, &item)) {

@@ -72,6 +72,10 @@ class UsersDecision {
   // Whether at least one entry applied (FreeRADIUS: the module returned ok
   // rather than noop).
   [[nodiscard]] bool matched() const { return applied_count_ > 0; }
+  // Whether an entry named after the user applied, not only DEFAULT entries:
+  // MAB accepts a MAC only when the operator listed it
+  // (docs/authentication.md "MAB").
+  [[nodiscard]] bool named_matched() const { return named_applied_; }
   // Control items: Cleartext-Password, NT-Password, Crypt-Password,
   // Auth-Type, Simultaneous-Use, ... after :=, = and += were applied.
   [[nodiscard]] std::span<const config::UsersItem* const> control() const {
@@ -97,7 +101,12 @@ class UsersDecision {
     control_size_ = 0;
     reply_size_ = 0;
     applied_count_ = 0;
+    named_applied_ = false;
   }
+  // Drops the reply items only: a reject that no explicit policy asked for
+  // carries none of the matched user's items (docs/security.md
+  // "Authentication replies").
+  void clear_reply() { reply_size_ = 0; }
 
  private:
   friend Result<void, UsersPolicyError> evaluate_users(const config::UsersFile&, std::string_view,
@@ -109,6 +118,7 @@ class UsersDecision {
   std::size_t control_size_ = 0;
   std::size_t reply_size_ = 0;
   std::size_t applied_count_ = 0;
+  bool named_applied_ = false;
 };
 
 // Applies `users` to a request for `user_name` (the User-Name as the

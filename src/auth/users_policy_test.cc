@@ -137,12 +137,17 @@ TEST(UsersPolicy, RejectsWithAuthTypeReject) {
   ASSERT_NE(auth_type, nullptr);
   EXPECT_EQ(auth_type->value, u32(*attr("Auth-Type").value_by_name("Reject")));
   EXPECT_EQ(reply_of(decision), (Strings{"Reply-Message=Account disabled"}));
+  decision.clear_reply();
+  EXPECT_TRUE(decision.reply().empty());
+  EXPECT_NE(decision.find_control(attr("Auth-Type")), nullptr);
 }
 
 TEST(UsersPolicy, UnknownUsersGetOnlyDefaults) {
   UsersFile users = parse(kSite);
   UsersDecision decision = decide(users, "eve");
   EXPECT_TRUE(decision.matched());
+  EXPECT_FALSE(decision.named_matched());
+  EXPECT_TRUE(decide(users, "alice").named_matched());
   EXPECT_EQ(decision.find_control(attr("Cleartext-Password")), nullptr);
   EXPECT_EQ(reply_of(decision), (Strings{"Session-Timeout=3600", "Idle-Timeout=600"}));
 }

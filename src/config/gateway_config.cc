@@ -1,6 +1,6 @@
-// Parsing and validation of the gateway's YAML configuration. yaml-cpp throws;
-// every call into it is inside parse_gateway_config's try block, and its
-// exceptions become ConfigErrors with the position yaml-cpp reports.
+// Parsing and validation of the gateway's YAML configuration, on the shared
+// YamlReader (yaml_reader.h): every call into yaml-cpp, which throws, is
+// inside YamlReader::read_document, which turns exceptions into ConfigErrors.
 #include "config/gateway_config.h"
 
 #include "config/yaml_reader.h"
@@ -10,31 +10,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace rw::config {
 namespace {
-
-// The enumerator of `values` whose to_string() is `text`.
-template <class Enum>
-std::optional<Enum> parse_named(std::string_view text, std::initializer_list<Enum> values) {
-  for (Enum value : values) {
-    if (text == to_string(value)) return value;
-  }
-  return std::nullopt;
-}
-
-std::optional<LogFormat> parse_log_format(std::string_view text) {
-  return parse_named(text, {LogFormat::kText, LogFormat::kJson});
-}
 
 std::optional<MabDefault> parse_mab_default(std::string_view text) {
   return parse_named(text, {MabDefault::kReject, MabDefault::kAccept});
@@ -61,18 +46,16 @@ std::optional<ListenAddress> parse_address(std::string_view text, SourceLocation
   return std::nullopt;
 }
 
-std::optional<std::int64_t> parse_integer(std::string_view text) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
-
 std::vector<ListenAddress> default_listen() {
   std::vector<ListenAddress> addresses;
   for (std::string_view text : {"0.0.0.0", "::"}) addresses.push_back(*parse_address(text, {}));
   return addresses;
+}
+
+// True if `members` holds `address` however written (HostPort::same_endpoint).
+bool listed(const std::vector<SubmissionAddress>& members, const HostPort& address) {
+  return std::any_of(members.begin(), members.end(),
+                     [&](const SubmissionAddress& other) { return other.address.same_endpoint(address); });
 }
 
 // Checks that apply to the finished config whatever it was built from.
@@ -98,8 +81,8 @@ void validate_accounting_security(const AccountingConfig& accounting, const Sour
   std::set<std::uint64_t> ids;
   for (const SubmissionAddress& member : accounting.members) {
     if (member.member_id == 0) {
-      errors.push_back(member.where.error(
-          fmt::format("with accounting.tls each member needs its id: {{id: N, address: {}}}", member.text)));
+      errors.push_back(member.where.error(fmt::format(
+          "with accounting.tls each member needs its id: {{id: N, address: {}}}", member.address.text)));
     } else if (!ids.insert(member.member_id).second) {
       errors.push_back(member.where.error(fmt::format("member id {} is listed twice", member.member_id)));
     }
@@ -116,56 +99,8 @@ class Parser : YamlReader {
   }
 
   void parse_root(const YAML::Node& root) {
-    if (!root.IsDefined() || root.IsNull()) {
-      errors_.push_back(at(root).error("the configuration is empty"));
-      return;
-    }
-    if (!root.IsMap()) {
-      errors_.push_back(at(root).error("the configuration must be a mapping of keys to values"));
-      return;
-    }
-    std::set<std::string> seen;
-    SourceLocation auth_port_where = at(root);
-    for (const auto& entry : root) {
-      std::optional<std::string> key = key_name(entry.first, seen);
-      if (!key) continue;
-      if (*key == "auth_port") auth_port_where = at(entry.first);
-      parse_key(*key, entry.first, entry.second);
-    }
-    require(seen, "users_file", root);
-    require(seen, "clients_file", root);
-    const bool wants_sql = std::find(config_.users_stores.begin(), config_.users_stores.end(),
-                                     UsersStore::kSql) != config_.users_stores.end();
-    if (wants_sql && !config_.sql_users) {
-      errors_.push_back(at(root).error("users_stores lists sql but there is no 'sql_users' section"));
-    } else if (!wants_sql && config_.sql_users) {
-      errors_.push_back(
-          config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
-    }
-    validate_ports(config_, auth_port_where, errors_);
-  }
-
-  ConfigErrors& errors() { return errors_; }
-  GatewayConfig& config() { return config_; }
-
- private:
-  using KeyHandler = void (Parser::*)(const YAML::Node& value, const SourceLocation& where);
-
-  std::optional<std::string> key_name(const YAML::Node& key, std::set<std::string>& seen) {
-    if (!key.IsScalar()) {
-      errors_.push_back(at(key).error("keys must be plain words"));
-      return std::nullopt;
-    }
-    const std::string& name = key.Scalar();
-    if (!seen.insert(name).second) {
-      errors_.push_back(at(key).error(fmt::format("duplicate key '{}'", name)));
-      return std::nullopt;
-    }
-    return name;
-  }
-
-  void parse_key(const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
-    static const std::vector<std::pair<std::string_view, KeyHandler>> kTopLevel = {
+    if (!expect_root(root)) return;
+    static const Table kTopLevel = {
         {"listen", &Parser::on_listen},
         {"auth_port", &Parser::on_auth_port},
         {"acct_port", &Parser::on_acct_port},
@@ -185,46 +120,42 @@ class Parser : YamlReader {
         {"users_stores", &Parser::on_users_stores},
         {"sql_users", &Parser::on_sql_users},
     };
-    dispatch(kTopLevel, key, key_node, value, "");
-  }
-
-  void dispatch(const std::vector<std::pair<std::string_view, KeyHandler>>& table, const std::string& key,
-                const YAML::Node& key_node, const YAML::Node& value, std::string_view section) {
-    for (const auto& [name, handler] : table) {
-      if (name == key) {
-        (this->*handler)(value, at(key_node));
-        return;
-      }
+    const std::set<std::string> seen = read_section(root, "", kTopLevel);
+    require(seen, "", "users_file", at(root));
+    require(seen, "", "clients_file", at(root));
+    const bool wants_sql = std::find(config_.users_stores.begin(), config_.users_stores.end(),
+                                     UsersStore::kSql) != config_.users_stores.end();
+    if (wants_sql && !config_.sql_users) {
+      errors_.push_back(at(root).error("users_stores lists sql but there is no 'sql_users' section"));
+    } else if (!wants_sql && config_.sql_users) {
+      errors_.push_back(
+          config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
     }
-    errors_.push_back(at(key_node).error(fmt::format("unknown key '{}{}'", section, key)));
+    validate_ports(config_, auth_port_where_.value_or(at(root)), errors_);
   }
 
-  void require(const std::set<std::string>& seen, const std::string& key, const YAML::Node& root) {
-    if (seen.count(key) == 0)
-      errors_.push_back(at(root).error(fmt::format("missing required key '{}'", key)));
+  void parse(std::string_view text) {
+    read_document(text, kConfigBytesMax, [&](const YAML::Node& root) { parse_root(root); });
   }
 
-  std::optional<std::int64_t> integer(const YAML::Node& value, const SourceLocation& where, std::int64_t min,
-                                      std::int64_t max) {
-    const std::string what = fmt::format("an integer between {} and {}", min, max);
-    std::optional<std::string> text = scalar(value, where, what);
-    if (!text) return std::nullopt;
-    std::optional<std::int64_t> number = parse_integer(*text);
-    if (!number || *number < min || *number > max) {
-      errors_.push_back(at(value).error(fmt::format("expected {}, got '{}'", what, *text)));
-      return std::nullopt;
-    }
-    return number;
-  }
+  ConfigErrors& errors() { return errors_; }
+  GatewayConfig& config() { return config_; }
 
-  // Calls `each` for every element of a sequence value.
-  void sequence(const YAML::Node& value, const SourceLocation& where, std::string_view what,
-                const std::function<void(const YAML::Node&)>& each) {
-    if (!value.IsSequence()) {
-      errors_.push_back(value_at(value, where).error(fmt::format("expected a list of {}", what)));
-      return;
-    }
-    for (const auto& element : value) each(element);
+ private:
+  using KeyHandler = void (Parser::*)(const YAML::Node& value, const SourceLocation& where);
+  using Table = std::vector<std::pair<std::string_view, KeyHandler>>;
+
+  // Reads the keys of one mapping through the handlers `table` names.
+  std::set<std::string> read_section(const YAML::Node& map, std::string_view section, const Table& table) {
+    return each_key(map, section,
+                    [&](const std::string& key, const YAML::Node& value, const SourceLocation& where) {
+                      for (const auto& [name, handler] : table) {
+                        if (name != key) continue;
+                        (this->*handler)(value, where);
+                        return true;
+                      }
+                      return false;
+                    });
   }
 
   void on_listen(const YAML::Node& value, const SourceLocation& where) {
@@ -248,15 +179,16 @@ class Parser : YamlReader {
   }
 
   void on_auth_port(const YAML::Node& value, const SourceLocation& where) {
-    if (auto port = integer(value, where, 0, 65535)) config_.auth_port = static_cast<std::uint16_t>(*port);
+    auth_port_where_ = where;
+    set_integer(config_.auth_port, value, where, 0, 65535);
   }
 
   void on_acct_port(const YAML::Node& value, const SourceLocation& where) {
-    if (auto port = integer(value, where, 0, 65535)) config_.acct_port = static_cast<std::uint16_t>(*port);
+    set_integer(config_.acct_port, value, where, 0, 65535);
   }
 
   void on_workers(const YAML::Node& value, const SourceLocation& where) {
-    if (auto workers = integer(value, where, 0, kWorkersMax)) config_.workers = static_cast<int>(*workers);
+    set_integer(config_.workers, value, where, 0, kWorkersMax);
   }
 
   void on_users_file(const YAML::Node& value, const SourceLocation& where) {
@@ -284,66 +216,26 @@ class Parser : YamlReader {
   }
 
   void on_logging(const YAML::Node& value, const SourceLocation& where) {
-    static const std::vector<std::pair<std::string_view, KeyHandler>> kLogging = {
-        {"level", &Parser::on_log_level},
-        {"format", &Parser::on_log_format},
-    };
-    if (!value.IsMap()) {
-      errors_.push_back(value_at(value, where).error("expected a mapping with 'level' and 'format'"));
-      return;
-    }
-    std::set<std::string> seen;
-    for (const auto& entry : value) {
-      if (std::optional<std::string> key = key_name(entry.first, seen)) {
-        dispatch(kLogging, *key, entry.first, entry.second, "logging.");
-      }
-    }
-  }
-
-  void on_log_level(const YAML::Node& value, const SourceLocation& where) {
-    constexpr std::string_view kWhat = "one of trace, debug, info, warn, error, off";
-    std::optional<std::string> text = scalar(value, where, kWhat);
-    if (!text) return;
-    if (auto level = parse_log_level(*text)) {
-      config_.logging.level = *level;
-    } else {
-      errors_.push_back(at(value).error(fmt::format("expected {}, got '{}'", kWhat, *text)));
-    }
-  }
-
-  void on_log_format(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "text or json");
-    if (!text) return;
-    if (auto format = parse_log_format(*text)) {
-      config_.logging.format = *format;
-    } else {
-      errors_.push_back(at(value).error(fmt::format("expected text or json, got '{}'", *text)));
-    }
+    logging(value, where, config_.logging);
   }
 
   void on_duplicate_window_ms(const YAML::Node& value, const SourceLocation& where) {
-    if (auto ms = integer(value, where, kDuplicateWindowMsMin, kDuplicateWindowMsMax)) {
-      config_.duplicate_window = Duration::milliseconds(*ms);
+    if (auto window = duration(value, where, DurationUnit::kMilliseconds, kDuplicateWindowMsMin,
+                               kDuplicateWindowMsMax)) {
+      config_.duplicate_window = *window;
     }
   }
 
   void on_mab_default(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "reject or accept");
-    if (!text) return;
-    if (auto action = parse_mab_default(*text)) {
+    if (auto action = choice<MabDefault>(value, where, "reject or accept", parse_mab_default)) {
       config_.mab_default = *action;
-    } else {
-      errors_.push_back(at(value).error(fmt::format("expected reject or accept, got '{}'", *text)));
     }
   }
 
   void on_simultaneous_use_unavailable(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "reject, accept or drop");
-    if (!text) return;
-    if (auto policy = parse_simultaneous_use_unavailable(*text)) {
+    if (auto policy = choice<SimultaneousUseUnavailable>(value, where, "reject, accept or drop",
+                                                         parse_simultaneous_use_unavailable)) {
       config_.simultaneous_use_unavailable = *policy;
-    } else {
-      errors_.push_back(at(value).error(fmt::format("expected reject, accept or drop, got '{}'", *text)));
     }
   }
 
@@ -353,25 +245,15 @@ class Parser : YamlReader {
   }
 
   void on_require_message_authenticator(const YAML::Node& value, const SourceLocation& where) {
-    on_bool(value, where, config_.require_message_authenticator);
+    if (auto flag = boolean(value, where)) config_.require_message_authenticator = *flag;
   }
 
   void on_share_ports(const YAML::Node& value, const SourceLocation& where) {
-    on_bool(value, where, config_.share_ports);
-  }
-
-  void on_bool(const YAML::Node& value, const SourceLocation& where, bool& out) {
-    std::optional<std::string> text = scalar(value, where, "true or false");
-    if (!text) return;
-    if (auto flag = parse_bool(*text)) {
-      out = *flag;
-    } else {
-      errors_.push_back(at(value).error(fmt::format("expected true or false, got '{}'", *text)));
-    }
+    if (auto flag = boolean(value, where)) config_.share_ports = *flag;
   }
 
   void on_accounting(const YAML::Node& value, const SourceLocation& where) {
-    static const std::vector<std::pair<std::string_view, KeyHandler>> kAccounting = {
+    static const Table kAccounting = {
         {"members", &Parser::on_members},
         {"pending_records_max", &Parser::on_pending_records_max},
         {"batch_records_max", &Parser::on_batch_records_max},
@@ -381,20 +263,11 @@ class Parser : YamlReader {
         {"tls", &Parser::on_accounting_tls},
         {"insecure_plaintext_cluster", &Parser::on_insecure_plaintext_cluster},
     };
-    if (!value.IsMap()) {
-      errors_.push_back(value_at(value, where).error("expected a mapping with 'members' and bounds"));
-      return;
-    }
+    if (!expect_map(value, where, "with 'members' and bounds")) return;
     config_.accounting.emplace();
     config_.accounting->where = where;
-    std::set<std::string> seen;
-    for (const auto& entry : value) {
-      if (std::optional<std::string> key = key_name(entry.first, seen)) {
-        dispatch(kAccounting, *key, entry.first, entry.second, "accounting.");
-      }
-    }
-    if (seen.count("members") == 0)
-      errors_.push_back(at(value).error("missing required key 'accounting.members'"));
+    const std::set<std::string> seen = read_section(value, "accounting.", kAccounting);
+    require(seen, "accounting.", "members", at(value));
     validate_accounting_security(*config_.accounting, where, errors_);
   }
 
@@ -403,7 +276,7 @@ class Parser : YamlReader {
   }
 
   void on_insecure_plaintext_cluster(const YAML::Node& value, const SourceLocation& where) {
-    on_bool(value, where, config_.accounting->insecure_plaintext_cluster);
+    if (auto flag = boolean(value, where)) config_.accounting->insecure_plaintext_cluster = *flag;
   }
 
   void on_users_stores(const YAML::Node& value, const SourceLocation& where) {
@@ -429,7 +302,7 @@ class Parser : YamlReader {
   }
 
   void on_sql_users(const YAML::Node& value, const SourceLocation& where) {
-    static const std::vector<std::pair<std::string_view, KeyHandler>> kSqlUsers = {
+    static const Table kSqlUsers = {
         {"sqlite", &Parser::on_sql_sqlite},
         {"postgresql", &Parser::on_sql_postgresql},
         {"read_replica", &Parser::on_sql_read_replica},
@@ -439,18 +312,10 @@ class Parser : YamlReader {
         {"cache_entries_max", &Parser::on_sql_cache_entries_max},
         {"miss_wait_ms", &Parser::on_sql_miss_wait_ms},
     };
-    if (!value.IsMap()) {
-      errors_.push_back(value_at(value, where).error("expected a mapping with 'sqlite' or 'postgresql'"));
-      return;
-    }
+    if (!expect_map(value, where, "with 'sqlite' or 'postgresql'")) return;
     config_.sql_users.emplace();
     config_.sql_users->where = where;
-    std::set<std::string> seen;
-    for (const auto& entry : value) {
-      if (std::optional<std::string> key = key_name(entry.first, seen)) {
-        dispatch(kSqlUsers, *key, entry.first, entry.second, "sql_users.");
-      }
-    }
+    read_section(value, "sql_users.", kSqlUsers);
     const SqlUsersConfig& sql = *config_.sql_users;
     if (sql.sqlite.has_value() == sql.postgresql.has_value()) {
       errors_.push_back(at(value).error("sql_users needs exactly one of 'sqlite' and 'postgresql'"));
@@ -465,13 +330,7 @@ class Parser : YamlReader {
   }
   void on_sql_connection_string(const YAML::Node& value, const SourceLocation& where,
                                 std::optional<std::string>& out) {
-    std::optional<std::string> text = scalar(value, where, "a libpq connection string");
-    if (!text) return;
-    if (text->empty()) {
-      errors_.push_back(at(value).error("expected a libpq connection string, got an empty string"));
-      return;
-    }
-    out = std::move(*text);
+    if (auto conninfo = non_empty(value, where, "a libpq connection string")) out = std::move(*conninfo);
   }
   void on_sql_postgresql(const YAML::Node& value, const SourceLocation& where) {
     on_sql_connection_string(value, where, config_.sql_users->postgresql);
@@ -480,27 +339,24 @@ class Parser : YamlReader {
     on_sql_connection_string(value, where, config_.sql_users->read_replica);
   }
   void on_sql_connections(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 1, kSqlConnectionsMax)) {
-      config_.sql_users->connections = static_cast<std::size_t>(*n);
-    }
+    set_integer(config_.sql_users->connections, value, where, 1, kSqlConnectionsMax);
   }
   void on_sql_cache_ttl_s(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 0, kSqlTtlSecondsMax))
-      config_.sql_users->cache_ttl = Duration::seconds(*n);
+    if (auto ttl = duration(value, where, DurationUnit::kSeconds, 0, kSqlTtlSecondsMax)) {
+      config_.sql_users->cache_ttl = *ttl;
+    }
   }
   void on_sql_negative_ttl_s(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 0, kSqlTtlSecondsMax)) {
-      config_.sql_users->negative_ttl = Duration::seconds(*n);
+    if (auto ttl = duration(value, where, DurationUnit::kSeconds, 0, kSqlTtlSecondsMax)) {
+      config_.sql_users->negative_ttl = *ttl;
     }
   }
   void on_sql_cache_entries_max(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 1, kSqlCacheEntriesMax)) {
-      config_.sql_users->cache_entries_max = static_cast<std::size_t>(*n);
-    }
+    set_integer(config_.sql_users->cache_entries_max, value, where, 1, kSqlCacheEntriesMax);
   }
   void on_sql_miss_wait_ms(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 0, kSqlMissWaitMsMax)) {
-      config_.sql_users->miss_wait = Duration::milliseconds(*n);
+    if (auto wait = duration(value, where, DurationUnit::kMilliseconds, 0, kSqlMissWaitMsMax)) {
+      config_.sql_users->miss_wait = *wait;
     }
   }
 
@@ -508,15 +364,12 @@ class Parser : YamlReader {
   // its certificate must name; required with accounting.tls).
   void on_members(const YAML::Node& value, const SourceLocation& where) {
     std::vector<SubmissionAddress>& members = config_.accounting->members;
-    std::set<std::string> seen;
     sequence(value, where, "member addresses", [&](const YAML::Node& element) {
       std::optional<SubmissionAddress> member = member_entry(element);
       if (!member) return;
-      if (!parse_host_port(member->text)) {
+      if (listed(members, member->address)) {
         errors_.push_back(
-            member->where.error(fmt::format("'{}' is not IPv4:port or [IPv6]:port", member->text)));
-      } else if (!seen.insert(member->text).second) {
-        errors_.push_back(member->where.error(fmt::format("member '{}' is listed twice", member->text)));
+            member->address.where.error(fmt::format("member '{}' is listed twice", member->address.text)));
       } else {
         members.push_back(std::move(*member));
       }
@@ -528,68 +381,69 @@ class Parser : YamlReader {
   }
 
   std::optional<SubmissionAddress> member_entry(const YAML::Node& element) {
+    const SourceLocation where = at(element);
     if (!element.IsMap()) {
-      std::optional<std::string> text = scalar(element, at(element), "a member address or {id, address}");
-      if (!text) return std::nullopt;
-      return SubmissionAddress{.text = *text, .where = at(element)};
+      std::optional<HostPort> bare = address(element, where);
+      if (!bare) return std::nullopt;
+      return SubmissionAddress{.address = std::move(*bare), .where = where};
     }
-    SubmissionAddress member{.where = at(element)};
-    std::set<std::string> seen;
-    for (const auto& entry : element) {
-      std::optional<std::string> key = key_name(entry.first, seen);
-      if (!key) continue;
-      if (*key == "id") {
-        if (auto id = integer(entry.second, at(entry.first), 1, 255))
-          member.member_id = static_cast<std::uint64_t>(*id);
-      } else if (*key == "address") {
-        if (auto text = scalar(entry.second, at(entry.first), "a member address")) member.text = *text;
-      } else {
-        errors_.push_back(at(entry.first).error(fmt::format("unknown key 'accounting.members.{}'", *key)));
-      }
-    }
-    if (member.member_id == 0 || member.text.empty()) {
-      errors_.push_back(member.where.error("a member entry needs 'id' and 'address'"));
+    SubmissionAddress member{.where = where};
+    bool valid = true;
+    const std::set<std::string> seen =
+        each_key(element, "accounting.members.",
+                 [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+                   if (key == "id") {
+                     std::optional<std::int64_t> id = integer(item, at_key, 1, 255);
+                     if (id) member.member_id = static_cast<std::uint64_t>(*id);
+                     valid = valid && id.has_value();
+                   } else if (key == "address") {
+                     std::optional<HostPort> written = address(item, at_key);
+                     if (written) member.address = std::move(*written);
+                     valid = valid && written.has_value();
+                   } else {
+                     return false;
+                   }
+                   return true;
+                 });
+    if (!seen.contains("id") || !seen.contains("address")) {
+      errors_.push_back(where.error("a member entry needs 'id' and 'address'"));
       return std::nullopt;
     }
+    if (!valid) return std::nullopt;
     return member;
   }
 
   void on_pending_records_max(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 1, kPendingRecordsMax)) {
-      config_.accounting->pending_records_max = static_cast<std::size_t>(*n);
-    }
+    set_integer(config_.accounting->pending_records_max, value, where, 1, kPendingRecordsMax);
   }
 
   void on_batch_records_max(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 1, kBatchRecordsMax)) {
-      config_.accounting->batch_records_max = static_cast<std::size_t>(*n);
-    }
+    set_integer(config_.accounting->batch_records_max, value, where, 1, kBatchRecordsMax);
   }
 
   void on_batch_delay_us(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, 0, kBatchDelayUsMax)) {
-      config_.accounting->batch_delay = Duration::microseconds(*n);
+    if (auto delay = duration(value, where, DurationUnit::kMicroseconds, 0, kBatchDelayUsMax)) {
+      config_.accounting->batch_delay = *delay;
     }
   }
 
   void on_session_query_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
-    if (auto n = integer(value, where, kSessionQueryTimeoutMsMin, kSessionQueryTimeoutMsMax)) {
-      config_.accounting->session_query_timeout = Duration::milliseconds(*n);
+    if (auto timeout = duration(value, where, DurationUnit::kMilliseconds, kSessionQueryTimeoutMsMin,
+                                kSessionQueryTimeoutMsMax)) {
+      config_.accounting->session_query_timeout = *timeout;
     }
   }
 
   void on_key(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "a session-key recipe");
-    if (!text) return;
-    if (text->empty()) {
-      errors_.push_back(at(value).error("expected a session-key recipe, got an empty string"));
-      return;
-    }
-    config_.accounting->key = std::move(*text);
+    std::optional<std::string> recipe = non_empty(value, where, "a session-key recipe");
+    if (!recipe) return;
+    config_.accounting->key = std::move(*recipe);
     config_.accounting->key_where = at(value);
   }
 
   GatewayConfig config_;
+  // Where auth_port was written: the key that a port clash points at.
+  std::optional<SourceLocation> auth_port_where_{};
 };
 
 ConfigError flag_error(std::string_view flag, std::string message) {
@@ -600,15 +454,16 @@ void apply_members(const std::vector<std::string>& members, GatewayConfig& confi
   if (members.empty()) return;
   if (!config.accounting) config.accounting.emplace();
   config.accounting->members.clear();
-  std::set<std::string> seen;
   for (const std::string& text : members) {
-    if (!parse_host_port(text)) {
-      errors.push_back(flag_error("--member", fmt::format("'{}' is not IPv4:port or [IPv6]:port", text)));
-    } else if (!seen.insert(text).second) {
+    std::optional<HostPort> member = parse_host_port(text);
+    if (!member) {
+      errors.push_back(flag_error("--member", fmt::format("expected {}, got '{}'", kHostPortWhat, text)));
+    } else if (listed(config.accounting->members, *member)) {
       errors.push_back(flag_error("--member", fmt::format("member '{}' is given twice", text)));
     } else {
-      config.accounting->members.push_back(
-          SubmissionAddress{.text = text, .where = SourceLocation{.file = "--member"}});
+      const SourceLocation flag{.file = "--member"};
+      member->where = flag;
+      config.accounting->members.push_back(SubmissionAddress{.address = std::move(*member), .where = flag});
     }
   }
   if (members.size() > kAccountingMembersMax) {
@@ -752,24 +607,23 @@ std::string_view to_string(UsersStore store) {
   return "unknown";
 }
 
-std::optional<ParsedHostPort> parse_host_port(std::string_view text) {
-  ParsedHostPort parsed;
-  std::string host;
+std::optional<HostPort> parse_host_port(std::string_view text) {
+  HostPort parsed{.text = std::string(text)};
   std::string_view port_text;
   if (text.starts_with('[')) {
     const std::size_t close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
       return std::nullopt;
-    host = std::string(text.substr(1, close - 1));
+    parsed.host = std::string(text.substr(1, close - 1));
     port_text = text.substr(close + 2);
-    if (inet_pton(AF_INET6, host.c_str(), parsed.bytes.data()) != 1) return std::nullopt;
+    if (inet_pton(AF_INET6, parsed.host.c_str(), parsed.bytes.data()) != 1) return std::nullopt;
     parsed.is_v6 = true;
   } else {
     const std::size_t colon = text.rfind(':');
     if (colon == std::string_view::npos) return std::nullopt;
-    host = std::string(text.substr(0, colon));
+    parsed.host = std::string(text.substr(0, colon));
     port_text = text.substr(colon + 1);
-    if (inet_pton(AF_INET, host.c_str(), parsed.bytes.data()) != 1) return std::nullopt;
+    if (inet_pton(AF_INET, parsed.host.c_str(), parsed.bytes.data()) != 1) return std::nullopt;
   }
   std::optional<std::int64_t> port = parse_integer(port_text);
   if (!port || *port < 1 || *port > 65535) return std::nullopt;
@@ -784,39 +638,15 @@ std::optional<LogLevel> parse_log_level(std::string_view text) {
 
 Result<GatewayConfig, ConfigErrors> parse_gateway_config(std::string_view text, std::string_view file_name) {
   Parser parser(file_name);
-  if (text.size() > kConfigBytesMax) {
-    return fail(ConfigErrors{
-        ConfigError{.file = std::string(file_name),
-                    .message = fmt::format("the file is larger than {} bytes", kConfigBytesMax)}});
-  }
-  try {
-    parser.parse_root(YAML::Load(std::string(text)));
-  } catch (const YAML::Exception& error) {
-    // yaml-cpp's marks are 0-based; ours are 1-based.
-    const YAML::Mark& mark = error.mark;
-    parser.errors().push_back(ConfigError{.file = std::string(file_name),
-                                          .line = mark.is_null() ? 0 : mark.line + 1,
-                                          .column = mark.is_null() ? 0 : mark.column + 1,
-                                          .message = error.msg});
-  } catch (const std::exception& error) {
-    parser.errors().push_back(ConfigError{.file = std::string(file_name), .message = error.what()});
-  }
+  parser.parse(text);
   if (!parser.errors().empty()) return fail(std::move(parser.errors()));
   return std::move(parser.config());
 }
 
 Result<GatewayConfig, ConfigErrors> load_gateway_config(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    return fail(ConfigErrors{
-        ConfigError{.file = path, .message = fmt::format("cannot read: {}", std::strerror(errno))}});
-  }
-  std::ostringstream text;
-  text << stream.rdbuf();
-  if (stream.bad()) {
-    return fail(ConfigErrors{ConfigError{.file = path, .message = "read error"}});
-  }
-  return parse_gateway_config(text.str(), path);
+  Result<std::string, ConfigErrors> text = read_config_file(path);
+  if (!text) return fail(std::move(text.error()));
+  return parse_gateway_config(*text, path);
 }
 
 GatewayConfig default_gateway_config() {

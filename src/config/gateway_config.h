@@ -1,6 +1,6 @@
 // The gateway's YAML configuration: text in, a validated immutable
 // GatewayConfig out, or every error found, each as `file:line:col: message`
-// (DESIGN.md invariant 5). The schema lives in code; unknown keys are errors.
+// (docs/design.md invariant 5). The schema lives in code; unknown keys are errors.
 // Every key is documented in docs/configuration.md.
 #pragma once
 
@@ -114,13 +114,38 @@ inline constexpr std::int64_t kBatchDelayUsMax = 1'000'000;
 inline constexpr std::int64_t kSessionQueryTimeoutMsMin = 10;
 inline constexpr std::int64_t kSessionQueryTimeoutMsMax = 10'000;
 
-// A member's submission address, "IPv4:port" or "[IPv6]:port", as written,
-// and the raft id its certificate must name (CN member-<id>); 0 when the
-// entry gave no id (only allowed with insecure_plaintext_cluster).
-struct SubmissionAddress {
-  std::string text{};
-  std::uint64_t member_id = 0;
+// A TCP endpoint written "IPv4:port" or "[IPv6]:port": a member's raft and
+// submission addresses, in the member's config and in the gateway's.
+struct HostPort {
+  std::string text{};                    // As written: "127.0.0.1:7301", "[::1]:7301".
+  std::string host{};                    // Without brackets: "127.0.0.1", "::1".
+  std::array<std::uint8_t, 16> bytes{};  // Network order; IPv4 uses the first 4.
+  bool is_v6 = false;
+  std::uint16_t port = 0;
   SourceLocation where{};
+
+  // The same address and port however written ("[::1]:1" and "[0::1]:1").
+  [[nodiscard]] bool same_endpoint(const HostPort& other) const {
+    return is_v6 == other.is_v6 && bytes == other.bytes && port == other.port;
+  }
+
+  friend bool operator==(const HostPort&, const HostPort&) = default;
+};
+
+// Parses "IPv4:port" or "[IPv6]:port" (dotted quad or RFC 4291 text, port
+// 1..65535, no host names), the one address syntax of both configs, the
+// --member flag and the addresses members announce. No value on anything else.
+[[nodiscard]] std::optional<HostPort> parse_host_port(std::string_view text);
+// What parse_host_port accepts, for error messages.
+inline constexpr std::string_view kHostPortWhat = "IPv4:port or [IPv6]:port";
+
+// A member entry of the gateway's accounting.members: its submission address
+// and the raft id its certificate must name (CN member-<id>); 0 when the
+// entry was a bare address (only allowed with insecure_plaintext_cluster).
+struct SubmissionAddress {
+  HostPort address{};
+  std::uint64_t member_id = 0;
+  SourceLocation where{};  // The entry.
 
   friend bool operator==(const SubmissionAddress&, const SubmissionAddress&) = default;
 };
@@ -192,15 +217,6 @@ struct SqlUsersConfig {
 
   friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
 };
-
-// Parses "IPv4:port" or "[IPv6]:port" (port 1..65535). Returns the address
-// bytes through `bytes`/`is_v6` and the port, or nothing.
-struct ParsedHostPort {
-  std::array<std::uint8_t, 16> bytes{};
-  bool is_v6 = false;
-  std::uint16_t port = 0;
-};
-[[nodiscard]] std::optional<ParsedHostPort> parse_host_port(std::string_view text);
 
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of

@@ -303,8 +303,8 @@ TEST(ParseGatewayConfig, ReadsTheAccountingSection) {
   ASSERT_TRUE(result->accounting.has_value());
   const AccountingConfig& accounting = *result->accounting;
   ASSERT_EQ(accounting.members.size(), 2u);
-  EXPECT_EQ(accounting.members[0].text, "127.0.0.1:7301");
-  EXPECT_EQ(accounting.members[1].text, "[::1]:7302");
+  EXPECT_EQ(accounting.members[0].address.text, "127.0.0.1:7301");
+  EXPECT_EQ(accounting.members[1].address.text, "[::1]:7302");
   EXPECT_EQ(accounting.members[1].where.line, 5);
   EXPECT_EQ(accounting.members[1].member_id, 2u);
   ASSERT_TRUE(accounting.tls.has_value());
@@ -362,13 +362,16 @@ TEST(ParseGatewayConfig, RejectsBadAccountingValuesAtTheirPosition) {
                          "  colour: blue\n"
                          "  insecure_plaintext_cluster: true\n"),
             (std::vector<std::string>{
-                "etc/gw.yaml:4:13: 'localhost:7301' is not IPv4:port or [IPv6]:port",
-                "etc/gw.yaml:4:29: '127.0.0.1:0' is not IPv4:port or [IPv6]:port",
+                "etc/gw.yaml:4:13: expected IPv4:port or [IPv6]:port, got 'localhost:7301'",
+                "etc/gw.yaml:4:29: expected IPv4:port or [IPv6]:port, got '127.0.0.1:0'",
                 "etc/gw.yaml:4:58: member '127.0.0.1:7301' is listed twice",
                 "etc/gw.yaml:5:22: expected an integer between 1 and 4096, got '5000'",
                 "etc/gw.yaml:6:24: expected an integer between 1 and 16777216, got '0'",
                 "etc/gw.yaml:7:3: unknown key 'accounting.colour'",
             }));
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "accounting:\n  members: ['[::1]:7301', '[0:0::1]:7301']\n"
+                                                 "  insecure_plaintext_cluster: true\n"),
+            (std::vector<std::string>{"etc/gw.yaml:4:27: member '[0:0::1]:7301' is listed twice"}));
   EXPECT_EQ(parse_errors(std::string(kMinimal) +
                          "accounting:\n  batch_delay_us: 10\n  insecure_plaintext_cluster: true\n"),
             (std::vector<std::string>{"etc/gw.yaml:4:3: missing required key 'accounting.members'"}));
@@ -391,7 +394,7 @@ TEST(ApplyOverrides, MemberFlagsReplaceOrEnableAccounting) {
   auto replaced = apply_overrides(*base, overrides);
   ASSERT_TRUE(replaced.has_value());
   ASSERT_EQ(replaced->accounting->members.size(), 2u);
-  EXPECT_EQ(replaced->accounting->members[1].text, "127.0.0.1:2");
+  EXPECT_EQ(replaced->accounting->members[1].address.text, "127.0.0.1:2");
   EXPECT_EQ(replaced->accounting->batch_records_max, 8u);
   EXPECT_EQ(replaced->admin_socket->path, "gw.sock");
 
@@ -404,7 +407,7 @@ TEST(ApplyOverrides, MemberFlagsReplaceOrEnableAccounting) {
   auto bad = apply_overrides(*base, GatewayOverrides{.members = {"1.2.3.4", "1.2.3.4:5", "1.2.3.4:5"}});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(error_strings(bad.error()), (std::vector<std::string>{
-                                            "--member: '1.2.3.4' is not IPv4:port or [IPv6]:port",
+                                            "--member: expected IPv4:port or [IPv6]:port, got '1.2.3.4'",
                                             "--member: member '1.2.3.4:5' is given twice",
                                         }));
 }

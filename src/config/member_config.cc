@@ -1,22 +1,15 @@
-// Parsing and validation of a member's YAML configuration. yaml-cpp throws;
-// every call into it is inside parse_member_config's try block, and its
-// exceptions become ConfigErrors at the position yaml-cpp reports.
+// Parsing and validation of a member's YAML configuration, on the shared
+// YamlReader (yaml_reader.h): every call into yaml-cpp, which throws, is
+// inside YamlReader::read_document, which turns exceptions into ConfigErrors.
 #include "config/member_config.h"
 
 #include "config/yaml_reader.h"
 
-#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
-#include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <iterator>
 #include <map>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,16 +20,7 @@ namespace {
 // memory small on hostile input.
 constexpr std::size_t kMemberConfigBytesMax = 256 * 1024;
 
-std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
-  return value;
-}
-
-// Reads one mapping of the YAML tree: each key is handed to `on_key`; a
-// repeated key or a non-scalar key is an error.
+// Walks the YAML tree once and fills a MemberConfig, collecting errors.
 class MemberParser : YamlReader {
  public:
   explicit MemberParser(std::string_view file_name) : YamlReader(file_name) {
@@ -46,17 +30,13 @@ class MemberParser : YamlReader {
   }
 
   void parse_root(const YAML::Node& root) {
-    if (!root.IsDefined() || root.IsNull() || !root.IsMap()) {
-      errors_.push_back(at(root).error("the configuration must be a mapping of keys to values"));
-      return;
-    }
+    if (!expect_root(root)) return;
     const std::set<std::string> seen =
         each_key(root, "", [&](const std::string& key, const YAML::Node& value, const SourceLocation& where) {
           return on_top_level(key, value, where);
         });
     for (std::string_view key : {"id", "data_dir", "raft_address", "submission_listen", "members"}) {
-      if (!seen.contains(std::string(key)))
-        errors_.push_back(at(root).error(fmt::format("missing required key '{}'", key)));
+      require(seen, "", key, at(root));
     }
     if (seen.contains("id") && seen.contains("raft_address") && seen.contains("members")) check_own_entry();
     // docs/security.md "Submission port": TLS, or a loudly named opt-out.
@@ -69,88 +49,36 @@ class MemberParser : YamlReader {
     }
   }
 
+  void parse(std::string_view text) {
+    read_document(text, kMemberConfigBytesMax, [&](const YAML::Node& root) { parse_root(root); });
+  }
+
   ConfigErrors& errors() { return errors_; }
   MemberConfig& config() { return config_; }
 
  private:
-  // Returns false for an unknown key.
-  using KeyHandler = std::function<bool(const std::string&, const YAML::Node&, const SourceLocation&)>;
-
-  std::set<std::string> each_key(const YAML::Node& map, std::string_view section, const KeyHandler& on_key) {
-    std::set<std::string> seen;
-    for (const auto& entry : map) {
-      const SourceLocation where = at(entry.first);
-      if (!entry.first.IsScalar()) {
-        errors_.push_back(where.error("keys must be plain words"));
-        continue;
-      }
-      const std::string& key = entry.first.Scalar();
-      if (!seen.insert(key).second) {
-        errors_.push_back(where.error(fmt::format("duplicate key '{}{}'", section, key)));
-      } else if (!on_key(key, entry.second, where)) {
-        errors_.push_back(where.error(fmt::format("unknown key '{}{}'", section, key)));
-      }
-    }
-    return seen;
-  }
-
-  bool expect_map(const YAML::Node& value, const SourceLocation& where, std::string_view what) {
-    if (value.IsMap()) return true;
-    errors_.push_back(value_at(value, where).error(fmt::format("expected a mapping {}", what)));
-    return false;
-  }
-
-  std::optional<std::uint64_t> number(const YAML::Node& value, const SourceLocation& where, std::uint64_t min,
-                                      std::uint64_t max) {
-    const std::string what = fmt::format("an integer between {} and {}", min, max);
-    std::optional<std::string> text = scalar(value, where, what);
-    if (!text) return std::nullopt;
-    std::optional<std::uint64_t> parsed = parse_unsigned(*text);
-    if (!parsed || *parsed < min || *parsed > max) {
-      errors_.push_back(at(value).error(fmt::format("expected {}, got '{}'", what, *text)));
+  // A raft address: an address that libraft can use (is_raft_address).
+  std::optional<HostPort> raft_endpoint(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<HostPort> parsed = address(value, where);
+    if (parsed && !is_raft_address(*parsed)) {
+      errors_.push_back(parsed->where.error(
+          fmt::format("raft address '{}' is IPv6: libraft 0.15 listens and connects on IPv4 only; "
+                      "submission addresses may be IPv6",
+                      parsed->text)));
       return std::nullopt;
     }
     return parsed;
-  }
-
-  std::optional<Ipv4Endpoint> endpoint(const YAML::Node& value, const SourceLocation& where) {
-    constexpr std::string_view kWhat = "an IPv4 address and port such as 127.0.0.1:7201";
-    std::optional<std::string> text = scalar(value, where, kWhat);
-    if (!text) return std::nullopt;
-    std::optional<Ipv4Endpoint> parsed = parse_ipv4_endpoint(*text);
-    if (!parsed) {
-      errors_.push_back(at(value).error(fmt::format("expected {}, got '{}'", kWhat, *text)));
-      return std::nullopt;
-    }
-    parsed->where = at(value);
-    return parsed;
-  }
-
-  std::optional<bool> boolean(const YAML::Node& value, const SourceLocation& where) {
-    std::optional<std::string> text = scalar(value, where, "true or false");
-    if (!text) return std::nullopt;
-    // YAML 1.2 core schema booleans.
-    if (*text == "true" || *text == "True" || *text == "TRUE") return true;
-    if (*text == "false" || *text == "False" || *text == "FALSE") return false;
-    errors_.push_back(at(value).error(fmt::format("expected true or false, got '{}'", *text)));
-    return std::nullopt;
-  }
-
-  template <class Target>
-  void set_number(Target& target, const YAML::Node& value, const SourceLocation& where, std::uint64_t min,
-                  std::uint64_t max) {
-    if (auto parsed = number(value, where, min, max)) target = static_cast<Target>(*parsed);
   }
 
   bool on_top_level(const std::string& key, const YAML::Node& value, const SourceLocation& where) {
     if (key == "id") {
-      set_number(config_.id, value, where, 1, kMemberIdMax);
+      set_integer(config_.id, value, where, 1, kMemberIdMax);
     } else if (key == "data_dir") {
       if (auto dir = path(value, where)) config_.data_dir = std::move(*dir);
     } else if (key == "raft_address") {
-      if (auto address = endpoint(value, where)) config_.raft_address = std::move(*address);
+      if (auto raft = raft_endpoint(value, where)) config_.raft_address = std::move(*raft);
     } else if (key == "submission_listen") {
-      if (auto address = endpoint(value, where)) config_.submission_listen = std::move(*address);
+      if (auto listen = address(value, where)) config_.submission_listen = std::move(*listen);
     } else if (key == "admin_socket") {
       if (!value.IsNull()) config_.admin_socket = path(value, where);
     } else if (key == "bootstrap") {
@@ -169,7 +97,7 @@ class MemberParser : YamlReader {
       // `dictionary_dir:` with no value: the built-in dictionary only.
       if (!value.IsNull()) config_.dictionary_dir = path(value, where);
     } else if (key == "logging") {
-      on_logging(value, where);
+      logging(value, where, config_.logging);
     } else if (key == "cluster_tls") {
       config_.cluster_tls = tls_section(value, where, "cluster_tls.");
     } else if (key == "insecure_plaintext_cluster") {
@@ -189,8 +117,8 @@ class MemberParser : YamlReader {
       return;
     }
     std::map<std::uint64_t, SourceLocation> ids;
-    std::set<std::string> raft_addresses;
-    std::set<std::string> submission_addresses;
+    std::vector<HostPort> raft_addresses;
+    std::vector<HostPort> submission_addresses;
     for (const auto& element : value) {
       std::optional<MemberAddress> member = member_entry(element);
       if (!member) continue;
@@ -198,13 +126,16 @@ class MemberParser : YamlReader {
         errors_.push_back(member->where.error(fmt::format("member id {} is listed twice", member->id)));
         continue;
       }
-      if (!raft_addresses.insert(member->raft.text).second)
+      if (listed(raft_addresses, member->raft)) {
         errors_.push_back(
             member->raft.where.error(fmt::format("raft address {} is listed twice", member->raft.text)));
-      if (!submission_addresses.insert(member->submission.text).second) {
+      }
+      raft_addresses.push_back(member->raft);
+      if (listed(submission_addresses, member->submission)) {
         errors_.push_back(member->submission.where.error(
             fmt::format("submission address {} is listed twice", member->submission.text)));
       }
+      submission_addresses.push_back(member->submission);
       config_.members.push_back(std::move(*member));
     }
   }
@@ -217,17 +148,17 @@ class MemberParser : YamlReader {
     const std::set<std::string> seen =
         each_key(element, "members.",
                  [&](const std::string& key, const YAML::Node& value, const SourceLocation& at_key) {
-                   std::optional<Ipv4Endpoint> address;
                    if (key == "id") {
-                     std::optional<std::uint64_t> id = number(value, at_key, 1, kMemberIdMax);
+                     std::optional<std::int64_t> id = integer(value, at_key, 1, kMemberIdMax);
                      complete = complete && id.has_value();
-                     member.id = id.value_or(0);
+                     member.id = static_cast<std::uint64_t>(id.value_or(0));
                      return true;
                    }
                    if (key != "raft" && key != "submission") return false;
-                   address = endpoint(value, at_key);
-                   complete = complete && address.has_value();
-                   (key == "raft" ? member.raft : member.submission) = address.value_or(Ipv4Endpoint{});
+                   std::optional<HostPort> endpoint =
+                       key == "raft" ? raft_endpoint(value, at_key) : address(value, at_key);
+                   complete = complete && endpoint.has_value();
+                   (key == "raft" ? member.raft : member.submission) = endpoint.value_or(HostPort{});
                    return true;
                  });
     for (std::string_view key : {"id", "raft", "submission"}) {
@@ -246,13 +177,13 @@ class MemberParser : YamlReader {
     each_key(value, "raft.",
              [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
                if (key == "election_timeout_ms") {
-                 set_number(raft.election_timeout_ms, item, at_key, 50, 60'000);
+                 set_integer(raft.election_timeout_ms, item, at_key, 50, 60'000);
                } else if (key == "heartbeat_timeout_ms") {
-                 set_number(raft.heartbeat_timeout_ms, item, at_key, 5, 10'000);
+                 set_integer(raft.heartbeat_timeout_ms, item, at_key, 5, 10'000);
                } else if (key == "snapshot_threshold") {
-                 set_number(raft.snapshot_threshold, item, at_key, 16, 1'000'000'000);
+                 set_integer(raft.snapshot_threshold, item, at_key, 16, 1'000'000'000);
                } else if (key == "snapshot_trailing") {
-                 set_number(raft.snapshot_trailing, item, at_key, 0, 1'000'000'000);
+                 set_integer(raft.snapshot_trailing, item, at_key, 0, 1'000'000'000);
                } else {
                  return false;
                }
@@ -273,11 +204,17 @@ class MemberParser : YamlReader {
     each_key(value, "ledger.",
              [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
                if (key == "held_records_max") {
-                 set_number(ledger.held_records_max, item, at_key, 1, 100'000'000);
+                 set_integer(ledger.held_records_max, item, at_key, 1, 100'000'000);
                } else if (key == "held_bytes_max") {
-                 set_number(ledger.held_bytes_max, item, at_key, 4096, std::uint64_t{64} << 30);
+                 set_integer(ledger.held_bytes_max, item, at_key, 4096, std::int64_t{64} << 30);
                } else if (key == "sessions_max") {
-                 set_number(ledger.sessions_max, item, at_key, 0, 100'000'000);
+                 set_integer(ledger.sessions_max, item, at_key, 0, 100'000'000);
+               } else if (key == "sessions_bytes_max") {
+                 set_integer(ledger.sessions_bytes_max, item, at_key, 0, std::uint64_t{64} << 30);
+               } else if (key == "session_expiry_multiple") {
+                 set_integer(ledger.session_expiry_multiple, item, at_key, 0, 1000);
+               } else if (key == "session_default_interim_s") {
+                 set_integer(ledger.session_default_interim_s, item, at_key, 1, 7 * 24 * 3600);
                } else {
                  return false;
                }
@@ -300,13 +237,13 @@ class MemberParser : YamlReader {
                  postgresql = true;
                  on_postgresql(item, at_key, out);
                } else if (key == "batch_records_max") {
-                 set_number(out.batch_records_max, item, at_key, 1, 100'000);
+                 set_integer(out.batch_records_max, item, at_key, 1, 100'000);
                } else if (key == "poll_interval_ms") {
-                 set_number(out.poll_interval_ms, item, at_key, 1, 10'000);
+                 set_integer(out.poll_interval_ms, item, at_key, 1, 10'000);
                } else if (key == "retry_initial_ms") {
-                 set_number(out.retry_initial_ms, item, at_key, 1, 60'000);
+                 set_integer(out.retry_initial_ms, item, at_key, 1, 60'000);
                } else if (key == "retry_max_ms") {
-                 set_number(out.retry_max_ms, item, at_key, 1, 3'600'000);
+                 set_integer(out.retry_max_ms, item, at_key, 1, 3'600'000);
                } else {
                  return false;
                }
@@ -356,31 +293,6 @@ class MemberParser : YamlReader {
     out.postgresql_conninfo = conninfo + options;
   }
 
-  void on_logging(const YAML::Node& value, const SourceLocation& where) {
-    if (!expect_map(value, where, "with 'level' and 'format'")) return;
-    each_key(value, "logging.",
-             [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
-               if (key == "level") {
-                 constexpr std::string_view kWhat = "one of trace, debug, info, warn, error, off";
-                 std::optional<std::string> text = scalar(item, at_key, kWhat);
-                 std::optional<LogLevel> level = text ? parse_log_level(*text) : std::nullopt;
-                 if (level) config_.logging.level = *level;
-                 if (text && !level)
-                   errors_.push_back(at(item).error(fmt::format("expected {}, got '{}'", kWhat, *text)));
-               } else if (key == "format") {
-                 std::optional<std::string> text = scalar(item, at_key, "text or json");
-                 if (text && (*text == "text" || *text == "json")) {
-                   config_.logging.format = *text == "json" ? LogFormat::kJson : LogFormat::kText;
-                 } else if (text) {
-                   errors_.push_back(at(item).error(fmt::format("expected text or json, got '{}'", *text)));
-                 }
-               } else {
-                 return false;
-               }
-               return true;
-             });
-  }
-
   // The member's own id must be in the address book, with its raft address.
   void check_own_entry() {
     if (config_.id == 0 || config_.raft_address.text.empty() || config_.members.empty()) return;
@@ -389,6 +301,7 @@ class MemberParser : YamlReader {
       errors_.push_back(SourceLocation{.file = file_, .line = 1, .column = 1}.error(
           fmt::format("id {} is not listed in members", config_.id)));
     } else if (own->raft.text != config_.raft_address.text) {
+      // The same text, not only the same endpoint: libraft is handed both.
       errors_.push_back(config_.raft_address.where.error(
           fmt::format("raft_address {} differs from member {}'s raft address {} in members",
                       config_.raft_address.text, config_.id, own->raft.text)));
@@ -400,16 +313,7 @@ class MemberParser : YamlReader {
 
 }  // namespace
 
-std::optional<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text) {
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  const std::string host(text.substr(0, colon));
-  in_addr address{};
-  if (inet_pton(AF_INET, host.c_str(), &address) != 1) return std::nullopt;
-  std::optional<std::uint64_t> port = parse_unsigned(text.substr(colon + 1));
-  if (!port || *port == 0 || *port > 65535) return std::nullopt;
-  return Ipv4Endpoint{.text = std::string(text), .host = host, .port = static_cast<std::uint16_t>(*port)};
-}
+bool is_raft_address(const HostPort& address) { return !address.is_v6; }
 
 const MemberAddress* MemberConfig::find_member(std::uint64_t member_id) const {
   for (const MemberAddress& member : members) {
@@ -420,36 +324,15 @@ const MemberAddress* MemberConfig::find_member(std::uint64_t member_id) const {
 
 Result<MemberConfig, ConfigErrors> parse_member_config(std::string_view text, std::string_view file_name) {
   MemberParser parser(file_name);
-  if (text.size() > kMemberConfigBytesMax) {
-    return fail(ConfigErrors{
-        ConfigError{.file = std::string(file_name),
-                    .message = fmt::format("the file is larger than {} bytes", kMemberConfigBytesMax)}});
-  }
-  try {
-    parser.parse_root(YAML::Load(std::string(text)));
-  } catch (const YAML::Exception& error) {
-    // yaml-cpp's marks are 0-based; ours are 1-based.
-    const bool known = !error.mark.is_null();
-    parser.errors().push_back(ConfigError{.file = std::string(file_name),
-                                          .line = known ? error.mark.line + 1 : 0,
-                                          .column = known ? error.mark.column + 1 : 0,
-                                          .message = error.msg});
-  } catch (const std::exception& error) {
-    parser.errors().push_back(ConfigError{.file = std::string(file_name), .message = error.what()});
-  }
+  parser.parse(text);
   if (!parser.errors().empty()) return fail(std::move(parser.errors()));
   return std::move(parser.config());
 }
 
 Result<MemberConfig, ConfigErrors> load_member_config(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  std::string text;
-  if (stream) text.assign(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
-  if (!stream && !stream.eof()) {
-    return fail(ConfigErrors{
-        ConfigError{.file = path, .message = fmt::format("cannot read: {}", std::strerror(errno))}});
-  }
-  return parse_member_config(text, path);
+  Result<std::string, ConfigErrors> text = read_config_file(path);
+  if (!text) return fail(std::move(text.error()));
+  return parse_member_config(*text, path);
 }
 
 }  // namespace rw::config

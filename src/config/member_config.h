@@ -1,7 +1,7 @@
 // A cluster member's YAML configuration (`radiusward member --config FILE`):
 // text in, a validated immutable MemberConfig out, or every error found as
-// `file:line:col: message` (DESIGN.md invariant 5). Unknown keys are errors.
-// Every key is documented in docs/configuration.md ("Member").
+// `file:line:col: message` (docs/design.md invariant 5). Unknown keys are errors.
+// Every key is documented in docs/configuration.md ("The member config file").
 #pragma once
 
 #include <cstddef>
@@ -21,25 +21,17 @@ namespace rw::config {
 inline constexpr std::size_t kMembersMax = 9;
 inline constexpr std::uint64_t kMemberIdMax = 255;
 
-// An "IPv4:port" endpoint as written, with its parts.
-struct Ipv4Endpoint {
-  std::string text{};  // "127.0.0.1:7201"
-  std::string host{};  // "127.0.0.1"
-  std::uint16_t port = 0;
-  SourceLocation where{};
-
-  friend bool operator==(const Ipv4Endpoint&, const Ipv4Endpoint&) = default;
-};
-
-// Parses "a.b.c.d:port" (port 1..65535). No value on anything else.
-[[nodiscard]] std::optional<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text);
+// Raft addresses are IPv4 only: libraft 0.15's TCP transport parses them
+// with uv_ip4_addr and cannot listen on or dial IPv6 (docs/consensus.md).
+// A raft address that parse_host_port accepts and this refuses is an error.
+[[nodiscard]] bool is_raft_address(const HostPort& address);
 
 // One entry of the address book: a member's raft id, where its raft peers
-// reach it, and where gateways submit to it.
+// reach it (IPv4), and where gateways submit to it (IPv4 or IPv6).
 struct MemberAddress {
   std::uint64_t id = 0;
-  Ipv4Endpoint raft{};
-  Ipv4Endpoint submission{};
+  HostPort raft{};
+  HostPort submission{};
   SourceLocation where{};
 
   friend bool operator==(const MemberAddress&, const MemberAddress&) = default;
@@ -51,10 +43,10 @@ struct MemberAddress {
 struct MemberConfig {
   std::string source_file{};
 
-  std::uint64_t id = 0;         // 1..255
-  ConfiguredPath data_dir{};    // Raft log and snapshots.
-  Ipv4Endpoint raft_address{};  // Equals members[id].raft.
-  Ipv4Endpoint submission_listen{};
+  std::uint64_t id = 0;       // 1..255
+  ConfiguredPath data_dir{};  // Raft log and snapshots.
+  HostPort raft_address{};    // Equals members[id].raft.
+  HostPort submission_listen{};
   std::optional<ConfiguredPath> admin_socket{};  // Absent: no admin API.
   // True: the first start bootstraps `members` as the voters. False: start
   // empty and wait to be added (a replacement for a member whose disk was lost).
@@ -78,15 +70,18 @@ struct MemberConfig {
   } raft;
 
   struct Ledger {
-    std::size_t held_records_max = 500'000;
-    std::size_t held_bytes_max = std::size_t{256} << 20;
+    std::size_t held_records_max = 64'000;
+    std::size_t held_bytes_max = std::size_t{16} << 20;
     std::size_t sessions_max = 1'000'000;
+    std::size_t sessions_bytes_max = std::size_t{16} << 20;
+    unsigned session_expiry_multiple = 3;
+    unsigned session_default_interim_s = 3600;
     friend bool operator==(const Ledger&, const Ledger&) = default;
   } ledger;
 
-  // The SQL export (DESIGN.md invariant 3; docs/configuration.md "export").
-  // Absent: no exporter runs and records stay held until the held bounds
-  // stop acknowledging.
+  // The SQL export (docs/design.md invariant 3; the keys export.* of
+  // docs/configuration.md "The member config file"). Absent: no exporter
+  // runs and records stay held until the held bounds stop acknowledging.
   struct Export {
     // Exactly one database: an SQLite file or a PostgreSQL connection.
     std::optional<ConfiguredPath> sqlite{};

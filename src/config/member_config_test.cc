@@ -58,6 +58,9 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
       "  held_records_max: 1000\n"
       "  held_bytes_max: 1048576\n"
       "  sessions_max: 10\n"
+      "  sessions_bytes_max: 65536\n"
+      "  session_expiry_multiple: 5\n"
+      "  session_default_interim_s: 600\n"
       "dictionary_dir: /usr/share/freeradius\n"
       "logging: {level: debug, format: json}\n");
   auto parsed = parse_member_config(text, "/etc/rw/member.yaml");
@@ -82,6 +85,9 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
   EXPECT_EQ(config.ledger.held_records_max, 1000u);
   EXPECT_EQ(config.ledger.held_bytes_max, 1048576u);
   EXPECT_EQ(config.ledger.sessions_max, 10u);
+  EXPECT_EQ(config.ledger.sessions_bytes_max, 65536u);
+  EXPECT_EQ(config.ledger.session_expiry_multiple, 5u);
+  EXPECT_EQ(config.ledger.session_default_interim_s, 600u);
   ASSERT_TRUE(config.dictionary_dir.has_value());
   EXPECT_FALSE(config.dictionary_dir_optional);
   EXPECT_EQ(config.logging.level, LogLevel::kDebug);
@@ -98,7 +104,7 @@ TEST(MemberConfig, AppliesDefaults) {
   EXPECT_FALSE(parsed->admin_socket.has_value());
   EXPECT_EQ(parsed->raft, MemberConfig::Raft{});
   EXPECT_EQ(parsed->raft.election_timeout_ms, 300u);
-  EXPECT_EQ(parsed->ledger.held_records_max, 500'000u);
+  EXPECT_EQ(parsed->ledger.held_records_max, 64'000u);
   EXPECT_TRUE(parsed->dictionary_dir_optional);
   EXPECT_EQ(parsed->logging.level, LogLevel::kInfo);
 }
@@ -153,8 +159,7 @@ TEST(MemberConfig, RequiresClusterTlsOrTheExplicitPlaintextOptIn) {
 TEST(MemberConfig, RefusesANonMapping) {
   EXPECT_THAT(errors_of("- 1\n"),
               ElementsAre("/etc/rw/member.yaml:1:1: the configuration must be a mapping of keys to values"));
-  EXPECT_THAT(errors_of(""),
-              ElementsAre("/etc/rw/member.yaml:1:1: the configuration must be a mapping of keys to values"));
+  EXPECT_THAT(errors_of(""), ElementsAre("/etc/rw/member.yaml:1:1: the configuration is empty"));
 }
 
 TEST(MemberConfig, ReportsUnknownAndDuplicateKeys) {
@@ -168,17 +173,14 @@ TEST(MemberConfig, ReportsUnknownAndDuplicateKeys) {
 }
 
 TEST(MemberConfig, ReportsBadScalars) {
-  EXPECT_THAT(
-      errors_of("id: 0\ndata_dir: ''\nraft_address: localhost:7201\nsubmission_listen: 127.0.0.1:0\n"
-                "bootstrap: maybe\n" +
-                std::string(kBook) + std::string(kTls)),
-      ElementsAre("/etc/rw/member.yaml:1:5: expected an integer between 1 and 255, got '0'",
-                  "/etc/rw/member.yaml:2:11: expected a path, got an empty string",
-                  "/etc/rw/member.yaml:3:15: expected an IPv4 address and port such as 127.0.0.1:7201, "
-                  "got 'localhost:7201'",
-                  "/etc/rw/member.yaml:4:20: expected an IPv4 address and port such as 127.0.0.1:7201, "
-                  "got '127.0.0.1:0'",
-                  "/etc/rw/member.yaml:5:12: expected true or false, got 'maybe'"));
+  EXPECT_THAT(errors_of("id: 0\ndata_dir: ''\nraft_address: localhost:7201\nsubmission_listen: 127.0.0.1:0\n"
+                        "bootstrap: maybe\n" +
+                        std::string(kBook) + std::string(kTls)),
+              ElementsAre("/etc/rw/member.yaml:1:5: expected an integer between 1 and 255, got '0'",
+                          "/etc/rw/member.yaml:2:11: expected a path, got an empty string",
+                          "/etc/rw/member.yaml:3:15: expected IPv4:port or [IPv6]:port, got 'localhost:7201'",
+                          "/etc/rw/member.yaml:4:20: expected IPv4:port or [IPv6]:port, got '127.0.0.1:0'",
+                          "/etc/rw/member.yaml:5:12: expected true or false, got 'maybe'"));
 }
 
 TEST(MemberConfig, ReportsAValueWithoutPositionAtItsKey) {
@@ -275,12 +277,41 @@ TEST(MemberConfig, ReportsYamlSyntaxErrorsWithTheirPosition) {
   EXPECT_THAT(errors[0], ::testing::StartsWith("/etc/rw/member.yaml:2:1: "));
 }
 
-TEST(MemberConfig, ParsesIpv4Endpoints) {
-  EXPECT_TRUE(parse_ipv4_endpoint("10.0.0.1:1").has_value());
-  EXPECT_FALSE(parse_ipv4_endpoint("10.0.0.1").has_value());
-  EXPECT_FALSE(parse_ipv4_endpoint("10.0.0.1:65536").has_value());
-  EXPECT_FALSE(parse_ipv4_endpoint("[::1]:7201").has_value());
-  EXPECT_FALSE(parse_ipv4_endpoint("10.0.0.1:+5").has_value());
+TEST(MemberConfig, TakesIpv6SubmissionAddresses) {
+  auto parsed = parse_member_config(
+      "id: 1\ndata_dir: d\nraft_address: 127.0.0.1:7201\nsubmission_listen: '[::1]:7301'\nmembers:\n"
+      "  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n"
+      "  - {id: 2, raft: 127.0.0.1:7202, submission: '[2001:db8::2]:7301'}\n",
+      "m.yaml");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().front().to_string();
+  EXPECT_EQ(parsed->submission_listen.host, "::1");
+  EXPECT_TRUE(parsed->submission_listen.is_v6);
+  EXPECT_EQ(parsed->submission_listen.port, 7301);
+  EXPECT_EQ(parsed->members[1].submission.text, "[2001:db8::2]:7301");
+}
+
+TEST(MemberConfig, RefusesIpv6RaftAddressesAndTheSameAddressWrittenTwoWays) {
+  EXPECT_THAT(
+      errors_of(
+          "id: 1\ndata_dir: d\nraft_address: '[::1]:7201'\nsubmission_listen: 127.0.0.1:7301\nmembers:\n"
+          "  - {id: 1, raft: '[::1]:7201', submission: '[::1]:7301'}\n"),
+      ElementsAre("/etc/rw/member.yaml:3:15: raft address '[::1]:7201' is IPv6: libraft 0.15 listens and "
+                  "connects on IPv4 only; submission addresses may be IPv6",
+                  "/etc/rw/member.yaml:6:19: raft address '[::1]:7201' is IPv6: libraft 0.15 listens and "
+                  "connects on IPv4 only; submission addresses may be IPv6"));
+  EXPECT_THAT(
+      errors_of(std::string(kRequired) + "members:\n"
+                                         "  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n"
+                                         "  - {id: 2, raft: 127.0.0.1:7202, submission: '[0::1]:7301'}\n"),
+      ElementsAre("/etc/rw/member.yaml:7:47: submission address [0::1]:7301 is listed twice"));
+}
+
+TEST(MemberConfig, RaftAddressesAreIpv4) {
+  EXPECT_TRUE(is_raft_address(*parse_host_port("10.0.0.1:1")));
+  EXPECT_FALSE(is_raft_address(*parse_host_port("[::1]:7201")));
+  EXPECT_FALSE(parse_host_port("10.0.0.1").has_value());
+  EXPECT_FALSE(parse_host_port("10.0.0.1:65536").has_value());
+  EXPECT_FALSE(parse_host_port("10.0.0.1:+5").has_value());
 }
 
 class MemberConfigFile : public TempDirTest {};

@@ -203,7 +203,7 @@ TEST(LedgerCluster, ResubmissionInAnotherBatchAppliesEachRecordOnce) {
   LedgerCluster cluster({});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned first = lose_submission(cluster, TestLedger::entry(std::vector<std::string>{"a", "b"}));
-  // Suppose "b" did commit after all (LIBRAFT.md trap 5) ...
+  // Suppose "b" did commit after all (docs/consensus.md trap 5) ...
   commit_everywhere(cluster, first, TestLedger::entry("b"));
   // ... then "a" and "b" come again, with a new record "c".
   commit_everywhere(cluster, *cluster.ready_leader(),
@@ -541,6 +541,9 @@ std::string run_seed(std::uint64_t seed, unsigned rounds, Faults faults) {
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define RW_CONSENSUS_SANITIZED 1
 #endif
+#if __has_feature(thread_sanitizer)
+#define RW_CONSENSUS_TSAN 1
+#endif
 #endif
 #ifdef RW_CONSENSUS_SANITIZED
 constexpr unsigned kSeedDivisor = 3;
@@ -568,6 +571,15 @@ bool inside_library(const SeedReport& report) {
 // (see there); every other crash, and any violation, fails the test with
 // the seed and the command that replays it in this process (RW_SEED=n).
 void run_seeds(unsigned seeds, Faults faults, const std::map<std::uint64_t, const char*>& library_crashes) {
+#ifdef RW_CONSENSUS_TSAN
+  // raft_fixture runs the three members on this one thread: TSan has no
+  // second thread to check. And TSan, unlike ASan, does not stop at
+  // libraft's double free (kDoubleFree): the seed runs on over a corrupted
+  // heap and fails later in this file's code, so the triage of
+  // library_crashes cannot tell it from a radiusward fault. Release and ASan
+  // run these seeds; the threaded Node tests of this binary run under TSan.
+  GTEST_SKIP() << "single-threaded raft_fixture seeds: run in the release and asan presets";
+#endif
   const std::string filter = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() +
                              std::string(".") +
                              ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -624,8 +636,8 @@ TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { ru
 
 // Seeds that die inside libraft 0.15.0 itself, triaged one by one under gdb
 // (release) and ASan with fast_unwind_on_malloc=0 (docs/consensus.md "Known
-// library problems"): the faulting access, and the allocation and first
-// free it concerns, all happen in libraft code called from one
+// library problems seen in tests"): the faulting access, and the allocation
+// and first free it concerns, all happen in libraft code called from one
 // raft_fixture_step or raft_fixture_close, with no radiusward frame between.
 // Such a seed still runs in its own child, and a violation found before the
 // crash still fails the test; only the crash is tolerated. Offsets are into

@@ -1,5 +1,6 @@
-// Node: the libraft instance, its libuv loop and thread, and the queues that
-// carry submissions in and outcomes out (LIBRAFT.md traps 1, 9-12).
+// Node: the libraft instance, its libuv loop and thread, its transport (TLS
+// or plain TCP), and the queues that carry submissions in and outcomes out
+// (docs/consensus.md traps 1, 9-12).
 #include "consensus/node.h"
 
 #include <pthread.h>
@@ -75,6 +76,7 @@ struct Node::Loop {
   uv_async_t wake{};
   uv_timer_t timer{};
   struct raft_uv_transport transport {};
+  std::unique_ptr<TlsTransport> tls_transport;  // Set in TLS mode; else raft_uv_tcp.
   struct raft_io io {};
   struct raft raft {};
   struct raft_tracer tracer {};
@@ -183,6 +185,7 @@ struct Node::Loop {
     next.last_applied = raft_last_applied(&raft);
     next.pending_submissions = pending.load(std::memory_order_relaxed);
     next.ready_for_work = proposer->ready();
+    if (tls_transport) next.transport = tls_transport->counters();
     if (next.role != last_role) {
       log(LogLevel::kInfo,
           fmt::format("raft member {}: {} in term {}", options.id, to_string(next.role), next.term));
@@ -236,7 +239,7 @@ struct Node::Loop {
   static void on_raft_closed(struct raft* closed) {
     auto* self = static_cast<Loop*>(closed->data);
     raft_uv_close(&self->io);
-    raft_uv_tcp_close(&self->transport);
+    self->release_transport();
     self->handles_closed = true;
     uv_close(reinterpret_cast<uv_handle_t*>(&self->timer), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&self->wake), nullptr);
@@ -252,10 +255,48 @@ struct Node::Loop {
     self->log(LogLevel::kDebug, fmt::format("libraft {}:{}: {}", file, line, message));
   }
 
+  // The analog of raft_uv_tcp_close for either transport.
+  void release_transport() {
+    if (tls_transport) {
+      tls_transport.reset();
+    } else {
+      raft_uv_tcp_close(&transport);
+    }
+  }
+
+  [[nodiscard]] Result<void, StartError> init_transport();
   [[nodiscard]] Result<void, StartError> open();
   [[nodiscard]] Result<void, StartError> configure_and_start();
   void abandon(bool raft_initialised);
 };
+
+Result<void, StartError> Node::Loop::init_transport() {
+  if (options.tls) {
+    TlsTransportOptions tls = *options.tls;
+    if (!tls.is_member) {
+      tls.is_member = [voters = options.voters](std::uint64_t id) {
+        for (const Member& voter : voters) {
+          if (voter.id == id) return true;
+        }
+        return false;
+      };
+    }
+    if (!tls.log) tls.log = options.log;
+    auto created = TlsTransport::create(&transport, &loop, std::move(tls));
+    if (!created) return fail(StartError{std::move(created.error())});
+    tls_transport = std::move(*created);
+    return {};
+  }
+  if (const int rv = raft_uv_tcp_init(&transport, &loop); rv != 0) {
+    return fail(StartError{fmt::format("raft_uv_tcp_init: {}", raft_strerror(rv))});
+  }
+  // The bind address must be set before raft_init (trap 12).
+  if (const int rv = raft_uv_tcp_set_bind_address(&transport, options.address.c_str()); rv != 0) {
+    raft_uv_tcp_close(&transport);
+    return fail(StartError{fmt::format("raft bind address {}: {}", options.address, raft_strerror(rv))});
+  }
+  return {};
+}
 
 Result<void, StartError> Node::Loop::open() {
   std::error_code error;
@@ -267,19 +308,13 @@ Result<void, StartError> Node::Loop::open() {
   if (const int rv = uv_loop_init(&loop); rv != 0) {
     return fail(StartError{fmt::format("uv_loop_init: {}", uv_strerror(rv))});
   }
-  if (const int rv = raft_uv_tcp_init(&transport, &loop); rv != 0) {
+  if (auto initialised = init_transport(); !initialised) {
     uv_loop_close(&loop);
-    return fail(StartError{fmt::format("raft_uv_tcp_init: {}", raft_strerror(rv))});
-  }
-  // The bind address must be set before raft_init (trap 12).
-  if (const int rv = raft_uv_tcp_set_bind_address(&transport, options.address.c_str()); rv != 0) {
-    raft_uv_tcp_close(&transport);
-    uv_loop_close(&loop);
-    return fail(StartError{fmt::format("raft bind address {}: {}", options.address, raft_strerror(rv))});
+    return fail(initialised.error());
   }
   if (const int rv = raft_uv_init(&io, &loop, options.data_dir.c_str(), &transport); rv != 0) {
     std::string message = fmt::format("raft_uv_init({}): {}", options.data_dir, io.errmsg);
-    raft_uv_tcp_close(&transport);
+    release_transport();
     uv_loop_close(&loop);
     return fail(StartError{std::move(message)});
   }
@@ -299,7 +334,7 @@ Result<void, StartError> Node::Loop::open() {
           "see docs/consensus.md)";
     }
     raft_uv_close(&io);
-    raft_uv_tcp_close(&transport);
+    release_transport();
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
     return fail(StartError{std::move(message)});
@@ -340,7 +375,11 @@ Result<void, StartError> Node::Loop::configure_and_start() {
     }
   }
   if (const int rv = raft_start(&raft); rv != 0) {
-    return fail(StartError{fmt::format("raft_start: {}", raft_errmsg(&raft))});
+    // A failed listen leaves its reason in the transport, not in raft.
+    std::string reason = raft_errmsg(&raft);
+    if (reason.empty()) reason = transport.errmsg;
+    if (reason.empty()) reason = raft_strerror(rv);
+    return fail(StartError{fmt::format("raft_start: {}", reason)});
   }
   return {};
 }
@@ -352,7 +391,7 @@ void Node::Loop::abandon(bool raft_initialised) {
     raft_close(&raft, [](struct raft* closed) {
       auto* self = static_cast<Loop*>(closed->data);
       raft_uv_close(&self->io);
-      raft_uv_tcp_close(&self->transport);
+      self->release_transport();
     });
     uv_run(&loop, UV_RUN_DEFAULT);
   }

@@ -1,6 +1,7 @@
-// consensus::Node: one member of the replicated log. A libraft node over TCP
-// (raft_uv + raft_uv_tcp) on a libuv loop that the Node owns and runs on its
-// own thread. Applies the committed log to a ReplicatedState; takes
+// consensus::Node: one member of the replicated log. A libraft node over
+// mutually authenticated TLS 1.3 (raft_uv + TlsTransport) or, in the explicit
+// plaintext mode, plain TCP (raft_uv_tcp), on a libuv loop that the Node owns
+// and runs on its own thread. Applies the committed log to a ReplicatedState; takes
 // submissions from any thread. Design and mitigations: docs/consensus.md.
 #pragma once
 
@@ -9,13 +10,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/result.h"
+#include "consensus/log_level.h"
 #include "consensus/outcome.h"
 #include "consensus/replicated_state.h"
+#include "consensus/tls_transport.h"
 
 namespace rw::consensus {
 
@@ -28,10 +32,8 @@ struct Member {
 enum class Role { kUnavailable, kFollower, kCandidate, kLeader };
 [[nodiscard]] std::string_view to_string(Role role);
 
-enum class LogLevel { kDebug, kInfo, kWarning, kError };
-
 // A consistent copy of the node's state, published by the loop thread every
-// poll interval (libraft has no state-change callback, LIBRAFT.md trap 9).
+// poll interval (libraft has no state-change callback, docs/consensus.md trap 9).
 struct NodeStatus {
   Role role = Role::kUnavailable;
   bool ready_for_work = false;  // Leader whose barrier of its term committed.
@@ -41,11 +43,12 @@ struct NodeStatus {
   std::uint64_t commit_index = 0;
   std::uint64_t last_applied = 0;
   std::size_t pending_submissions = 0;  // Queued or in flight.
+  TlsTransportCounters transport;       // All zero in plaintext mode.
 };
 
 struct NodeOptions {
   std::uint64_t id = 0;
-  std::string address;   // "IPv4:port"; bound before raft_init (trap 12).
+  std::string address;   // "IPv4:port"; bound before raft_init (trap 12) or, with TLS, in raft_start.
   std::string data_dir;  // Created if missing. Needs O_DIRECT or tmpfs (trap 11).
   // The voters of the first configuration, bootstrapped on the first start
   // only (a used folder answers RAFT_CANTBOOTSTRAP: a restart, trap 12).
@@ -53,6 +56,11 @@ struct NodeOptions {
   // False for a member that joins an existing cluster empty (a replacement):
   // it waits to be added by the leader and catches up by snapshot.
   bool bootstrap = true;
+  // Set: raft traffic goes over TLS 1.3 with member certificates (the
+  // production mode; docs/security.md "Raft port"). Unset: plain TCP, for the
+  // explicit plaintext mode only. An empty tls->is_member accepts the ids of
+  // `voters`; tls->log empty gets `log`.
+  std::optional<TlsTransportOptions> tls;
 
   // Failover on loopback is election_timeout..2x plus a vote round trip;
   // 300 ms keeps 4x margin over the 30-70 ms stalls seen (trap 13).

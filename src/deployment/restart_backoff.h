@@ -1,7 +1,7 @@
 // When to start a supervised process again after it exited: after a short
 // delay, doubled for each crash in a row so that a crash loop does not spin,
 // and back to the short delay once the process has stayed up for a while.
-// Pure: the supervisor passes the instants in (src/io/process_supervisor.h).
+// Pure: the supervisor passes the instants in (src/dev_shell/process_supervisor.h).
 #pragma once
 
 #include "base/time.h"

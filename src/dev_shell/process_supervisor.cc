@@ -77,7 +77,8 @@ std::string describe_wait_status(int wait_status) {
   return fmt::format("wait status {:#x}", wait_status);
 }
 
-Result<std::unique_ptr<ProcessSupervisor>, io::SystemError> ProcessSupervisor::create(SupervisorOptions options) {
+Result<std::unique_ptr<ProcessSupervisor>, io::SystemError> ProcessSupervisor::create(
+    SupervisorOptions options) {
   const sigset_t set = supervised_signals();
   sigset_t previous_mask;
   if (const int error = pthread_sigmask(SIG_BLOCK, &set, &previous_mask); error != 0) {

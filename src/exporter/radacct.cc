@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "base/utf8.h"
 #include "radius/dictionary.h"
 #include "radius/packet.h"
 
@@ -365,35 +366,6 @@ void append_utf8(std::string& out, std::uint32_t code_point) {
     out += static_cast<char>(0x80 | (code_point >> 6 & 0x3F));
     out += static_cast<char>(0x80 | (code_point & 0x3F));
   }
-}
-
-// Length of the well-formed UTF-8 sequence at text[at] (RFC 3629 §4), or 0.
-std::size_t utf8_sequence(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(text[i]); };
-  const std::uint8_t lead = byte(at);
-  if (lead == 0) return 0;
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  std::uint8_t low = 0x80, high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;  // no surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() - at < length) return 0;
-  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i) {
-    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
-  }
-  return length;
 }
 
 }  // namespace

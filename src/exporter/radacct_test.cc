@@ -3,7 +3,7 @@
 // Start, Interim-Update, Stop and Accounting-On/Off (queries.conf), keep
 // every record in the log table, and apply unchanged to a database made by
 // FreeRADIUS's own SQLite schema.sql. PostgreSQL runs the same mapping in
-// src/io/sql_export_sink_test.cc.
+// src/member_shell/sql_export_sink_test.cc.
 #include "exporter/radacct.h"
 
 #include <gtest/gtest.h>

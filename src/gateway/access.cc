@@ -10,7 +10,6 @@
 #include "auth/chap.h"
 #include "auth/mab.h"
 #include "auth/password.h"
-#include "radius/attribute_crypto.h"
 
 namespace rw::gateway {
 namespace {
@@ -74,21 +73,63 @@ const auth::Credential* known_good(const GatewayState& state, const auth::UserCr
   return nullptr;
 }
 
-void reject(AccessOutcome& outcome, std::string_view reason) {
+// A reject nobody configured carries none of the matched user's reply items:
+// a Reply-Message that only known users get would tell who exists
+// (docs/security.md "Authentication replies").
+void reject(AccessOutcome& outcome, RejectReason reason) {
   outcome.accepted = false;
-  outcome.reason = reason;
+  outcome.reject = reason;
+  outcome.users.clear_reply();
+}
+
+// A reject the users policy asked for (Auth-Type := Reject) keeps its
+// Reply-Message, as FreeRADIUS sends it.
+void explicit_reject(AccessOutcome& outcome, RejectReason reason) {
+  outcome.accepted = false;
+  outcome.reject = reason;
+}
+
+// Every rejected MS-CHAP request gets the same MS-CHAP-Error, whether the
+// user is unknown, has no NT hash, or sent a wrong response: the error is
+// built from the request alone (RFC 2759 §6, RFC 2433 Appendix A).
+void add_ms_chap_error(const radius::Packet& request, RandomSource& random, AccessOutcome& outcome) {
+  const auto challenge = request.find_vendor(radius::kVendorMicrosoft, ms::kChapChallenge);
+  if (!challenge) return;
+  if (const auto response = request.find_vendor(radius::kVendorMicrosoft, ms::kChap2Response)) {
+    outcome.ms_chap_error = auth::ms_chap2_error(auth::ms_chap_ident(*response), random);
+  } else if (const auto v1 = request.find_vendor(radius::kVendorMicrosoft, ms::kChapResponse)) {
+    outcome.ms_chap_error = auth::ms_chap1_error(auth::ms_chap_ident(*v1));
+  }
+}
+
+void accept_by_default(AccessOutcome& outcome) {
+  outcome.accepted = true;
+  outcome.note = AcceptNote::kMabDefault;
 }
 
 // Checks the password or response the request carries against `known_good`.
-void check_method(const radius::Packet& request, const radius::SharedSecret& secret, RandomSource& random,
+// A crypt(3) password is left to the pool when the inputs say so.
+void check_method(const radius::Packet& request, const AccessInputs& inputs, RandomSource& random,
                   const auth::Credential& known_good, AccessOutcome& outcome) {
-  if (const auto hidden = request.find(attr::kUserPassword)) {
+  if (inputs.password || inputs.password_malformed) {
     outcome.method = outcome.method == AuthMethod::kMab ? AuthMethod::kMab : AuthMethod::kPap;
-    std::array<std::uint8_t, radius::kMaxUserPasswordLength> buffer{};
-    auto password = radius::unhide_user_password(hidden->value, request.authenticator(), secret, buffer);
-    if (!password) return reject(outcome, "malformed User-Password");
-    auto verified = auth::verify_pap(known_good, as_chars(*password));
-    if (!verified) return reject(outcome, auth::to_string(verified.error()));
+    if (inputs.password_malformed) return reject(outcome, RejectReason::kMalformedUserPassword);
+    if (known_good.kind == auth::CredentialKind::kCrypt) {
+      if (inputs.crypt_verdict != nullptr) {
+        if (!inputs.crypt_verdict->crypt_matched) {
+          return reject(outcome, reject_reason_of(inputs.crypt_verdict->crypt_error));
+        }
+        outcome.accepted = true;
+        return;
+      }
+      if (inputs.crypt_elsewhere) {
+        outcome.need = AccessNeed::kCryptCheck;
+        outcome.crypt_setting = known_good.secret;
+        return;
+      }
+    }
+    auto verified = auth::verify_pap(known_good, *inputs.password);
+    if (!verified) return reject(outcome, reject_reason_of(verified.error()));
     outcome.accepted = true;
     return;
   }
@@ -97,7 +138,7 @@ void check_method(const radius::Packet& request, const radius::SharedSecret& sec
     std::optional<Bytes> challenge;
     if (const auto attribute = request.find(attr::kChapChallenge)) challenge = attribute->value;
     auto verified = auth::verify_chap(known_good, {chap_password->value, challenge, request.authenticator()});
-    if (!verified) return reject(outcome, auth::to_string(verified.error()));
+    if (!verified) return reject(outcome, reject_reason_of(verified.error()));
     outcome.accepted = true;
     return;
   }
@@ -106,10 +147,7 @@ void check_method(const radius::Packet& request, const radius::SharedSecret& sec
       challenge && response) {
     outcome.method = AuthMethod::kMsChap2;
     auto verified = auth::verify_ms_chap2(known_good, {*challenge, *response, outcome.user_name});
-    if (!verified) {
-      outcome.ms_chap_error = auth::ms_chap2_error(auth::ms_chap_ident(*response), random);
-      return reject(outcome, auth::to_string(verified.error()));
-    }
+    if (!verified) return reject(outcome, reject_reason_of(verified.error()));
     outcome.ms_chap2 = *verified;
     outcome.accepted = true;
     return;
@@ -118,35 +156,25 @@ void check_method(const radius::Packet& request, const radius::SharedSecret& sec
       challenge && response) {
     outcome.method = AuthMethod::kMsChap1;
     auto verified = auth::verify_ms_chap1(known_good, {*challenge, *response});
-    if (!verified) {
-      outcome.ms_chap_error = auth::ms_chap1_error(auth::ms_chap_ident(*response));
-      return reject(outcome, auth::to_string(verified.error()));
-    }
+    if (!verified) return reject(outcome, reject_reason_of(verified.error()));
     outcome.ms_chap1 = *verified;
     outcome.accepted = true;
     return;
   }
   if (request.find(attr::kEapMessage)) {
     outcome.method = AuthMethod::kEap;
-    return reject(outcome, "EAP is not enabled");
+    return reject(outcome, RejectReason::kEapNotEnabled);
   }
-  reject(outcome, "no credentials in the request");
+  reject(outcome, RejectReason::kNoCredentials);
 }
 
-// Whether the request is MAC Authentication Bypass; its User-Password must
-// be unhidden to tell (auth/mab.h states the rule).
-bool is_mab(const radius::Packet& request, const radius::SharedSecret& secret, std::string_view user_name) {
-  // Cheap tests first: most requests are not MAB and need no unhiding here.
+// Whether the request is MAC Authentication Bypass, from the User-Password
+// the caller unhid (auth/mab.h states the rule).
+bool is_mab(const radius::Packet& request, const AccessInputs& inputs, std::string_view user_name) {
+  // Cheap tests first: most requests are not MAB.
   const auto calling = request.find(attr::kCallingStationId);
-  if (!calling || !auth::parse_mac(user_name)) return false;
-  std::optional<std::string_view> password;
-  std::array<std::uint8_t, radius::kMaxUserPasswordLength> buffer{};
-  if (const auto hidden = request.find(attr::kUserPassword)) {
-    auto plain = radius::unhide_user_password(hidden->value, request.authenticator(), secret, buffer);
-    if (!plain) return false;
-    password = as_chars(*plain);
-  }
-  return auth::is_mab_request(user_name, as_chars(calling->value), password);
+  if (!calling || !auth::parse_mac(user_name) || inputs.password_malformed) return false;
+  return auth::is_mab_request(user_name, as_chars(calling->value), inputs.password);
 }
 
 }  // namespace
@@ -171,36 +199,42 @@ std::string_view to_string(AuthMethod method) {
   return "unknown";
 }
 
-void decide_access(const GatewayState& state, const radius::Packet& request,
-                   const radius::SharedSecret& secret, RandomSource& random, AccessOutcome& outcome,
-                   UserStore* user_store) {
+namespace {
+
+void decide(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
+            RandomSource& random, AccessOutcome& outcome) {
   outcome.accepted = false;
   outcome.method = AuthMethod::kNone;
-  outcome.reason = "ok";
+  outcome.reject = RejectReason::kUnknownUser;
+  outcome.note = AcceptNote::kNone;
   outcome.users.clear();
   outcome.ms_chap2.reset();
   outcome.ms_chap1.reset();
   outcome.ms_chap_error.reset();
   outcome.sql_user.reset();
   outcome.store_unavailable = false;
+  outcome.need = AccessNeed::kNothing;
+  outcome.lookup_name = {};
+  outcome.crypt_setting = {};
 
   const auto user_name = request.find(attr::kUserName);
-  if (!user_name) return reject(outcome, "no User-Name");
+  if (!user_name) return reject(outcome, RejectReason::kNoUserName);
   outcome.user_name = as_chars(user_name->value);
 
   // MAB entries are looked up under the canonical MAC, whatever the NAS's notation.
-  auth::MacText mac_text{};
   std::string_view lookup_name = outcome.user_name;
-  const bool mab = is_mab(request, secret, outcome.user_name);
+  const bool mab = is_mab(request, inputs, outcome.user_name);
   if (mab) {
     outcome.method = AuthMethod::kMab;
-    mac_text = auth::canonical_mac(*auth::parse_mac(outcome.user_name));
-    lookup_name = auth::view(mac_text);
+    outcome.mac_text = auth::canonical_mac(*auth::parse_mac(outcome.user_name));
+    lookup_name = auth::view(outcome.mac_text);
   }
+  const bool mab_default_accept = state.options().access.mab_default == MabDefault::kAccept;
 
   // The first store that knows the user decides; when none does, the users
   // file (its DEFAULT entries) does if it is listed. Finding a name in the
-  // users file's index allocates nothing; SQL answers from its cache.
+  // users file's index allocates nothing; SQL answers from memory, or the
+  // decision waits for its fetch.
   const config::UsersFile* users = nullptr;
   const auth::UserCredentials* credentials = &state.credentials();
   bool files_listed = false;
@@ -211,51 +245,62 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
         users = &state.users();
         break;
       }
-    } else if (user_store != nullptr) {
-      UserStore::Lookup found = user_store->find(lookup_name);
-      if (found.status != UserStore::Status::kFound) {
+      continue;
+    }
+    std::shared_ptr<const auth::SqlUser> user;
+    if (inputs.fetched_user != nullptr) {
+      user = *inputs.fetched_user;
+      if (user == nullptr) {
         outcome.store_unavailable = true;
-        return reject(outcome, "user store unavailable");
+        return;
       }
-      if (found.user->known) {
-        outcome.sql_user = std::move(found.user);
-        users = &outcome.sql_user->users;
-        credentials = &outcome.sql_user->credentials;
-        break;
+    } else if (inputs.user_store != nullptr) {
+      UserStore::Lookup found = inputs.user_store->find(lookup_name);
+      if (found.status != UserStore::Status::kFound) {
+        outcome.need = AccessNeed::kUserLookup;
+        outcome.lookup_name = lookup_name;
+        return;
       }
+      user = std::move(found.user);
+    } else {
+      continue;
+    }
+    if (user->known) {
+      outcome.sql_user = std::move(user);
+      users = &outcome.sql_user->users;
+      credentials = &outcome.sql_user->credentials;
+      break;
     }
   }
   if (users == nullptr) {
     if (!files_listed) {
-      if (mab && state.options().access.mab_default == MabDefault::kAccept) {
-        outcome.accepted = true;
-        outcome.reason = "MAB default accept";
-        return;
-      }
-      return reject(outcome, "unknown user");
+      if (mab && mab_default_accept) return accept_by_default(outcome);
+      return reject(outcome, mab ? RejectReason::kUnlistedMac : RejectReason::kUnknownUser);
     }
     users = &state.users();
   }
 
   const PacketAttributes attributes(request);
   if (auto evaluated = auth::evaluate_users(*users, lookup_name, attributes, outcome.users); !evaluated) {
-    return reject(outcome, auth::to_string(evaluated.error()));
+    return reject(outcome, reject_reason_of(evaluated.error()));
   }
+  // MAB has no secret: the MAC being listed by name (a users entry or SQL
+  // rows, which compile to entries named after it) is the whole check. A
+  // catch-all DEFAULT lists nothing, so a MAC only DEFAULT entries match is
+  // unlisted and `mab_default` decides (docs/authentication.md "MAB").
+  const bool mab_listed = mab && outcome.users.named_matched();
+  if (mab && !mab_listed && !mab_default_accept) return reject(outcome, RejectReason::kUnlistedMac);
   if (!outcome.users.matched()) {
-    if (mab && state.options().access.mab_default == MabDefault::kAccept) {
-      outcome.accepted = true;
-      outcome.reason = "MAB default accept";
-      return;
-    }
-    return reject(outcome, "unknown user");
+    if (mab) return accept_by_default(outcome);
+    return reject(outcome, RejectReason::kUnknownUser);
   }
 
   const KnownAttributes& known = state.known();
   if (known.auth_type != nullptr) {
     if (const auto* item = outcome.users.find_control(*known.auth_type)) {
       const std::uint32_t auth_type = u32_of(item->bytes());
-      if (auth_type == known.auth_type_reject) return reject(outcome, "Auth-Type Reject");
-      if (auth_type == known.auth_type_accept) {
+      if (auth_type == known.auth_type_reject) return explicit_reject(outcome, RejectReason::kAuthTypeReject);
+      if (auth_type == known.auth_type_accept && !mab) {
         outcome.accepted = true;
         return;
       }
@@ -265,11 +310,21 @@ void decide_access(const GatewayState& state, const radius::Packet& request,
     // The MAC being listed is the check: is_mab() already required any
     // User-Password to be that MAC, in whatever notation the NAS used.
     outcome.accepted = true;
+    if (!mab_listed) outcome.note = AcceptNote::kMabDefault;
     return;
   }
   const auth::Credential* credential = known_good(state, *credentials, outcome.users);
-  if (credential == nullptr) return reject(outcome, "no known good password");
-  check_method(request, secret, random, *credential, outcome);
+  if (credential == nullptr) return reject(outcome, RejectReason::kNoKnownGoodPassword);
+  check_method(request, inputs, random, *credential, outcome);
+}
+
+}  // namespace
+
+void decide_access(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
+                   RandomSource& random, AccessOutcome& outcome) {
+  decide(state, request, inputs, random, outcome);
+  const bool decided = outcome.need == AccessNeed::kNothing && !outcome.store_unavailable;
+  if (decided && !outcome.accepted) add_ms_chap_error(request, random, outcome);
 }
 
 }  // namespace rw::gateway

@@ -1,7 +1,7 @@
 // Where a worker's validated Accounting-Requests go: the port between the
 // pure request handling and the shell's submission client (io/), which
 // replicates each record and later tells the worker, through
-// DatagramHandler::on_answer or on_refused, what became of it (DESIGN.md
+// DatagramHandler::on_answer (AnswerKind::kRecord), what became of it (docs/design.md
 // invariant 1: the Accounting-Response only after commit).
 #pragma once
 
@@ -21,15 +21,15 @@ class AccountingSink {
   // key, to be answered later through `ticket`'s worker. Returns false when
   // it cannot take it now (a bound is reached): then no answer follows, and
   // the caller forgets the request (the NAS retries). When it returns true,
-  // exactly one on_answer or on_refused for `ticket` follows unless the
+  // exactly one on_answer of kind kRecord for `ticket` follows unless the
   // process stops. Called by every worker thread: thread-safe.
   [[nodiscard]] virtual bool submit(const accounting::RecordKey& key, Bytes record, Ticket ticket) = 0;
 
   // Asks the cluster how many sessions of `user_name` are open
   // (Simultaneous-Use). Returns false when it cannot ask now (a bound is
   // reached, or this sink cannot count): the caller decides without the
-  // count. When it returns true, at most one DatagramHandler::
-  // on_session_count for `ticket` follows, possibly none (the caller's own
+  // count. When it returns true, at most one DatagramHandler::on_answer of
+  // kind kSessionCount for `ticket` follows, possibly none (the caller's own
   // timeout covers that). Thread-safe. Requires: 1..253 bytes.
   [[nodiscard]] virtual bool count_sessions(std::string_view /*user_name*/, Ticket /*ticket*/) {
     return false;

@@ -2,9 +2,10 @@
 // the shell receives datagrams, hands each to a DatagramHandler with the time,
 // where it arrived and the source address, and sends back whatever reply the
 // handler wrote. Replies that come later (an Accounting-Response once its
-// record is committed) are asked for with on_answer. One handler instance per
+// record is committed, an Access-Accept once SQL or the crypt(3) pool
+// answered) are asked for with on_answer. One handler instance per
 // worker thread; a handler is never shared between threads, so it needs no
-// locks (DESIGN.md "EAP across several gateways").
+// locks (docs/design.md "EAP across several gateways").
 #pragma once
 
 #include <array>
@@ -13,8 +14,13 @@
 #include <memory>
 #include <optional>
 
+#include "auth/auth_error.h"
 #include "base/bytes.h"
 #include "base/time.h"
+
+namespace rw::auth {
+struct SqlUser;
+}  // namespace rw::auth
 
 namespace rw::gateway {
 
@@ -71,6 +77,28 @@ using Ticket = std::uint64_t;
   return static_cast<std::uint32_t>(ticket);
 }
 
+// What can answer a parked request, and the answer.
+enum class AnswerKind : std::uint8_t {
+  kRecord,        // Its accounting record was committed or refused.
+  kSessionCount,  // The cluster's count of the user's open sessions (Simultaneous-Use).
+  kUserLookup,    // The SQL user store's answer.
+  kCryptVerdict,  // The crypt(3) pool's verdict on the User-Password.
+};
+struct Answer {
+  Ticket ticket = 0;
+  AnswerKind kind = AnswerKind::kRecord;
+  // kRecord: committed (the reply is due) or refused (forget the request).
+  bool committed = false;
+  // kSessionCount: the count, or none when the cluster could not give one.
+  std::optional<std::uint32_t> open_sessions{};
+  // kUserLookup: the user's compiled rows, or null when the database could
+  // not answer (the request is dropped unanswered, never rejected).
+  std::shared_ptr<const auth::SqlUser> user{};
+  // kCryptVerdict: whether the password matched; why not otherwise.
+  bool crypt_matched = false;
+  auth::AuthError crypt_error = auth::AuthError::kCryptFailed;
+};
+
 // A reply produced after its request: `length` bytes written into the
 // caller's buffer, to be sent to `to` from `arrival`'s socket and address.
 struct DeferredReply {
@@ -94,26 +122,13 @@ class DatagramHandler {
   // Called at least every 100 ms: expires caches. Bounded work.
   virtual void on_tick(Instant now) = 0;
 
-  // The request `ticket` names may be answered now (its accounting record is
-  // committed): writes the reply into `reply` (at least 4096 bytes) and says
-  // where it goes, or returns nothing (stale ticket, nothing to send).
-  [[nodiscard]] virtual std::optional<DeferredReply> on_answer(Instant /*now*/, Ticket /*ticket*/,
+  // What another thread answered for the request `ticket` names (its
+  // record committed or refused, a session count, an SQL user, a crypt(3)
+  // verdict). Writes the reply, when one is now due, into `reply` (at least
+  // 4096 bytes) and says where it goes; nothing when the request is dropped,
+  // still waits for something else, or the ticket is stale.
+  [[nodiscard]] virtual std::optional<DeferredReply> on_answer(Instant /*now*/, const Answer& /*answer*/,
                                                                MutableBytes /*reply*/) {
-    return std::nullopt;
-  }
-
-  // The request `ticket` names will not be answered (its record was refused
-  // after all): forget it, so that the NAS's next retransmission is handled
-  // afresh. A stale ticket is ignored.
-  virtual void on_refused(Instant /*now*/, Ticket /*ticket*/) {}
-
-  // The cluster's count of open sessions for the Access-Request `ticket`
-  // names (Simultaneous-Use), or no count when the cluster could not give
-  // one. Writes the reply into `reply` (at least 4096 bytes) and says where
-  // it goes, or returns nothing (stale ticket, or the request is dropped).
-  [[nodiscard]] virtual std::optional<DeferredReply> on_session_count(
-      Instant /*now*/, Ticket /*ticket*/, std::optional<std::uint32_t> /*open_sessions*/,
-      MutableBytes /*reply*/) {
     return std::nullopt;
   }
 

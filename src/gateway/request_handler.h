@@ -1,12 +1,10 @@
 // The gateway's request handling for one worker (RFC 2865, 2866, 3579,
-// 5080, 5997): checks each datagram, answers retransmissions from the
-// duplicate cache, decides Access-Requests (PAP, CHAP, MS-CHAPv1/v2, MAB)
-// from the users policy, and encodes the signed reply. Accounting-Requests
-// become records handed to an AccountingSink; their Accounting-Response is
-// built when the shell says the record is committed. A user with a
-// Simultaneous-Use limit waits, the same way, for the cluster's count of
-// their open sessions (docs/authentication.md). Pure: the shell feeds
-// datagrams, answers and the time, and sends what is returned.
+// 5080, 5997): the dispatcher checks each datagram, answers retransmissions
+// from the duplicate cache and hands the request to the handler of its kind
+// (access_handler.h, accounting_handler.h); what a handler waits for
+// (a commit, a session count, an SQL user, a crypt(3) verdict) parks the
+// request in one pending table until the shell brings the answer. Pure: the
+// shell feeds datagrams, answers and the time, and sends what is returned.
 #pragma once
 
 #include <array>
@@ -17,12 +15,18 @@
 #include "accounting/record.h"
 #include "base/random.h"
 #include "gateway/access.h"
+#include "gateway/access_handler.h"
+#include "gateway/accounting_handler.h"
 #include "gateway/accounting_sink.h"
+#include "gateway/action.h"
 #include "gateway/counters.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
 #include "gateway/gateway_state.h"
+#include "gateway/pending_request.h"
+#include "gateway/reasons.h"
 #include "gateway/ticket_slots.h"
+#include "gateway/user_store.h"
 #include "radius/attribute_crypto.h"
 #include "radius/packet.h"
 
@@ -37,10 +41,13 @@ struct Decision {
   std::string_view user_name;
   AuthMethod method = AuthMethod::kNone;
   bool accepted = false;
-  std::string_view reason;  // Why rejected ("wrong password", ...), or "ok".
+  RejectReason reject = RejectReason::kUnknownUser;  // Why rejected (when not accepted).
+  AcceptNote note = AcceptNote::kNone;               // The caveat of an accept, if any.
+  // The reason's name as /metrics shows it: to_string(reject), or of `note`.
+  [[nodiscard]] std::string_view reason() const { return accepted ? to_string(note) : to_string(reject); }
 };
 
-// Receives every decision; the shell logs it (cores do not log, STYLE.md §5).
+// Receives every decision; the shell logs it (cores do not log, docs/style.md §5).
 class DecisionObserver {
  public:
   virtual ~DecisionObserver() = default;
@@ -64,36 +71,57 @@ struct AccountingSetup {
   Duration deferred_timeout = Duration::seconds(30);
 };
 
+// Where Access-Requests wait off the worker: the SQL user store and the
+// crypt(3) pool (docs/limits.md).
+struct ParkingSetup {
+  // Serves `sql` in users_stores; borrowed, outlives every handler. Null: SQL is skipped.
+  UserStore* user_store = nullptr;
+  // Checks crypt(3) passwords; borrowed. Null: they are checked on the
+  // worker (tests and tools; the gateway always has a pool).
+  CryptVerifier* crypt = nullptr;
+  // A request whose SQL user does not come within this is dropped
+  // unanswered (user_store_unavailable): sql_users.miss_wait.
+  Duration lookup_timeout = Duration::milliseconds(20);
+  // A request whose crypt(3) verdict does not come within this is dropped
+  // (crypt_unavailable); the pool's queue bound keeps it from happening.
+  Duration crypt_timeout = Duration::seconds(2);
+  // Access-Requests waiting for SQL or crypt(3), per worker. At the bound new
+  // ones are dropped (parked_table_full). Requires: 1..16384.
+  std::size_t parked_max = 1024;
+};
+
+// The dispatcher of one worker: checks each datagram (structure, client,
+// duplicate cache, authenticators), hands it to the handler of its kind
+// (AccessHandler, AccountingHandler, Status-Server) and carries out the
+// Action it returns. Requests that wait for another thread sit in one
+// pending table (TicketSlots<PendingRequest>); answers come back through
+// on_answer and resume them.
 class RequestHandler final : public DatagramHandler {
  public:
   // Requires: `random`, `counters` and `observer` (when not null) outlive the
   // handler; `random` is a CSPRNG in production (salts, MS-CHAP challenges).
-  // `worker` goes into the tickets of deferred requests.
+  // `worker` goes into the tickets of pending requests.
   RequestHandler(std::shared_ptr<const GatewayState> state, RandomSource& random, GatewayCounters& counters,
-                 DecisionObserver* observer, AccountingSetup accounting = {}, std::uint16_t worker = 0);
+                 DecisionObserver* observer, AccountingSetup accounting = {}, std::uint16_t worker = 0,
+                 ParkingSetup parking = {});
 
   [[nodiscard]] std::size_t on_datagram(Instant now, const Arrival& arrival, const Endpoint& from,
                                         Bytes datagram, MutableBytes reply) override;
+  // Expires the duplicate cache, committed-record waits past
+  // deferred_timeout and lookups and crypt checks past their timeouts.
   void on_tick(Instant now) override;
-  // Builds the Accounting-Response (RFC 2866 §3) of a deferred request and
-  // completes its duplicate-cache entry with it. Stale tickets: nothing.
-  [[nodiscard]] std::optional<DeferredReply> on_answer(Instant now, Ticket ticket,
+  [[nodiscard]] std::optional<DeferredReply> on_answer(Instant now, const Answer& answer,
                                                        MutableBytes reply) override;
-  void on_refused(Instant now, Ticket ticket) override;
-  // Decides a Simultaneous-Use check: Access-Accept (the one built when the
-  // password was checked) below the limit, Access-Reject with FreeRADIUS's
-  // Reply-Message at or above it, the unavailable policy without a count.
-  [[nodiscard]] std::optional<DeferredReply> on_session_count(Instant now, Ticket ticket,
-                                                              std::optional<std::uint32_t> open_sessions,
-                                                              MutableBytes reply) override;
-  // Decides the first check past its session_query_timeout by the
-  // unavailable policy (drops are carried out and skipped).
+  // Decides the first Simultaneous-Use check past its session_query_timeout
+  // by the unavailable policy (drops are carried out and skipped).
   [[nodiscard]] std::optional<DeferredReply> next_timed_reply(Instant now, MutableBytes reply) override;
 
-  // Deferred requests held now.
-  [[nodiscard]] std::size_t deferred_size() const { return deferred_.used(); }
-  // Access-Requests waiting for a Simultaneous-Use count now.
-  [[nodiscard]] std::size_t session_checks_size() const { return session_checks_.used(); }
+  // Pending requests of `kind` held now.
+  [[nodiscard]] std::size_t pending(PendingKind kind) const {
+    return pending_by_kind_[static_cast<std::size_t>(kind)];
+  }
+  [[nodiscard]] std::size_t deferred_size() const { return pending(PendingKind::kRecord); }
+  [[nodiscard]] std::size_t session_checks_size() const { return pending(PendingKind::kSessionCount); }
 
   // Replaces the shared state (a reload); the duplicate cache is kept, what
   // `auto` clients taught this worker is forgotten.
@@ -104,100 +132,63 @@ class RequestHandler final : public DatagramHandler {
 
   [[nodiscard]] const DuplicateCache& duplicates() const { return duplicates_; }
 
-  // The store that serves `sql` in users_stores (gateway_shell::SqlUserCache); it must
-  // outlive the handler. Null (the default): SQL is skipped.
-  void set_user_store(UserStore* store) { user_store_ = store; }
+  // The store that serves `sql` in users_stores; it must outlive the handler.
+  void set_user_store(UserStore* store) { parking_.user_store = store; }
 
  private:
-  struct Request;
-  // An Accounting-Request waiting for its record's commit.
-  struct Deferred {
-    RequestKey key{};  // Also the reply's destination and Identifier.
-    Arrival arrival{};
-    std::shared_ptr<const GatewayState> state{};  // Keeps `secret` alive across a reload.
-    const radius::SharedSecret* secret = nullptr;
-    bool message_authenticator = false;        // The request had one: so does the reply.
-    std::vector<std::uint8_t> proxy_states{};  // RFC 2866 §4.2: copied into the reply, in order.
-    Instant deadline{};
+  // What became of a request in hand.
+  struct Outcome {
+    enum class What : std::uint8_t { kReply, kDrop, kParked } what = What::kDrop;
+    std::size_t length = 0;
   };
 
-  // An Access-Request whose password was accepted, waiting for the count of
-  // its user's open sessions (Simultaneous-Use). Its buffers grow on the
-  // slot's first use and are reused after: a warm slot allocates nothing.
-  struct SessionCheck {
-    RequestKey key{};
-    Arrival arrival{};
-    std::shared_ptr<const GatewayState> state{};  // Keeps `secret` and `client` alive across a reload.
-    const radius::SharedSecret* secret = nullptr;
-    std::string_view client{};                 // The client's shortname, in `state`.
-    std::vector<std::uint8_t> proxy_states{};  // RFC 2865 §5.33: TLVs copied into a reject.
-    std::vector<std::uint8_t> accept{};        // The signed Access-Accept, sent below the limit.
-    std::array<char, 253> user_name{};
-    std::size_t user_name_length = 0;
-    AuthMethod method = AuthMethod::kNone;
-    std::uint32_t limit = 0;
-    Instant deadline{};
-  };
-  // What deciding a check needs, from a slot or from the request at hand.
-  struct CheckInputs {
-    Instant now;
-    const Endpoint& from;
-    const RequestKey& key;
-    const radius::SharedSecret& secret;
-    std::string_view client;
-    std::string_view user_name;
-    AuthMethod method;
-    std::uint32_t limit;
-    Bytes proxy_states;
-    Bytes accept;
-  };
-  // Sentinel of handle_access_request: the answer comes later.
-  static constexpr std::size_t kDeferredReply = static_cast<std::size_t>(-1);
-
-  [[nodiscard]] bool verify_request(const Request& request);
-  // Hands an Accounting-Request's record to the sink; true when it is now
-  // deferred (its duplicate-cache entry stays in progress).
-  [[nodiscard]] bool defer_accounting_request(const Request& request, const RequestKey& key);
-  void release(Deferred& deferred);
-  std::size_t handle_status_server(const Request& request, MutableBytes reply);
-  std::size_t handle_access_request(const Request& request, const RequestKey& key, MutableBytes reply);
-  std::size_t build_access_reply(const Request& request, MutableBytes reply);
-  void log_decision(Instant now, const Endpoint& from, std::string_view client, std::string_view user_name,
-                    AuthMethod method, bool accepted, std::string_view reason);
-  // With a Simultaneous-Use limit: asks for the count (kDeferredReply) or
-  // decides at once when it cannot be asked. `reply` holds the Access-Accept.
-  std::size_t check_simultaneous_use(const Request& request, const RequestKey& key, std::uint32_t limit,
-                                     std::size_t accept_length, MutableBytes reply);
-  // The reply of a check given the count (none: unavailable); 0 to drop.
-  std::size_t decide_session_check(const CheckInputs& check, std::optional<std::uint32_t> open_sessions,
-                                   MutableBytes reply);
-  std::optional<DeferredReply> finish_session_check(Instant now, SessionCheck& check,
+  [[nodiscard]] bool verify_request(const RequestContext& request);
+  // Unhides the User-Password once (into password_) and decides.
+  [[nodiscard]] Action decide_fresh(const RequestContext& request, MutableBytes reply);
+  // Carries out `action` for the request; `parked` is its slot when it is
+  // already pending (a resumed Access-Request), else null.
+  Outcome carry_out(const RequestContext& request, const RequestKey& key, const Action& action,
+                    MutableBytes reply, PendingRequest* parked);
+  // Takes a slot of `kind` for the request (or moves `parked` to `kind`);
+  // null when `kind`'s share of the table is used up (counted as a drop).
+  PendingRequest* park(const RequestContext& request, const RequestKey& key, PendingKind kind,
+                       PendingRequest* parked);
+  // Decides a parked Access-Request again with what its slot now holds.
+  std::optional<DeferredReply> resume_access(Instant now, PendingRequest& pending, const Answer* verdict,
+                                             MutableBytes reply);
+  std::optional<DeferredReply> finish_session_check(Instant now, PendingRequest& pending,
                                                     std::optional<std::uint32_t> open_sessions,
                                                     MutableBytes reply);
-  void release(SessionCheck& check);
-  std::size_t finish_reply(const Request& request, radius::PacketBuilder& builder);
-  void add_ms_chap_results(radius::PacketBuilder& builder, const AccessOutcome& outcome,
-                           const Request& request, radius::SaltSequence& salts) const;
+  // Sends or drops the reply of a pending request and frees its slot.
+  std::optional<DeferredReply> finish(Instant now, PendingRequest& pending, const Outcome& outcome,
+                                      MutableBytes reply);
+  void report(Instant now, const Endpoint& from, std::string_view client, const Verdict& verdict);
+  void count_drop(DropReason reason);
+  void release(PendingRequest& pending);
 
   std::shared_ptr<const GatewayState> state_;
-  UserStore* user_store_ = nullptr;
-  RandomSource& random_;
   GatewayCounters& counters_;
   DecisionObserver* observer_;
   DuplicateCache duplicates_;
-  AccessOutcome outcome_;
   // For clients with require_message_authenticator = auto: whether this
   // worker has seen one send a valid Message-Authenticator (then it must).
-  std::vector<bool>
-      learned_message_authenticator_;  // Reused per request: large, and the packet path allocates nothing.
+  std::vector<bool> learned_message_authenticator_;
 
   AccountingSetup accounting_;
+  ParkingSetup parking_;
   std::uint16_t worker_ = 0;
-  TicketSlots<Deferred> deferred_;          // accounting_.deferred_max slots; none without accounting.
-  std::vector<std::uint8_t> record_bytes_;  // Reused for each encoded record.
+  AccessHandler access_;
+  std::optional<AccountingHandler> accounting_handler_;  // With a sink only.
 
-  TicketSlots<SessionCheck> session_checks_;  // access.session_checks_max slots.
-  std::vector<std::uint8_t> proxy_scratch_;   // A request's Proxy-State TLVs, for an immediate reject.
+  // The one pending table, and each kind's share of it: records up to
+  // deferred_max, session checks up to session_checks_max, lookups and
+  // crypt checks together up to parked_max.
+  TicketSlots<PendingRequest> pending_;
+  std::array<std::size_t, static_cast<std::size_t>(PendingKind::kCount)> pending_by_kind_{};
+  // The User-Password of the request in hand, unhidden once.
+  std::array<std::uint8_t, radius::kMaxUserPasswordLength> password_{};
+  std::optional<std::string_view> fresh_password_;  // Its plaintext, in password_.
+  bool fresh_password_malformed_ = false;
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with
@@ -209,7 +200,9 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   [[nodiscard]] std::unique_ptr<DatagramHandler> make_handler(int worker_index) override;
   // Handlers made from now on read SQL users through `store` (see
   // RequestHandler::set_user_store).
-  void set_user_store(UserStore* store) { user_store_ = store; }
+  void set_user_store(UserStore* store) { parking_.user_store = store; }
+  // Handlers made from now on park Access-Requests as `parking` says.
+  void set_parking(const ParkingSetup& parking) { parking_ = parking; }
 
   // Counters of every handler made so far, for metrics and the exit summary.
   [[nodiscard]] const std::vector<std::unique_ptr<GatewayCounters>>& counters() const { return counters_; }
@@ -219,7 +212,7 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   RandomSource& random_;
   DecisionObserver* observer_;
   AccountingSetup accounting_;
-  UserStore* user_store_ = nullptr;
+  ParkingSetup parking_;
   std::vector<std::unique_ptr<GatewayCounters>> counters_;
 };
 

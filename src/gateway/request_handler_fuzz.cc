@@ -1,5 +1,5 @@
 // Fuzzes the whole request handling with arbitrary datagrams from a known
-// client (DESIGN.md invariant 5: bad input never crashes). The first input
+// client (docs/design.md invariant 5: bad input never crashes). The first input
 // octet chooses the shape: raw bytes as they are, or the remaining bytes as
 // the attributes of an Access-Request or Accounting-Request signed with the
 // client's secret, so that inputs reach the users policy and every method
@@ -133,10 +133,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const gateway::Ticket ticket = fixture.sink.tickets.front();
     fixture.sink.tickets.erase(fixture.sink.tickets.begin());
     if ((data[0] & 0x10) != 0) {
-      fixture.handler->on_refused(fixture.now, ticket);
+      (void)fixture.handler->on_answer(fixture.now, gateway::Answer{.ticket = ticket}, reply);
     } else {
       for (int i = 0; i < 2; ++i) {
-        auto answer = fixture.handler->on_answer(fixture.now, ticket, reply);
+        auto answer = fixture.handler->on_answer(fixture.now,
+                                                 gateway::Answer{.ticket = ticket, .committed = true}, reply);
         if (answer && !radius::Packet::parse(rw::Bytes(reply.data(), answer->length))) __builtin_trap();
       }
     }

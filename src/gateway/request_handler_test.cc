@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <map>
+#include <set>
 
 #include "accounting/entry.h"
 #include "auth/chap.h"
@@ -77,6 +79,8 @@ dave    Auth-Type := Reject
 carol   Cleartext-Password := "one-at-a-time", Simultaneous-Use := 1
         Session-Timeout = 3600
 zed     Cleartext-Password := "never", Simultaneous-Use := 0
+erin    Crypt-Password := "$5$saltsalt$9yMj07lA8PlT4IBEoaFFjtbTam2B/NppjCQBwku9ur8"
+        Session-Timeout = 5
 )";
 
 constexpr std::string_view kClients = R"(
@@ -108,18 +112,23 @@ Endpoint endpoint(std::uint8_t last_octet, std::uint16_t port) {
 class RequestHandlerTest : public ::testing::Test {
  protected:
   RequestHandlerTest() : random_(1), secret_(*radius::SharedSecret::create(as_bytes("testing123"))) {
+    GatewayOptions options;
+    options.duplicates.answered_max = 64;
+    options.duplicates.in_progress_max = 8;
+    build_state(options);
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
+  }
+
+  // Replaces state_ with kUsers and kClients under `options`.
+  void build_state(const GatewayOptions& options) {
     auto dictionary = radius::Dictionary::builtin();
     auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
     EXPECT_TRUE(users.has_value()) << (users ? "" : users.error().to_string());
     auto clients = config::parse_clients(kClients, "clients.conf");
     EXPECT_TRUE(clients.has_value());
-    GatewayOptions options;
-    options.duplicates.answered_max = 64;
-    options.duplicates.in_progress_max = 8;
     auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), options});
     EXPECT_TRUE(state.has_value()) << (state ? "" : state.error());
     state_ = *state;
-    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
   }
 
   // Starts an Access-Request with a random authenticator and a Message-Authenticator.
@@ -166,6 +175,43 @@ class RequestHandlerTest : public ::testing::Test {
     return *packet;
   }
 
+  // Replaces the handler's state with one built from `users` and `options`.
+  void rebuild(std::string_view users_text, const GatewayOptions& options) {
+    auto dictionary = radius::Dictionary::builtin();
+    auto users = config::UsersFile::parse(users_text, "users", dictionary, gateway_users_limits());
+    ASSERT_TRUE(users.has_value()) << (users ? "" : users.error().to_string());
+    auto clients = config::parse_clients(kClients, "clients.conf");
+    auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), options});
+    ASSERT_TRUE(state.has_value()) << (state ? "" : state.error());
+    state_ = *state;
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
+  }
+
+  std::vector<std::uint8_t> mab(std::string_view mac, std::uint8_t id) {
+    auto& b = begin(Code::kAccessRequest, id);
+    b.add(attr::kUserName, as_bytes(mac));
+    b.add(attr::kCallingStationId, as_bytes(mac));
+    add_password(mac);
+    return send(finish_request());
+  }
+
+  // An MS-CHAPv2 request whose response was computed from `password`.
+  std::vector<std::uint8_t> ms_chap2(std::string_view user, std::string_view password, std::uint8_t id) {
+    std::array<std::uint8_t, 16> authenticator_challenge{};
+    std::array<std::uint8_t, 16> peer_challenge{};
+    random_.fill(authenticator_challenge);
+    random_.fill(peer_challenge);
+    const auth::NtHash hash = *auth::nt_password_hash(password);
+    const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
+    const auto response =
+        auth::ms_chap2_response_value(0x42, peer_challenge, auth::challenge_response(challenge, hash));
+    auto& b = begin(Code::kAccessRequest, id);
+    b.add(attr::kUserName, as_bytes(user));
+    b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
+    b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
+    return send(finish_request());
+  }
+
   std::uint64_t drops(DropReason reason) const {
     return counters_.drops[static_cast<std::size_t>(reason)].get();
   }
@@ -208,8 +254,51 @@ TEST_F(RequestHandlerTest, PapWrongPasswordRejectsWithoutAcceptAttributes) {
   const radius::Packet packet = verified(pap("alice", "looking-glass"));
   EXPECT_EQ(packet.code(), Code::kAccessReject);
   EXPECT_FALSE(packet.find(attr::kTunnelPrivateGroupId).has_value());
-  EXPECT_TRUE(packet.find(attr::kReplyMessage).has_value());
+  // alice's Reply-Message is hers: a reject that carried it would tell an
+  // attacker that alice exists (docs/security.md "Authentication replies").
+  EXPECT_FALSE(packet.find(attr::kReplyMessage).has_value());
   EXPECT_EQ(counters_.access_rejects.get(), 1u);
+}
+
+// The attribute types of a reply, without Message-Authenticator (whose
+// value differs per reply anyway).
+std::vector<std::uint8_t> attribute_types(const radius::Packet& packet) {
+  std::vector<std::uint8_t> types;
+  for (const radius::Attribute a : packet.attributes()) types.push_back(a.type);
+  return types;
+}
+
+TEST_F(RequestHandlerTest, KnownAndUnknownUsersGetTheSameReject) {
+  const std::string users = std::string(kUsers) + "DEFAULT\n        Reply-Message = \"Welcome\"\n";
+  rebuild(users, state_->options());
+  const radius::Packet known = verified(pap("alice", "looking-glass", 1));
+  const radius::Packet unknown = verified(pap("mallory", "looking-glass", 1));
+  EXPECT_EQ(known.code(), Code::kAccessReject);
+  EXPECT_EQ(unknown.code(), Code::kAccessReject);
+  EXPECT_EQ(known.length(), unknown.length());
+  EXPECT_EQ(attribute_types(known), attribute_types(unknown));
+  EXPECT_FALSE(unknown.find(attr::kReplyMessage).has_value());
+  // An operator's explicit reject still says what it was configured to say.
+  const radius::Packet dave = verified(pap("dave", "x", 2));
+  ASSERT_TRUE(dave.find(attr::kReplyMessage).has_value());
+  EXPECT_EQ(as_chars(dave.find(attr::kReplyMessage)->value), "Denied");
+}
+
+TEST_F(RequestHandlerTest, MsChapErrorIsTheSameForUnknownAndKnownUsers) {
+  const radius::Packet known = verified(ms_chap2("bob", "not-his-password", 1));
+  const radius::Packet unknown = verified(ms_chap2("mallory", "anything", 2));
+  for (const radius::Packet* packet : {&known, &unknown}) {
+    EXPECT_EQ(packet->code(), Code::kAccessReject);
+    const auto error = packet->find_vendor(radius::kVendorMicrosoft, ms::kChapError);
+    ASSERT_TRUE(error.has_value());
+    // Ident, then "E=691 R=0 C=<32 hex> V=3 M=Authentication failed": only C differs.
+    const std::string text(as_chars(error->subspan(1)));
+    EXPECT_EQ((*error)[0], 0x42);
+    EXPECT_EQ(text.substr(0, 12), "E=691 R=0 C=");
+    EXPECT_EQ(text.substr(44), " V=3 M=Authentication failed");
+  }
+  EXPECT_EQ(known.length(), unknown.length());
+  EXPECT_EQ(attribute_types(known), attribute_types(unknown));
 }
 
 TEST_F(RequestHandlerTest, UnknownUserRejects) {
@@ -286,6 +375,40 @@ TEST_F(RequestHandlerTest, UnlistedMacIsRejectedByDefault) {
   b.add(attr::kUserName, as_bytes("66:77:88:99:aa:bb"));
   b.add(attr::kCallingStationId, as_bytes("66-77-88-99-AA-BB"));
   EXPECT_EQ(verified(send(finish_request())).code(), Code::kAccessReject);
+}
+
+// etc/demo/users ends in a catch-all DEFAULT, as many sites do: it lists no
+// MAC, so it must not let every MAC in (docs/authentication.md "MAB").
+constexpr std::string_view kCatchAllDefault = "DEFAULT\n        Session-Timeout = 30\n";
+
+TEST_F(RequestHandlerTest, CatchAllDefaultDoesNotAdmitUnlistedMacs) {
+  rebuild(std::string(kUsers) + std::string(kCatchAllDefault), state_->options());
+  ASSERT_EQ(state_->options().access.mab_default, MabDefault::kReject);
+  const radius::Packet listed = verified(mab("00-11-22-33-44-55", 1));
+  EXPECT_EQ(listed.code(), Code::kAccessAccept);
+  const radius::Packet unlisted = verified(mab("66-77-88-99-aa-bb", 2));
+  EXPECT_EQ(unlisted.code(), Code::kAccessReject);
+  EXPECT_FALSE(unlisted.find(attr::kSessionTimeout).has_value());
+}
+
+TEST_F(RequestHandlerTest, NamedMacEntryWhoseChecksFailIsUnlisted) {
+  // The MAC's own entry applies only on one NAS; elsewhere only DEFAULT matches.
+  const std::string users = "00:11:22:33:44:66 NAS-Identifier == \"lobby\"\n" + std::string(kCatchAllDefault);
+  rebuild(users, state_->options());
+  EXPECT_EQ(verified(mab("00:11:22:33:44:66", 1)).code(), Code::kAccessReject);
+}
+
+TEST_F(RequestHandlerTest, MabDefaultAcceptAdmitsUnlistedMacsWithDefaultReplies) {
+  GatewayOptions options = state_->options();
+  options.access.mab_default = MabDefault::kAccept;
+  rebuild(std::string(kUsers) + std::string(kCatchAllDefault), options);
+  const radius::Packet unlisted = verified(mab("66:77:88:99:aa:bb", 1));
+  EXPECT_EQ(unlisted.code(), Code::kAccessAccept);
+  ASSERT_TRUE(unlisted.find(attr::kSessionTimeout).has_value());
+  // The listed MAC still gets its own entry's items (Session-Timeout 60).
+  const radius::Packet listed = verified(mab("00:11:22:33:44:55", 2));
+  ASSERT_EQ(listed.code(), Code::kAccessAccept);
+  EXPECT_EQ(listed.find(attr::kSessionTimeout)->value[3], 60);
 }
 
 TEST_F(RequestHandlerTest, ProxyStateIsCopiedInOrder) {
@@ -465,7 +588,7 @@ class AccountingTest : public RequestHandlerTest {
   }
 
   std::optional<std::vector<std::uint8_t>> answer(Ticket ticket) {
-    auto reply = handler_->on_answer(kNow, ticket, reply_buffer_);
+    auto reply = handler_->on_answer(kNow, Answer{.ticket = ticket, .committed = true}, reply_buffer_);
     if (!reply) return std::nullopt;
     EXPECT_EQ(reply->to, endpoint(1, 40001));
     EXPECT_EQ(reply->arrival.socket, 7);
@@ -542,7 +665,7 @@ TEST_F(AccountingTest, RefusedSubmitIsForgottenAndRetriedOnRetransmission) {
 TEST_F(AccountingTest, RefusalAfterTakingFreesTheRequestForItsRetransmission) {
   const auto request = accounting_request(25, "S5");
   EXPECT_TRUE(send_accounting(request).empty());
-  handler_->on_refused(kNow, sink_.submissions.at(0).ticket);
+  (void)handler_->on_answer(kNow, Answer{.ticket = sink_.submissions.at(0).ticket}, reply_buffer_);
   EXPECT_EQ(handler_->deferred_size(), 0u);
   EXPECT_TRUE(send_accounting(request).empty());
   EXPECT_EQ(sink_.submissions.size(), 2u);
@@ -558,7 +681,7 @@ TEST_F(AccountingTest, StaleTicketIsIgnored) {
   EXPECT_TRUE(send_accounting(accounting_request(27, "S7")).empty());
   ASSERT_EQ(ticket_slot(sink_.submissions.at(1).ticket), ticket_slot(first));
   EXPECT_FALSE(answer(first).has_value());
-  handler_->on_refused(kNow, first);
+  (void)handler_->on_answer(kNow, Answer{.ticket = first}, reply_buffer_);
   EXPECT_EQ(handler_->deferred_size(), 1u);
   EXPECT_FALSE(answer(make_ticket(4, ticket_slot(first), ticket_generation(first) + 1)).has_value())
       << "another worker's ticket";
@@ -628,7 +751,7 @@ TEST_F(AccountingTest, RequestWithoutSessionIdMakesNoRecord) {
   EXPECT_TRUE(sink_.submissions.empty());
 }
 
-// The packet path allocates nothing (DESIGN.md invariant 4).
+// The packet path allocates nothing (docs/design.md invariant 4).
 TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
   // Warm up: the first request of a kind may size lazily built tables.
@@ -691,6 +814,7 @@ class UnreachableStore final : public UserStore {
     ++asked;
     return {};
   }
+  bool fetch(std::string_view, Ticket) override { return false; }
   int asked = 0;
 };
 
@@ -699,13 +823,7 @@ class FilesBeforeSqlTest : public RequestHandlerTest {
   FilesBeforeSqlTest() {
     GatewayOptions options = state_->options();
     options.access.users_stores = {config::UsersStore::kFiles, config::UsersStore::kSql};
-    auto users =
-        config::UsersFile::parse(kUsers, "users", radius::Dictionary::builtin(), gateway_users_limits());
-    auto clients = config::parse_clients(kClients, "clients.conf");
-    auto state =
-        GatewayState::build({radius::Dictionary::builtin(), clients->clients, std::move(*users), options});
-    EXPECT_TRUE(state.has_value());
-    state_ = *state;
+    build_state(options);
     handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, nullptr);
     handler_->set_user_store(&store_);
   }
@@ -762,7 +880,7 @@ class CountingSink final : public AccountingSink {
 class RecordingObserver final : public DecisionObserver {
  public:
   void on_decision(const Decision& decision) override {
-    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason)});
+    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason())});
   }
   struct Entry {
     std::string user_name;
@@ -808,7 +926,9 @@ class SimultaneousUseTest : public RequestHandlerTest {
 
   std::optional<std::vector<std::uint8_t>> count(Ticket ticket, std::optional<std::uint32_t> open_sessions,
                                                  Instant now = kNow) {
-    auto reply = handler_->on_session_count(now, ticket, open_sessions, reply_buffer_);
+    auto reply = handler_->on_answer(
+        now, Answer{.ticket = ticket, .kind = AnswerKind::kSessionCount, .open_sessions = open_sessions},
+        reply_buffer_);
     if (!reply) return std::nullopt;
     EXPECT_EQ(reply->to, endpoint(1, 40000));
     return std::vector<std::uint8_t>(reply_buffer_.begin(),
@@ -964,6 +1084,204 @@ TEST_F(SimultaneousUseTest, AFullTableDropsAndTheNasRetries) {
   ASSERT_TRUE(count(sink_.queries[0].ticket, 0).has_value());
   EXPECT_TRUE(send(third).empty());  // The retransmission finds a free slot.
   EXPECT_EQ(sink_.queries.size(), 3u);
+}
+
+TEST_F(RequestHandlerTest, RejectsAreCountedByTheirReasonAndCryptChecksRunInlineWithoutAPool) {
+  EXPECT_EQ(verified(pap("alice", "looking-glass")).code(), Code::kAccessReject);
+  EXPECT_EQ(verified(pap("nobody", "x", 2)).code(), Code::kAccessReject);
+  EXPECT_EQ(verified(pap("erin", "slow-but-safe", 3)).code(), Code::kAccessAccept);
+  EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kWrongPassword)].get(), 1u);
+  EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kUnknownUser)].get(), 1u);
+  EXPECT_EQ(counters_.access_rejects.get(), 2u);
+  EXPECT_EQ(to_string(RejectReason::kWrongPassword), "wrong_password");
+  EXPECT_EQ(to_string(DropReason::kCryptQueueFull), "crypt_queue_full");
+}
+
+TEST(ReasonsTest, EveryReasonHasItsOwnName) {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < kRejectReasonCount; ++i) names.insert(to_string(static_cast<RejectReason>(i)));
+  EXPECT_EQ(names.size(), kRejectReasonCount);
+  names.clear();
+  for (std::size_t i = 0; i < kDropReasonCount; ++i) names.insert(to_string(static_cast<DropReason>(i)));
+  EXPECT_EQ(names.size(), kDropReasonCount);
+  EXPECT_EQ(names.count("unknown"), 0u);
+}
+
+// An SQL store that holds what it was told and records fetches; a crypt(3)
+// pool that records checks. The answers are handed to the handler by the
+// test, as the shell would post them.
+class ParkingStore final : public UserStore {
+ public:
+  Lookup find(std::string_view name) override {
+    auto it = users.find(std::string(name));
+    if (it == users.end()) return {};
+    return {Status::kFound, it->second};
+  }
+  bool fetch(std::string_view name, Ticket ticket) override {
+    if (refuse) return false;
+    fetched.emplace_back(std::string(name), ticket);
+    return true;
+  }
+  std::map<std::string, std::shared_ptr<const auth::SqlUser>> users;
+  std::vector<std::pair<std::string, Ticket>> fetched;
+  bool refuse = false;
+};
+
+class RecordingCrypt final : public CryptVerifier {
+ public:
+  bool verify(std::string_view setting, std::string_view password, Ticket ticket) override {
+    if (full) return false;
+    checks.push_back({std::string(setting), std::string(password), ticket});
+    return true;
+  }
+  struct Check {
+    std::string setting;
+    std::string password;
+    Ticket ticket;
+  };
+  std::vector<Check> checks;
+  bool full = false;
+};
+
+class ParkedTest : public RequestHandlerTest {
+ protected:
+  ParkedTest() {
+    GatewayOptions options = state_->options();
+    options.access.users_stores = {config::UsersStore::kSql, config::UsersStore::kFiles};
+    build_state(options);
+    handler_ = std::make_unique<RequestHandler>(state_, random_, counters_, &observer_, AccountingSetup{}, 0,
+                                                ParkingSetup{.user_store = &store_,
+                                                             .crypt = &crypt_,
+                                                             .lookup_timeout = Duration::milliseconds(20),
+                                                             .crypt_timeout = Duration::seconds(2),
+                                                             .parked_max = 2});
+  }
+  std::shared_ptr<const auth::SqlUser> sql_user(std::string_view name, std::string_view password) {
+    auth::SqlUserRows rows;
+    rows.check.push_back({.attribute = "Cleartext-Password", .op = ":=", .value = std::string(password)});
+    auto user = auth::compile_sql_user(name, rows, radius::Dictionary::builtin());
+    EXPECT_TRUE(user.has_value());
+    return user ? *user : nullptr;
+  }
+  std::vector<std::uint8_t> answer(const Answer& a, Instant now = kNow) {
+    auto reply = handler_->on_answer(now, a, reply_buffer_);
+    if (!reply) return {};
+    return {reply_buffer_.begin(), reply_buffer_.begin() + static_cast<std::ptrdiff_t>(reply->length)};
+  }
+
+  ParkingStore store_;
+  RecordingCrypt crypt_;
+  class Observer final : public DecisionObserver {
+   public:
+    void on_decision(const Decision& decision) override { reasons.emplace_back(decision.reason()); }
+    std::vector<std::string> reasons;
+  } observer_;
+};
+
+TEST_F(ParkedTest, AMissParksTheRequestAndTheAnswerDecidesIt) {
+  EXPECT_TRUE(pap("sqluser", "secret-one").empty());
+  ASSERT_EQ(store_.fetched.size(), 1u);
+  EXPECT_EQ(store_.fetched[0].first, "sqluser");
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 1u);
+  // The NAS's retransmission meanwhile is coalesced, not fetched again.
+  EXPECT_TRUE(send(finish_request()).empty());
+  EXPECT_EQ(store_.fetched.size(), 1u);
+  const auto reply = answer(Answer{.ticket = store_.fetched[0].second,
+                                   .kind = AnswerKind::kUserLookup,
+                                   .user = sql_user("sqluser", "secret-one")});
+  ASSERT_FALSE(reply.empty());
+  EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 0u);
+  EXPECT_EQ(counters_.user_lookups.get(), 1u);
+  // A second answer for the same ticket is stale.
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched[0].second, .kind = AnswerKind::kUserLookup}).empty());
+  EXPECT_EQ(counters_.parked_stale.get(), 1u);
+}
+
+TEST_F(ParkedTest, TheWrongPasswordIsRejectedWithItsReasonAfterTheLookup) {
+  EXPECT_TRUE(pap("sqluser", "guess").empty());
+  const auto reply = answer(Answer{.ticket = store_.fetched.at(0).second,
+                                   .kind = AnswerKind::kUserLookup,
+                                   .user = sql_user("sqluser", "secret-one")});
+  EXPECT_EQ(verified(reply).code(), Code::kAccessReject);
+  ASSERT_EQ(observer_.reasons.size(), 1u);
+  EXPECT_EQ(observer_.reasons[0], "wrong_password");
+}
+
+TEST_F(ParkedTest, ADatabaseThatCannotAnswerOrIsTooSlowDropsNeverRejects) {
+  EXPECT_TRUE(pap("sqluser", "secret-one").empty());
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched.at(0).second, .kind = AnswerKind::kUserLookup}).empty());
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 1u);
+  // Too slow: past lookup_timeout the request is forgotten, its answer stale.
+  EXPECT_TRUE(pap("sqluser", "secret-one", 2).empty());
+  handler_->on_tick(kNow + Duration::milliseconds(21));
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 2u);
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 0u);
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched.at(1).second,
+                            .kind = AnswerKind::kUserLookup,
+                            .user = sql_user("sqluser", "secret-one")})
+                  .empty());
+  EXPECT_EQ(counters_.access_rejects.get(), 0u);
+  // The store refusing to queue is the same drop.
+  store_.refuse = true;
+  EXPECT_TRUE(pap("sqluser", "secret-one", 3).empty());
+  EXPECT_EQ(drops(DropReason::kUserStoreUnavailable), 3u);
+}
+
+TEST_F(ParkedTest, AtMostParkedMaxWaitAtOnce) {
+  EXPECT_TRUE(pap("u1", "x", 1).empty());
+  EXPECT_TRUE(pap("u2", "x", 2).empty());
+  EXPECT_TRUE(pap("u3", "x", 3).empty());
+  EXPECT_EQ(store_.fetched.size(), 2u);
+  EXPECT_EQ(drops(DropReason::kParkedTableFull), 1u);
+}
+
+TEST_F(ParkedTest, CryptPasswordsGoToThePoolWithThePlaintextUnhiddenOnce) {
+  store_.users["erin"] = std::make_shared<const auth::SqlUser>();  // Not in SQL: the users file decides.
+  EXPECT_TRUE(pap("erin", "slow-but-safe").empty());
+  ASSERT_EQ(crypt_.checks.size(), 1u);
+  EXPECT_EQ(crypt_.checks[0].password, "slow-but-safe");
+  EXPECT_EQ(crypt_.checks[0].setting.substr(0, 3), "$5$");
+  EXPECT_EQ(handler_->pending(PendingKind::kCryptCheck), 1u);
+  auto reply = answer(
+      Answer{.ticket = crypt_.checks[0].ticket, .kind = AnswerKind::kCryptVerdict, .crypt_matched = true});
+  const radius::Packet accept = verified(reply);
+  EXPECT_EQ(accept.code(), Code::kAccessAccept);
+  EXPECT_TRUE(accept.find(attr::kSessionTimeout).has_value());  // The users-file reply items.
+
+  EXPECT_TRUE(pap("erin", "guess", 2).empty());
+  reply = answer(Answer{.ticket = crypt_.checks.at(1).ticket,
+                        .kind = AnswerKind::kCryptVerdict,
+                        .crypt_error = auth::AuthError::kWrongPassword});
+  EXPECT_EQ(verified(reply).code(), Code::kAccessReject);
+  EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kWrongPassword)].get(), 1u);
+  EXPECT_EQ(handler_->pending(PendingKind::kCryptCheck), 0u);
+}
+
+TEST_F(ParkedTest, AFullCryptQueueDropsAndCleartextUsersNeverWaitForIt) {
+  store_.users["erin"] = std::make_shared<const auth::SqlUser>();
+  store_.users["alice"] = std::make_shared<const auth::SqlUser>();
+  crypt_.full = true;
+  EXPECT_TRUE(pap("erin", "slow-but-safe").empty());
+  EXPECT_EQ(drops(DropReason::kCryptQueueFull), 1u);
+  EXPECT_EQ(verified(pap("alice", "wonderland", 2)).code(), Code::kAccessAccept);
+  EXPECT_TRUE(crypt_.checks.empty());
+}
+
+TEST_F(ParkedTest, ALookupThenACryptCheckKeepOneSlotAndOneTicket) {
+  EXPECT_TRUE(pap("erin", "slow-but-safe").empty());
+  ASSERT_EQ(store_.fetched.size(), 1u);
+  EXPECT_TRUE(answer(Answer{.ticket = store_.fetched[0].second,
+                            .kind = AnswerKind::kUserLookup,
+                            .user = std::make_shared<const auth::SqlUser>()})
+                  .empty());
+  ASSERT_EQ(crypt_.checks.size(), 1u);
+  EXPECT_EQ(crypt_.checks[0].ticket, store_.fetched[0].second);
+  EXPECT_EQ(handler_->pending(PendingKind::kUserLookup), 0u);
+  EXPECT_EQ(handler_->pending(PendingKind::kCryptCheck), 1u);
+  const auto reply = answer(
+      Answer{.ticket = crypt_.checks[0].ticket, .kind = AnswerKind::kCryptVerdict, .crypt_matched = true});
+  EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 // TicketSlots: a fixed table of requests waiting for an answer from another
 // thread, each named by a Ticket (worker, slot, generation). A slot's
 // generation moves on when it is released, so an answer for an earlier use
-// of the slot is recognised as stale. Used by the request handler for
-// Accounting-Requests waiting for their commit and for Access-Requests
-// waiting for a Simultaneous-Use count.
+// of the slot is recognised as stale. The request handler's one pending
+// table (gateway/pending_request.h).
 #pragma once
 
 #include <cstddef>
@@ -57,6 +56,13 @@ class TicketSlots {
     const Slot& slot = slots_[index];
     if (!slot.used || slot.generation != ticket_generation(ticket)) return nullptr;
     return &values_[index];
+  }
+  // The ticket of the use `value` (a reference from acquire, find or
+  // for_each_used) is in now.
+  [[nodiscard]] Ticket ticket_of(const T& value) const {
+    const auto index = static_cast<std::size_t>(&value - values_.data());
+    RW_ASSERT(index < slots_.size() && slots_[index].used);
+    return make_ticket(worker_, static_cast<std::uint16_t>(index), slots_[index].generation);
   }
   // Frees the slot of `value` (a reference from acquire, find or
   // for_each_used); answers still on their way for this use are now stale.

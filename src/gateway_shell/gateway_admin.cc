@@ -36,8 +36,6 @@ nlohmann::ordered_json gateway_status_json(const submission::ForwarderStatus* st
   };
 }
 
-namespace {
-
 // The request handlers' counters summed over the workers.
 void add_handler_metrics(io::PrometheusText& page,
                          const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers) {
@@ -52,6 +50,19 @@ void add_handler_metrics(io::PrometheusText& page,
     page.counter("radiusward_gateway_drops_total", "Datagrams dropped without an answer, by reason.", total,
                  {{"reason", gateway::to_string(static_cast<gateway::DropReason>(i))}});
   }
+  for (std::size_t i = 0; i < gateway::kRejectReasonCount; ++i) {
+    std::uint64_t total = 0;
+    for (const auto& counters : workers) total += counters->rejects[i].get();
+    page.counter("radiusward_gateway_rejects_total", "Access-Rejects sent, by reason.", total,
+                 {{"reason", gateway::to_string(static_cast<gateway::RejectReason>(i))}});
+  }
+  constexpr std::string_view kParked = "Access-Requests parked off the UDP workers, by what they waited for.";
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::user_lookups),
+               {{"event", "user_lookup"}});
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::crypt_checks),
+               {{"event", "crypt_check"}});
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::parked_stale),
+               {{"event", "stale_answer"}});
   constexpr std::string_view kHelp = "Accounting-Requests on the replicated path, by event.";
   page.counter("radiusward_gateway_accounting_total", kHelp,
                sum(&gateway::GatewayCounters::accounting_submitted), {{"event", "submitted"}});
@@ -70,8 +81,6 @@ void add_handler_metrics(io::PrometheusText& page,
     page.counter("radiusward_gateway_session_checks_total", kChecks, sum(member), {{"event", event}});
   }
 }
-
-}  // namespace
 
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,

@@ -10,8 +10,9 @@
 
 #include "base/time.h"
 #include "gateway/counters.h"
-#include "io/admin_server.h"
 #include "gateway_shell/submission_client.h"
+#include "io/admin_metrics.h"
+#include "io/admin_server.h"
 #include "submission/forwarder.h"
 
 namespace rw::gateway_shell {
@@ -23,6 +24,12 @@ namespace rw::gateway_shell {
 // seen at `now`), and "submission" (null without accounting).
 [[nodiscard]] nlohmann::ordered_json gateway_status_json(const submission::ForwarderStatus* status,
                                                          Instant started_at, Instant now);
+
+// Adds the request handlers' counters, summed over `workers`, to a /metrics
+// page: drops and rejects by reason, accounting, Simultaneous-Use and
+// parked-request events.
+void add_handler_metrics(io::PrometheusText& page,
+                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
 
 // Registers /status, /metrics and /version on `server`. `client` (null
 // without accounting) and `workers` (the handlers' counters, one per worker,

@@ -1,13 +1,18 @@
 // Access-Requests decided from FreeRADIUS's SQL user tables on a real SQLite
 // file: PAP, CHAP and MS-CHAPv2 users from radcheck, replies from radreply
 // and radgroupreply, the order of the user stores, and a database that
-// cannot answer (the request is dropped, never rejected).
+// cannot answer (the request is dropped, never rejected). Lookups take the
+// gateway's path: a miss parks the request, the pool answers through the
+// answer sink, the handler resumes it.
 #include <gtest/gtest.h>
 
 #include <optional>
 
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 
 #include "auth/chap.h"
 #include "auth/mschap.h"
@@ -73,13 +78,33 @@ class SqlAuthenticationTest : public config::TempDirTest {
     ASSERT_TRUE(state) << state.error();
     state_ = *state;
     SqlUserCacheOptions cache_options;
-    cache_options.miss_wait = miss_wait;
     cache_options.reconnect_backoff = Duration::milliseconds(1);
     cache_ = std::make_unique<SqlUserCache>(
         cache_options, [database] { return open_sqlite_user_source(database); }, dictionary,
         [] { return kNow; });
-    handler_ = std::make_unique<gateway::RequestHandler>(state_, random_, counters_, nullptr);
-    handler_->set_user_store(cache_.get());
+    // As the UDP server's post_answers would: the answers queue for the worker.
+    cache_->set_answer_sink([this](const gateway::Answer& answer) {
+      std::lock_guard lock(answers_mutex_);
+      answers_.push_back(answer);
+      answered_.notify_all();
+    });
+    handler_ = std::make_unique<gateway::RequestHandler>(
+        state_, random_, counters_, nullptr, gateway::AccountingSetup{}, 0,
+        gateway::ParkingSetup{.user_store = cache_.get(), .lookup_timeout = miss_wait});
+  }
+
+  // The worker's side of the answer path: waits for the cache's answer to a
+  // parked request and hands it to the handler.
+  std::size_t take_answer() {
+    gateway::Answer answer;
+    {
+      std::unique_lock lock(answers_mutex_);
+      if (!answered_.wait_for(lock, std::chrono::seconds(30), [&] { return !answers_.empty(); })) return 0;
+      answer = answers_.front();
+      answers_.pop_front();
+    }
+    auto reply = handler_->on_answer(kNow, answer, reply_buffer_);
+    return reply ? reply->length : 0;
   }
 
   radius::PacketBuilder& begin(std::uint8_t identifier, std::string_view user) {
@@ -97,9 +122,11 @@ class SqlAuthenticationTest : public config::TempDirTest {
     gateway::Endpoint from;
     from.address = {127, 0, 0, 1};
     from.port = 40000;
-    const std::size_t n =
+    std::size_t n =
         handler_->on_datagram(kNow, gateway::Arrival{.listener = gateway::Listener::kAuthentication}, from,
                               *finished, reply_buffer_);
+    // A user not in memory: the request waits for the SQL pool, the worker does not.
+    if (n == 0 && handler_->pending(gateway::PendingKind::kUserLookup) > 0) n = take_answer();
     if (n == 0) return std::nullopt;
     const auto& kept = replies_.emplace_back(reply_buffer_.begin(), reply_buffer_.begin() + n);
     auto packet = radius::Packet::parse(kept);
@@ -128,6 +155,9 @@ class SqlAuthenticationTest : public config::TempDirTest {
   std::shared_ptr<const gateway::GatewayState> state_;
   std::unique_ptr<SqlUserCache> cache_;
   std::unique_ptr<gateway::RequestHandler> handler_;
+  std::mutex answers_mutex_;
+  std::condition_variable answered_;
+  std::deque<gateway::Answer> answers_;
   std::array<std::uint8_t, radius::kMaxPacketLength> request_buffer_{};
   std::array<std::uint8_t, radius::kMaxPacketLength> reply_buffer_{};
   std::optional<radius::PacketBuilder> builder_;
@@ -145,6 +175,22 @@ TEST_F(SqlAuthenticationTest, PapUserGetsUserAndGroupReplies) {
   ASSERT_TRUE(vlan);
   EXPECT_EQ(as_chars(vlan->value), "100");
   EXPECT_TRUE(packet->find(attr::kTunnelType));
+}
+
+TEST_F(SqlAuthenticationTest, ASecondRequestIsAnsweredFromMemoryWithoutParking) {
+  ASSERT_EQ(code_of(pap("alice", "wonderland", 1)), Code::kAccessAccept);
+  EXPECT_EQ(counters_.user_lookups.get(), 1U);
+  begin(2, "alice");
+  std::array<std::uint8_t, 128> hidden{};
+  builder_->add(attr::kUserPassword,
+                *radius::hide_user_password(as_bytes("wonderland"), request_authenticator_, secret_, hidden));
+  auto finished = builder_->finish();
+  radius::sign_request(*finished, secret_);
+  gateway::Endpoint from;
+  from.address = {127, 0, 0, 1};
+  from.port = 40000;
+  EXPECT_GT(handler_->on_datagram(kNow, gateway::Arrival{}, from, *finished, reply_buffer_), 0U);
+  EXPECT_EQ(counters_.user_lookups.get(), 1U);
 }
 
 TEST_F(SqlAuthenticationTest, WrongPasswordAndUnknownUserAreRejected) {
@@ -196,6 +242,7 @@ TEST_F(SqlAuthenticationTest, ADatabaseThatCannotAnswerDropsTheRequest) {
   EXPECT_FALSE(pap("alice", "wonderland", 1).has_value());
   EXPECT_EQ(counters_.drops[static_cast<std::size_t>(gateway::DropReason::kUserStoreUnavailable)].get(), 1U);
   EXPECT_EQ(counters_.access_rejects.get(), 0U);
+  EXPECT_EQ(handler_->pending(gateway::PendingKind::kUserLookup), 0U);
   // A user of the users file is still decided without SQL.
   EXPECT_EQ(code_of(pap("carol", "from-files", 2)), Code::kAccessAccept);
 }

@@ -1,6 +1,7 @@
 // The SQL user cache and its connection pool; see sql_user_cache.h.
 #include "gateway_shell/sql_user_cache.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace rw::gateway_shell {
@@ -26,43 +27,61 @@ SqlUserCache::~SqlUserCache() {
 
 gateway::UserStore::Lookup SqlUserCache::find(std::string_view user_name) {
   const Instant now = clock_();
-  std::unique_lock lock(mutex_);
+  std::lock_guard lock(mutex_);
   auto it = entries_.find(user_name);
   if (it != entries_.end() && it->second.user && now < it->second.expires) {
     ++stats_.hits;
     return {Status::kFound, it->second.user};
   }
-  // A miss, or an expired entry: fetch (once, whoever asks first).
-  ++stats_.misses;
-  if (it == entries_.end() || !it->second.fetching) {
-    if (queue_.size() >= options_.queue_max) {
-      ++stats_.unavailable;
-      return {};
-    }
-    if (it == entries_.end()) {
-      if (entries_.size() >= options_.entries_max) evict_one_locked(now);
-      it = entries_.emplace(std::string(user_name), Entry{}).first;
-    }
-    // An expired entry is not served while it is refreshed: revocations
-    // take effect within `ttl`.
-    it->second.user.reset();
-    it->second.fetching = true;
-    queue_.emplace_back(user_name);
-    queued_.notify_one();
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.miss_wait.ns);
-  for (;;) {
-    auto current = entries_.find(user_name);
-    if (current == entries_.end()) break;  // Evicted or failed.
-    if (current->second.user) return {Status::kFound, current->second.user};
-    if (filled_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      current = entries_.find(user_name);
-      if (current != entries_.end() && current->second.user) return {Status::kFound, current->second.user};
-      break;
-    }
-  }
-  ++stats_.unavailable;
   return {};
+}
+
+bool SqlUserCache::fetch(std::string_view user_name, gateway::Ticket ticket) {
+  const Instant now = clock_();
+  std::shared_ptr<const auth::SqlUser> ready;
+  AnswerSink sink;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(user_name);
+    if (it != entries_.end() && it->second.user && now < it->second.expires) {
+      // Filled since the worker's find(): answer at once, through the sink.
+      ready = it->second.user;
+      sink = answer_sink_;
+    } else {
+      ++stats_.misses;
+      if (stats_.waiting >= options_.waiting_max) {
+        ++stats_.unavailable;
+        return false;
+      }
+      if (it == entries_.end() || !it->second.fetching) {
+        // A miss, or an expired entry: fetch (once, whoever asks first).
+        if (queue_.size() >= options_.queue_max) {
+          ++stats_.unavailable;
+          return false;
+        }
+        if (it == entries_.end()) {
+          if (entries_.size() >= options_.entries_max) evict_one_locked(now);
+          it = entries_.emplace(std::string(user_name), Entry{}).first;
+        }
+        // An expired entry is not served while it is refreshed: revocations
+        // take effect within `ttl`.
+        it->second.user.reset();
+        it->second.fetching = true;
+        queue_.emplace_back(user_name);
+        queued_.notify_one();
+      }
+      it->second.waiters.push_back(ticket);
+      ++stats_.waiting;
+      return true;
+    }
+  }
+  if (sink) sink(gateway::Answer{.ticket = ticket, .kind = gateway::AnswerKind::kUserLookup, .user = ready});
+  return true;
+}
+
+void SqlUserCache::set_answer_sink(AnswerSink sink) {
+  std::lock_guard lock(mutex_);
+  answer_sink_ = std::move(sink);
 }
 
 SqlUserCacheStats SqlUserCache::stats() const {
@@ -86,7 +105,10 @@ void SqlUserCache::evict_one_locked(Instant now) {
       break;
     }
   }
+  // All scanned are being fetched: one goes; its waiters time out and are
+  // dropped (the NAS retransmits).
   if (victim == entries_.end()) victim = entries_.begin();
+  stats_.waiting -= victim->second.waiters.size();
   entries_.erase(victim);
 }
 
@@ -131,19 +153,34 @@ void SqlUserCache::run(std::stop_token stop) {
 
     lock.lock();
     ++stats_.fetches;
-    if (!user) ++stats_.fetch_errors;
+    if (!user) {
+      ++stats_.fetch_errors;
+      ++stats_.unavailable;
+    }
+    std::vector<gateway::Ticket> waiters;
     auto it = entries_.find(name);
     if (it != entries_.end()) {
+      waiters.swap(it->second.waiters);
+      stats_.waiting -= waiters.size();
       if (user) {
         it->second.expires = now + (user->known ? options_.ttl : options_.negative_ttl);
-        it->second.user = std::move(user);
+        it->second.user = user;
         it->second.fetching = false;
       } else {
         // Not cached: the next retransmission fetches again.
         entries_.erase(it);
       }
     }
-    filled_.notify_all();
+    const AnswerSink sink = answer_sink_;
+    lock.unlock();
+    // Every request parked on this user hears the answer; none means the
+    // database could not answer and the request is dropped, never rejected.
+    if (sink) {
+      for (const gateway::Ticket ticket : waiters) {
+        sink(gateway::Answer{.ticket = ticket, .kind = gateway::AnswerKind::kUserLookup, .user = user});
+      }
+    }
+    lock.lock();
     if (!source && !error.empty()) {
       // Do not spin on a database that is down: wait before the next connect.
       queued_.wait_for(lock, stop, std::chrono::nanoseconds(options_.reconnect_backoff.ns),

@@ -1,10 +1,16 @@
 // Tests of the SQL user cache on a real SQLite file: hits, TTL expiry,
 // negative caching, the size bound and a database that cannot be read.
-// Time is a fake clock; the pool's threads are real, and a miss waits for
-// the fetch (a generous miss_wait that a healthy fetch never reaches).
+// Time is a fake clock; the pool's threads are real. A miss is fetched and
+// answered through the answer sink, as a parked request is; the test waits
+// for that answer (lookup_and_wait), a worker never does.
 #include "gateway_shell/sql_user_cache.h"
+#include "gateway_shell/sql_user_cache_for_test.h"
 
 #include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
 
 #include <optional>
 
@@ -45,7 +51,6 @@ class SqlUserCacheTest : public config::TempDirTest {
          "', 'Cleartext-Password', ':=', '" + password + "');");
   }
   void start(SqlUserCacheOptions options, std::string path = {}) {
-    options.miss_wait = Duration::seconds(30);
     if (path.empty()) path = path_;
     cache_ = std::make_unique<SqlUserCache>(
         options, [path] { return open_sqlite_user_source(path); }, radius::Dictionary::builtin(),
@@ -54,8 +59,8 @@ class SqlUserCacheTest : public config::TempDirTest {
   // The Cleartext-Password the cache answers for `user`, "<unknown>" when
   // the store has no rows, "<unavailable>" when it could not answer.
   std::string password_of(std::string_view user) {
-    gateway::UserStore::Lookup found = cache_->find(user);
-    if (found.status != gateway::UserStore::Status::kFound) return "<unavailable>";
+    gateway::UserStore::Lookup found = lookup_and_wait(*cache_, user);
+    if (found.status != gateway::UserStore::Status::kFound || found.user == nullptr) return "<unavailable>";
     if (!found.user->known) return "<unknown>";
     auth::UsersDecision decision;
     auth::RequestAttributeList none(std::span<const auth::RequestAttribute>{});
@@ -130,19 +135,44 @@ TEST_F(SqlUserCacheTest, RowsThatDoNotCompileAreAnUnknownUser) {
   EXPECT_EQ(errors_.load(), 1);
 }
 
-TEST_F(SqlUserCacheTest, ManyWorkersAskingAtOnceFetchOnce) {
+TEST_F(SqlUserCacheTest, ManyWorkersAskingAtOnceFetchOnceAndAllHearTheAnswer) {
   set_password("bob", "pw");
   start({.connections = 2});
+  std::mutex mutex;
+  std::condition_variable answered;
+  std::set<gateway::Ticket> tickets;
+  cache_->set_answer_sink([&](const gateway::Answer& answer) {
+    std::lock_guard lock(mutex);
+    if (answer.kind == gateway::AnswerKind::kUserLookup && answer.user && answer.user->known) {
+      tickets.insert(answer.ticket);
+    }
+    answered.notify_all();
+  });
   std::vector<std::thread> workers;
-  std::atomic<int> right{0};
-  for (int i = 0; i < 8; ++i) {
-    workers.emplace_back([&] {
-      if (password_of("bob") == "pw") ++right;
+  for (std::uint16_t i = 0; i < 8; ++i) {
+    workers.emplace_back([&, i] {
+      // A worker never waits: a hit decides at once, a miss parks the request.
+      const gateway::Ticket ticket = gateway::make_ticket(i, 0, 1);
+      if (cache_->find("bob").status == gateway::UserStore::Status::kFound) {
+        std::lock_guard lock(mutex);
+        tickets.insert(ticket);
+        return;
+      }
+      EXPECT_TRUE(cache_->fetch("bob", ticket));
     });
   }
   for (std::thread& worker : workers) worker.join();
-  EXPECT_EQ(right.load(), 8);
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(30), [&] { return tickets.size() == 8; }));
   EXPECT_EQ(cache_->stats().fetches, 1U);
+  EXPECT_EQ(cache_->stats().waiting, 0U);
+}
+
+TEST_F(SqlUserCacheTest, AFullQueueRefusesTheFetchInsteadOfWaiting) {
+  start({.queue_max = 0});
+  EXPECT_EQ(cache_->find("bob").status, gateway::UserStore::Status::kMiss);
+  EXPECT_FALSE(cache_->fetch("bob", gateway::make_ticket(0, 0, 1)));
+  EXPECT_EQ(cache_->stats().unavailable, 1U);
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "auth/users_policy.h"
-#include "io/postgres_server_for_test.h"
 #include "gateway_shell/sql_user_cache.h"
+#include "gateway_shell/sql_user_cache_for_test.h"
+#include "io/postgres_server_for_test.h"
 
 namespace rw::gateway_shell {
 namespace {
@@ -68,15 +69,14 @@ TEST_F(PostgresUsersTest, ReadsUserAndGroupRowsInPriorityOrder) {
 
 TEST_F(PostgresUsersTest, TheCacheReadsThroughThePool) {
   SqlUserCacheOptions options;
-  options.miss_wait = Duration::seconds(30);
   SqlUserCache cache(
       options, [conninfo = server_->conninfo()] { return open_postgres_user_source(conninfo); },
       radius::Dictionary::builtin(), [] { return Instant{1}; });
-  auto found = cache.find("alice");
+  auto found = lookup_and_wait(cache, "alice");
   ASSERT_EQ(found.status, gateway::UserStore::Status::kFound);
   EXPECT_TRUE(found.user->known);
   EXPECT_EQ(cache.find("alice").user, found.user);  // The same compiled user, from memory.
-  EXPECT_FALSE(cache.find("nobody").user->known);
+  EXPECT_FALSE(lookup_and_wait(cache, "nobody").user->known);
   EXPECT_EQ(cache.stats().fetches, 2U);
 }
 

@@ -250,8 +250,9 @@ void SubmissionClient::apply(Instant now, submission::Actions actions) {
     } else if (auto* count = std::get_if<submission::SessionCount>(&action)) {
       const std::size_t worker = gateway::ticket_worker(count->waiter);
       if (answers_by_worker_.size() <= worker) answers_by_worker_.resize(worker + 1);
-      answers_by_worker_[worker].push_back(AnswerNotice{
-          .ticket = count->waiter, .session_query = true, .open_sessions = count->open_sessions});
+      answers_by_worker_[worker].push_back(AnswerNotice{.ticket = count->waiter,
+                                                        .kind = gateway::AnswerKind::kSessionCount,
+                                                        .open_sessions = count->open_sessions});
     }
   }
 }
@@ -271,7 +272,7 @@ void SubmissionClient::connect(Instant now, const submission::Connect& connect) 
     }
     connection->member_id = known->second;
   }
-  std::optional<config::ParsedHostPort> address = config::parse_host_port(connect.address);
+  std::optional<config::HostPort> address = config::parse_host_port(connect.address);
   if (address) {
     connection->fd = io::FileDescriptor(
         ::socket(address->is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));

@@ -169,7 +169,7 @@ class AnswerLog {
       std::lock_guard lock(mutex_);
       for (const AnswerNotice& answer : answers) {
         EXPECT_EQ(gateway::ticket_worker(answer.ticket), worker);
-        if (answer.session_query) {
+        if (answer.kind == gateway::AnswerKind::kSessionCount) {
           counts_[answer.ticket] = answer.open_sessions;
           continue;
         }

@@ -12,8 +12,8 @@
 #include <system_error>
 
 #include "base/assert.h"
-#include "io/socket_address.h"
 #include "gateway_shell/udp_worker.h"
+#include "io/socket_address.h"
 
 namespace rw::gateway_shell {
 namespace {
@@ -31,7 +31,8 @@ int one_per_cpu() {
 
 Result<void, io::SystemError> set_option(int fd, int level, int name, std::string_view call) {
   const int one = 1;
-  if (setsockopt(fd, level, name, &one, sizeof(one)) != 0) return fail(io::last_system_error(std::string(call)));
+  if (setsockopt(fd, level, name, &one, sizeof(one)) != 0)
+    return fail(io::last_system_error(std::string(call)));
   return {};
 }
 
@@ -50,10 +51,10 @@ void grow_receive_buffer(int fd) {
 // Opens a UDP socket bound to `local`. With `reuse_port` it joins the
 // SO_REUSEPORT group of that address and port.
 Result<WorkerSocket, io::SystemError> open_socket(const gateway::Endpoint& local, gateway::Listener listener,
-                                              bool reuse_port) {
+                                                  bool reuse_port) {
   const std::string where = io::to_string(local);
   WorkerSocket socket{.fd = io::FileDescriptor(::socket(local.is_v6 ? AF_INET6 : AF_INET,
-                                                    SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)),
+                                                        SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)),
                       .listener = listener,
                       .is_v6 = local.is_v6,
                       .wildcard = io::is_wildcard(local)};
@@ -93,9 +94,9 @@ Result<std::uint16_t, io::SystemError> local_port(const WorkerSocket& socket, co
 // SO_REUSEPORT first makes sure no other process (another radiusward
 // included) already holds the port, since the kernel would otherwise let a
 // second group member share its traffic.
-Result<std::vector<WorkerSocket>, io::SystemError> open_group(gateway::Endpoint local, gateway::Listener listener,
-                                                          int workers, bool share_ports,
-                                                          BoundListener& bound) {
+Result<std::vector<WorkerSocket>, io::SystemError> open_group(gateway::Endpoint local,
+                                                              gateway::Listener listener, int workers,
+                                                              bool share_ports, BoundListener& bound) {
   if (local.port != 0 && !share_ports) {
     auto probe = open_socket(local, listener, /*reuse_port=*/false);
     if (!probe) return fail(probe.error());
@@ -134,8 +135,8 @@ UdpServer::UdpServer() = default;
 
 UdpServer::~UdpServer() { stop(); }
 
-Result<std::unique_ptr<UdpServer>, io::SystemError> UdpServer::start(const UdpServerOptions& options,
-                                                                 gateway::DatagramHandlerFactory& factory) {
+Result<std::unique_ptr<UdpServer>, io::SystemError> UdpServer::start(
+    const UdpServerOptions& options, gateway::DatagramHandlerFactory& factory) {
   RW_ASSERT(!options.listen.empty());
   const int workers = options.workers > 0 ? options.workers : one_per_cpu();
   std::unique_ptr<UdpServer> server(new UdpServer());

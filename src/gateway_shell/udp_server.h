@@ -71,17 +71,9 @@ struct WorkerCounters {
       0;  // Deferred replies (Accounting-Responses) given to sendmmsg; also in `sent`.
 };
 
-// What became of a deferred request (gateway::Ticket): its record is
-// committed (the reply is due), or it was refused (forget the request).
-struct AnswerNotice {
-  gateway::Ticket ticket = 0;
-  bool committed = false;
-  // The answer of a Simultaneous-Use query (DatagramHandler::
-  // on_session_count) rather than of a record: `open_sessions` is the
-  // cluster's count, or none when it could not be asked.
-  bool session_query = false;
-  std::optional<std::uint32_t> open_sessions{};
-};
+// What became of a parked request (gateway::Ticket): its record committed
+// or refused, a session count, an SQL user, a crypt(3) verdict.
+using AnswerNotice = gateway::Answer;
 
 class UdpWorker;
 

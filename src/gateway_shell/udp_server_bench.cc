@@ -11,8 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#include "io/socket_address.h"
 #include "gateway_shell/udp_server.h"
+#include "io/socket_address.h"
 
 namespace rw::gateway_shell {
 namespace {

@@ -94,8 +94,8 @@ class EchoHandler final : public gateway::DatagramHandler {
       return 0;
     }
     std::string text = "w" + std::to_string(index_) +
-                       (listener == Listener::kAuthentication ? " auth " : " acct ") + io::to_string(from) + " " +
-                       std::string(as_chars(datagram));
+                       (listener == Listener::kAuthentication ? " auth " : " acct ") + io::to_string(from) +
+                       " " + std::string(as_chars(datagram));
     const std::size_t size = std::min(text.size(), reply.size());
     std::copy_n(text.data(), size, reply.data());
     return size;
@@ -107,15 +107,17 @@ class EchoHandler final : public gateway::DatagramHandler {
     ticks_.add();
   }
 
-  std::optional<gateway::DeferredReply> on_answer(Instant, gateway::Ticket ticket,
+  std::optional<gateway::DeferredReply> on_answer(Instant, const gateway::Answer& answer,
                                                   MutableBytes reply) override {
-    const Pending& pending = pending_.at(gateway::ticket_slot(ticket));
+    if (!answer.committed) {
+      deferred_.refused.fetch_add(1);
+      return std::nullopt;
+    }
+    const Pending& pending = pending_.at(gateway::ticket_slot(answer.ticket));
     const std::string text = "answer " + pending.payload;
     std::copy_n(text.data(), text.size(), reply.data());
     return gateway::DeferredReply{.arrival = pending.arrival, .to = pending.from, .length = text.size()};
   }
-
-  void on_refused(Instant, gateway::Ticket) override { deferred_.refused.fetch_add(1); }
 
  private:
   struct Pending {

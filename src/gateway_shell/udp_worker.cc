@@ -288,15 +288,9 @@ void UdpWorker::take_answers() {
   const Instant now = io::monotonic_now();
   DeferredBatch batch;
   for (const AnswerNotice& notice : answers_taken_) {
-    if (!notice.session_query && !notice.committed) {
-      handler_->on_refused(now, notice.ticket);
-      continue;
-    }
     std::uint8_t* data = deferred_slot(batch);
-    const MutableBytes buffer(data, kReplyBytes);
     const std::optional<gateway::DeferredReply> reply =
-        notice.session_query ? handler_->on_session_count(now, notice.ticket, notice.open_sessions, buffer)
-                             : handler_->on_answer(now, notice.ticket, buffer);
+        handler_->on_answer(now, notice, MutableBytes(data, kReplyBytes));
     if (reply) queue_deferred(batch, data, *reply);
   }
   flush_deferred(batch);

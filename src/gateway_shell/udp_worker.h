@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "gateway/datagram.h"
+#include "gateway_shell/udp_server.h"
 #include "io/file_descriptor.h"
 #include "io/system_error.h"
-#include "gateway_shell/udp_server.h"
 
 namespace rw::gateway_shell {
 

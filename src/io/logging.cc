@@ -2,6 +2,7 @@
 #include "io/logging.h"
 
 #include <spdlog/formatter.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -10,6 +11,8 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+
+#include "base/utf8.h"
 
 namespace rw::io {
 namespace {
@@ -53,23 +56,89 @@ class JsonFormatter final : public spdlog::formatter {
   }
 };
 
-}  // namespace
+// Text lines: spdlog's pattern, around a message whose every byte that could
+// end or forge a line is escaped (text_escape).
+class TextFormatter final : public spdlog::formatter {
+ public:
+  TextFormatter() : pattern_(kPattern, spdlog::pattern_time_type::utc) {}
 
-std::string json_escape(std::string_view text) {
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string escaped = text_escape(std::string_view(msg.payload.data(), msg.payload.size()));
+    spdlog::details::log_msg copy = msg;
+    copy.payload = spdlog::string_view_t(escaped.data(), escaped.size());
+    pattern_.format(copy, dest);
+  }
+
+  [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<TextFormatter>();
+  }
+
+ private:
+  static constexpr const char* kPattern = "%Y-%m-%dT%H:%M:%S.%eZ %l [%t] %v";
+  spdlog::pattern_formatter pattern_;
+};
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+void append_hex_escape(std::string& out, unsigned char byte) {
+  out += "\\x";
+  out.push_back(kHexDigits[byte >> 4]);
+  out.push_back(kHexDigits[byte & 0xf]);
+}
+
+// Walks `text` by UTF-8 sequence: `plain(out, c)` handles each ASCII byte
+// that is not a control character, `bad(out, byte)` each control byte
+// (0x00-0x1f, 0x7f) and each byte outside well-formed UTF-8; longer
+// well-formed sequences are copied.
+template <class Plain, class Bad>
+std::string escape(std::string_view text, Plain plain, Bad bad) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (byte < 0x20) {
-      out += fmt::format("\\u{:04x}", byte);
+  for (std::size_t at = 0; at < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[at]);
+    const std::size_t length = utf8_sequence(text, at);
+    if (length == 0 || byte < 0x20 || byte == 0x7f) {
+      bad(out, byte);
+      ++at;
+    } else if (length == 1) {
+      plain(out, text[at]);
+      ++at;
     } else {
-      out.push_back(c);
+      out.append(text.substr(at, length));
+      at += length;
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string json_escape(std::string_view text) {
+  return escape(
+      text,
+      [](std::string& out, char c) {
+        if (c == '"' || c == '\\') out.push_back('\\');
+        out.push_back(c);
+      },
+      [](std::string& out, unsigned char byte) {
+        if (byte < 0x20) {
+          out += fmt::format("\\u{:04x}", byte);
+        } else if (byte == 0x7f) {
+          out.push_back(static_cast<char>(byte));  // Legal in a JSON string.
+        } else {
+          out += "\\ufffd";  // JSON strings are Unicode: a bad byte is U+FFFD.
+        }
+      });
+}
+
+std::string text_escape(std::string_view text) {
+  return escape(
+      text,
+      [](std::string& out, char c) {
+        if (c == '\\') out.push_back('\\');
+        out.push_back(c);
+      },
+      [](std::string& out, unsigned char byte) { append_hex_escape(out, byte); });
 }
 
 void setup_logging(const config::GatewayConfig::Logging& logging) {
@@ -78,7 +147,7 @@ void setup_logging(const config::GatewayConfig::Logging& logging) {
   if (logging.format == config::LogFormat::kJson) {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l [%t] %v", spdlog::pattern_time_type::utc);
+    logger->set_formatter(std::make_unique<TextFormatter>());
   }
   logger->set_level(to_spdlog(logging.level));
   logger->flush_on(spdlog::level::warn);

@@ -13,7 +13,15 @@ namespace rw::io {
 void setup_logging(const config::GatewayConfig::Logging& logging);
 
 // Escapes `text` for a JSON string (without the quotes): quote, backslash
-// and control characters; other bytes pass through unchanged.
+// and control characters as JSON escapes; each byte that is not part of
+// well-formed UTF-8 as `\ufffd` (U+FFFD), so every line is valid JSON.
 [[nodiscard]] std::string json_escape(std::string_view text);
+
+// Escapes `text` for one line of the text log (docs/security.md "Logs"):
+// bytes below 0x20, 0x7f and bytes that are not part of well-formed UTF-8
+// become `\xNN` (a newline is `\x0a`), and a backslash becomes `\\`, so a
+// User-Name can neither forge a line nor pass for an escape. Well-formed
+// UTF-8 passes unchanged.
+[[nodiscard]] std::string text_escape(std::string_view text);
 
 }  // namespace rw::io

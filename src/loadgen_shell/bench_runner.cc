@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "loadgen_shell/bench_process_sampler.h"
 #include "io/socket_address.h"
+#include "loadgen_shell/bench_process_sampler.h"
 
 namespace rw::loadgen_shell {
 

@@ -1,5 +1,5 @@
 // The member's admin API bodies (admin_views.h), built with nlohmann-json;
-// its exceptions stay inside this file (STYLE.md §5).
+// its exceptions stay inside this file (docs/style.md §5).
 #include "member_shell/admin_views.h"
 
 #include <arpa/inet.h>
@@ -112,8 +112,11 @@ Result<MemberChange, std::string> parse_member_change(std::string_view body, boo
   change.id = id->get<std::uint64_t>();
   auto raft = parsed.find("raft");
   if (needs_raft) {
-    if (raft == parsed.end() || !raft->is_string() ||
-        !config::parse_ipv4_endpoint(raft->get<std::string>())) {
+    std::optional<config::HostPort> address;
+    if (raft != parsed.end() && raft->is_string()) {
+      address = config::parse_host_port(raft->get<std::string>());
+    }
+    if (!address || !config::is_raft_address(*address)) {
       return fail(std::string("\"raft\" must be the new member's raft address, IPv4:port"));
     }
     change.raft = raft->get<std::string>();

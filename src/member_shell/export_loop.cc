@@ -147,8 +147,8 @@ void ExportLoop::publish_lag(const member_shell::LedgerFigures& figures,
   status_.lag_seconds =
       waiting.empty()
           ? 0.0
-          : std::max(0.0,
-                     static_cast<double>(io::unix_now_ms() - waiting.front().record.received_unix_ms) / 1000.0);
+          : std::max(0.0, static_cast<double>(io::unix_now_ms() - waiting.front().record.received_unix_ms) /
+                              1000.0);
 }
 
 void ExportLoop::submit_cursor(std::uint64_t exported_through) {
@@ -156,7 +156,7 @@ void ExportLoop::submit_cursor(std::uint64_t exported_through) {
   if (exported_through == submitted_cursor_ && now - submitted_at_ms_ < kCursorResubmitMs) return;
   // Fire and forget: a lost cursor entry is submitted again (above), and a
   // stale one is a no-op in the ledger (Ledger::apply_cursor).
-  const auto outcome = node_.submit(accounting::encode_export_cursor_entry(exported_through),
+  const auto outcome = node_.submit(accounting::encode_export_cursor_entry(exported_through, now),
                                     [](const consensus::Outcome&) {});
   if (outcome == consensus::Node::SubmitStatus::kQueued) {
     submitted_cursor_ = exported_through;

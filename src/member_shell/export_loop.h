@@ -1,4 +1,4 @@
-// The exporter's thread (DESIGN.md invariant 3): while this member is the
+// The exporter's thread (docs/design.md invariant 3): while this member is the
 // ready leader it follows the ledger's held records in log order, writes
 // them in batches through an ExportSink (each batch with its cursor in one
 // transaction), then submits an export-cursor entry so that the cluster
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "consensus/node.h"
-#include "member_shell/sql_export_sink.h"
 #include "member_shell/ledger_state.h"
+#include "member_shell/sql_export_sink.h"
 
 namespace rw::member_shell {
 
@@ -70,7 +70,8 @@ class ExportLoop {
   unsigned step();
   void submit_cursor(std::uint64_t exported_through);
   // Lag for /status: `waiting` are the first records still to export.
-  void publish_lag(const member_shell::LedgerFigures& figures, const std::vector<accounting::HeldRecord>& waiting);
+  void publish_lag(const member_shell::LedgerFigures& figures,
+                   const std::vector<accounting::HeldRecord>& waiting);
   // Records the failure; returns how long to wait before retrying.
   unsigned on_failure(const SinkError& error);
   void wait_ms(unsigned ms);

@@ -106,6 +106,9 @@ TEST(MemberConfigDefaults, EqualNodeOptionsAndLedgerLimits) {
   EXPECT_EQ(config.ledger.held_records_max, ledger.held_records_max);
   EXPECT_EQ(config.ledger.held_bytes_max, ledger.held_bytes_max);
   EXPECT_EQ(config.ledger.sessions_max, ledger.sessions_max);
+  EXPECT_EQ(config.ledger.sessions_bytes_max, ledger.sessions_bytes_max);
+  EXPECT_EQ(config.ledger.session_expiry_multiple, ledger.session_expiry_multiple);
+  EXPECT_EQ(config.ledger.session_default_interim_s, ledger.session_default_interim_s);
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ class SqliteSink final : public SqlSink {
     }
     // Readers (sqlite3 in a shell) must not block the exporter for long;
     // FULL synchronous makes a commit durable before the cursor entry lets
-    // the cluster drop the records (DESIGN.md invariant 3).
+    // the cluster drop the records (docs/design.md invariant 3).
     sqlite3_busy_timeout(db_, 5000);
     return exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL");
   }

@@ -1,4 +1,4 @@
-// Export sinks (DESIGN.md invariant 3): the database side of the exporter.
+// Export sinks (docs/design.md invariant 3): the database side of the exporter.
 // PostgreSQL through libpq and SQLite through libsqlite3, one schema (made by
 // exporter::migrations, applied by the sink itself), one protocol: each
 // batch, with the export cursor row moved to its last log index, in one

@@ -18,6 +18,7 @@
 
 #include "base/assert.h"
 #include "io/clock.h"
+#include "io/socket_address.h"
 #include "submission/frames.h"
 
 namespace rw::member_shell {
@@ -33,26 +34,32 @@ constexpr Duration kSweepIntervalMax = Duration::milliseconds(250);
 
 Result<io::FileDescriptor, io::SystemError> listen_tcp(const std::string& host, std::uint16_t port,
                                                        std::uint16_t& bound) {
-  const std::string where = host + ":" + std::to_string(port);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
-    return fail(io::SystemError{"submission listen address " + where, EINVAL});
+  gateway::Endpoint local{.port = port};
+  if (::inet_pton(AF_INET, host.c_str(), local.address.data()) != 1) {
+    if (::inet_pton(AF_INET6, host.c_str(), local.address.data()) != 1) {
+      return fail(io::SystemError{"submission listen address " + host, EINVAL});
+    }
+    local.is_v6 = true;
   }
-  io::FileDescriptor fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  const std::string where = io::to_string(local);
+  sockaddr_storage address{};
+  const socklen_t length = io::to_sockaddr(local, address);
+  io::FileDescriptor fd(
+      ::socket(local.is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return fail(io::last_system_error("socket submission " + where));
   int on = 1;
   (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+  // `::` listens on IPv6 only, as the gateway's listen addresses do.
+  if (local.is_v6) (void)::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     return fail(io::last_system_error("bind submission " + where));
   }
   if (::listen(fd.get(), 64) != 0) return fail(io::last_system_error("listen submission " + where));
-  socklen_t length = sizeof(address);
-  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+  socklen_t bound_length = sizeof(address);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &bound_length) != 0) {
     return fail(io::last_system_error("getsockname submission " + where));
   }
-  bound = ntohs(address.sin_port);
+  bound = io::to_endpoint(address).port;
   return fd;
 }
 
@@ -203,7 +210,8 @@ member_shell::MemberView SubmissionServer::view() const {
                                   .ready_for_work = status.ready_for_work,
                                   .leader_id = status.leader_id,
                                   .ledger_accepting = ledger_->accepting(),
-                                  .ledger = ledger_};
+                                  .ledger = ledger_,
+                                  .now_unix_ms = io::unix_now_ms()};
 }
 
 bool SubmissionServer::handshake(Connection& connection) {

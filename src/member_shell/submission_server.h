@@ -28,7 +28,7 @@
 namespace rw::member_shell {
 
 struct SubmissionServerOptions {
-  std::string host = "127.0.0.1";  // IPv4 address to listen on.
+  std::string host = "127.0.0.1";  // IPv4 or IPv6 address to listen on ("::1", no brackets).
   std::uint16_t port = 0;          // 0: the kernel picks one (see port()).
   std::uint64_t member_id = 0;
   member_shell::SubmissionAddressBook book{};

@@ -34,6 +34,9 @@ struct MemberView {
   // The applied ledger, for SessionCountQuery; null: queries are answered
   // Busy (not_ready). Borrowed for the call.
   const LedgerState* ledger = nullptr;
+  // The member's clock when the frame arrived: a leader stamps it into each
+  // entry it proposes, the ledger's only time (docs/accounting.md "The log clock").
+  std::int64_t now_unix_ms = 0;
 };
 
 // Why a connection is closed.

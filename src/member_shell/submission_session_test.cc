@@ -125,14 +125,18 @@ TEST(SubmissionSession, PacksEveryRecordOfASubmitIntoOneEntry) {
   SubmissionSession session = greeted();
   const std::vector<accounting::Record> records = {record_named("a"), record_named("b"), record_named("c")};
   const SubmitFrame frame = submit_of(5, records);
-  auto answer = session.on_frame(frame.bytes, kReadyLeader);
+  MemberView view = kReadyLeader;
+  view.now_unix_ms = 1'700'000'000'123;
+  auto answer = session.on_frame(frame.bytes, view);
   EXPECT_TRUE(answer.reply.empty());
   EXPECT_FALSE(answer.close.has_value());
   ASSERT_TRUE(answer.entry.has_value());
   EXPECT_EQ(answer.request_id, 5u);
   EXPECT_EQ(answer.records, 3u);
-  EXPECT_EQ(*answer.entry, accounting::encode_records_entry(records));
+  // The leader's clock rides in the entry (docs/accounting.md "The log clock").
+  EXPECT_EQ(*answer.entry, accounting::encode_records_entry(records, view.now_unix_ms));
   EXPECT_TRUE(accounting::validate_entry(*answer.entry).has_value());
+  EXPECT_EQ(accounting::decode_entry(*answer.entry)->leader_unix_ms, view.now_unix_ms);
 }
 
 TEST(SubmissionSession, RefusesSubmitsWhenNotLeaderNotReadyOrFull) {

@@ -6,7 +6,11 @@ record key) are committed and listed by /records on every member, a
 duplicate is acknowledged without being stored twice, a follower answers
 NotLeader with the leader's submission address, SIGTERM of the leader hands
 leadership over quickly, and a member whose disk was lost is replaced
-through `radiusward ctl --dir DIR members replace` and catches up."""
+through `radiusward ctl --dir DIR members replace` and catches up. The same
+three members with their submission listeners on [::1] commit records too
+(raft stays on 127.0.0.1: libraft 0.15 has no IPv6, docs/consensus.md).
+Raft and submissions run over TLS with certificates from `radiusward certs`;
+plaintext and foreign peers are refused on both ports."""
 
 import hashlib
 import json
@@ -31,9 +35,9 @@ USER_NAME, NAS_IP_ADDRESS, NAS_PORT, ACCT_SESSION_ID = 1, 4, 5, 44
 START = 1
 
 
-def free_tcp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+def free_tcp_port(host="127.0.0.1"):
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -86,7 +90,7 @@ class FrameClient:
         """`tls`: an ssl.SSLContext (client certificate of the cluster CA), or
         None for plaintext."""
         host, port = address.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        self.sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
         if tls is not None:
             self.sock = tls.wrap_socket(self.sock)
         self.buffer = b""
@@ -144,12 +148,13 @@ class Deployment:
     """DIR/member-N.yaml, DIR/member-N/, DIR/admin/member-N.sock as
     `radiusward dev` lays them out (docs/admin_api.md)."""
 
-    def __init__(self, count=3):
+    def __init__(self, count=3, submission_host="127.0.0.1"):
         # Not /tmp: raft needs a file system with O_DIRECT (docs/consensus.md).
         self.dir = tempfile.mkdtemp(prefix="rw_member_", dir="/var/tmp")
         self.ids = list(range(1, count + 1))
         self.raft = {i: "127.0.0.1:%d" % free_tcp_port() for i in self.ids}
-        self.submission = {i: "127.0.0.1:%d" % free_tcp_port() for i in self.ids}
+        written = "[%s]" % submission_host if ":" in submission_host else submission_host
+        self.submission = {i: "%s:%d" % (written, free_tcp_port(submission_host)) for i in self.ids}
         self.processes = {}
         # The cluster certificates, made as an operator would (docs/operations.md).
         self.certs = os.path.join(self.dir, "certs")
@@ -174,10 +179,10 @@ class Deployment:
         return os.path.join(self.dir, "member-%d.yaml" % member_id)
 
     def write_config(self, member_id, bootstrap=True):
-        book = "".join("  - {id: %d, raft: %s, submission: %s}\n" % (i, self.raft[i], self.submission[i])
+        book = "".join("  - {id: %d, raft: '%s', submission: '%s'}\n" % (i, self.raft[i], self.submission[i])
                        for i in self.ids)
         with open(self.config_path(member_id), "w") as f:
-            f.write("id: %d\ndata_dir: member-%d\nraft_address: %s\nsubmission_listen: %s\n"
+            f.write("id: %d\ndata_dir: member-%d\nraft_address: '%s'\nsubmission_listen: '%s'\n"
                     "admin_socket: admin/member-%d.sock\nbootstrap: %s\nmembers:\n%s"
                     "cluster_tls: {ca: certs/ca.pem, cert: certs/member-%d.pem, key: certs/member-%d.key,"
                     " crl: certs/crl.pem}\n"
@@ -252,6 +257,21 @@ def submit_until_committed(address, tls, request_id, records, timeout=10.0):
             address = value
         time.sleep(0.05)
     raise AssertionError("not committed within %.0f s" % timeout)
+
+
+def read_until_closed(sock, timeout=10.0):
+    """Everything `sock` receives until the peer closes or resets it."""
+    received = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            data = sock.recv(4096)
+        except (ConnectionResetError, ssl.SSLError):
+            return received
+        if not data:
+            return received
+        received += data
+    raise AssertionError("not closed within %.0f s" % timeout)
 
 
 class MemberTest(unittest.TestCase):
@@ -392,6 +412,65 @@ class MemberTest(unittest.TestCase):
         refused = [line for line in metrics.splitlines() if 'reason="tls_refused"' in line]
         self.assertTrue(refused and int(float(refused[0].split()[-1])) >= 4, refused)
 
+    def transport_counts(self, member_id):
+        """The member's radiusward_member_raft_transport_total counters, by event."""
+        metrics = self.deployment.ctl("--socket", self.deployment.socket(member_id), "metrics").stdout
+        counts = {}
+        for line in metrics.splitlines():
+            if line.startswith("radiusward_member_raft_transport_total{"):
+                event = line.split('event="', 1)[1].split('"', 1)[0]
+                counts[event] = int(float(line.split()[-1]))
+        return counts
+
+    def wait_for_count(self, member_id, event, above, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            counts = self.transport_counts(member_id)
+            if counts.get(event, 0) > above:
+                return counts
+            time.sleep(0.05)
+        self.fail("%s of member %d stayed at %d: %s" % (event, member_id, above, counts))
+
+    def test_the_raft_port_speaks_only_tls_with_member_certificates(self):
+        """docs/security.md "Raft port": the members elected their leader over
+        TLS; libraft's plaintext handshake and a RequestVote for a far higher
+        term are closed unread, and the term does not move; a certificate of
+        the cluster CA for an id that is not a member is refused too."""
+        d = self.deployment
+        follower = next(i for i in d.ids if i != self.leader)
+        before = self.transport_counts(follower)
+        self.assertGreater(before.get("inbound_accepted", 0) + before.get("outbound_connected", 0), 0, before)
+        term = d.status(follower)["term"]
+        # libraft 0.15's TCP handshake (protocol 1, sender id, address padded
+        # to 8 bytes, little endian), then a RequestVote (type 3) that a
+        # plaintext member would obey by stepping into term + 100.
+        address = d.raft[self.leader].encode() + b"\0"
+        address += b"\0" * (-len(address) % 8)
+        handshake = struct.pack("<QQQ", 1, self.leader, len(address)) + address
+        vote = struct.pack("<QQ", 3, 40) + struct.pack("<QQQQQ", term + 100, self.leader, 1 << 40, term + 100, 0)
+        host, port = d.raft[follower].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(handshake + vote)
+            answer = read_until_closed(sock)
+        # At most a TLS alert record (content type 21), never a raft message.
+        self.assertTrue(answer == b"" or answer[0] == 21, answer)
+        self.wait_for_count(follower, "refused_handshake", before.get("refused_handshake", 0))
+        time.sleep(0.5)
+        for member_id in d.ids:
+            self.assertEqual(d.status(member_id)["term"], term, "member %d" % member_id)
+
+        # member-4 is signed by the cluster CA but is not in the member list.
+        stranger = d.tls("member-4")
+        try:
+            with socket.create_connection((host, int(port)), timeout=10) as plain:
+                with stranger.wrap_socket(plain) as sock:
+                    sock.sendall(handshake)
+                    read_until_closed(sock)
+        except (ssl.SSLError, OSError):
+            pass  # Refused during the handshake: counted all the same.
+        self.wait_for_count(follower, "refused_identity", before.get("refused_identity", 0))
+        self.assertEqual(d.status(follower)["term"], term)
+
     def test_usage_errors_of_members_exit_2(self):
         d = self.deployment
         self.assertEqual(d.ctl("--dir", d.dir, "members", "add", "4").returncode, 2)
@@ -406,6 +485,51 @@ class MemberTest(unittest.TestCase):
         done = subprocess.run([BINARY, "member", "--config", path], capture_output=True, text=True, timeout=30)
         self.assertEqual(done.returncode, 2)
         self.assertIn(path + ":1:5: expected an integer between 1 and 255, got '300'", done.stderr)
+
+
+class MemberIpv6Test(unittest.TestCase):
+    """Submission listeners on [::1]; raft on 127.0.0.1 (libraft 0.15 has no IPv6)."""
+
+    def setUp(self):
+        self.deployment = Deployment(submission_host="::1")
+        self.addCleanup(self.deployment.cleanup)
+        for member_id in self.deployment.ids:
+            self.deployment.start(member_id)
+        self.leader = self.deployment.wait_for_leader(self.deployment.ids)
+        self.assertIsNotNone(self.leader, "no leader: " + self.deployment.log(1))
+
+    def test_records_submitted_over_ipv6_commit_on_every_member(self):
+        d = self.deployment
+        follower = next(i for i in d.ids if i != self.leader)
+        # A follower reached over IPv6 names the leader's bracketed address.
+        client = FrameClient(d.submission[follower], d.tls())
+        self.assertEqual(client.sock.family, socket.AF_INET6)
+        member_id, is_leader, leader_address = client.hello()
+        self.assertEqual((member_id, is_leader), (follower, False))
+        self.assertEqual(leader_address, d.submission[self.leader])
+        self.assertTrue(leader_address.startswith("[::1]:"), leader_address)
+        client.close()
+
+        # Submitted to the follower, redirected to the leader over IPv6.
+        records = [encode_record(b"V6-%d" % i) for i in range(3)]
+        self.assertGreater(submit_until_committed(d.submission[follower], d.tls(), 1, records), 0)
+        expected = sorted(key.hex() for key, _ in records)
+        for member_id in d.ids:
+            deadline = time.monotonic() + 10
+            listed = d.records(member_id)
+            while len(listed) < len(records) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                listed = d.records(member_id)
+            self.assertEqual(sorted(r["key"] for r in listed), expected, "member %d" % member_id)
+
+    def test_an_ipv6_raft_address_is_refused_with_its_position(self):
+        path = os.path.join(self.deployment.dir, "v6raft.yaml")
+        with open(path, "w") as f:
+            f.write("id: 1\ndata_dir: d\nraft_address: '[::1]:7201'\nsubmission_listen: '[::1]:7301'\n"
+                    "members:\n  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n")
+        done = subprocess.run([BINARY, "member", "--config", path], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn(path + ":3:15: raft address '[::1]:7201' is IPv6", done.stderr)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,11 @@ dave    Auth-Type := Reject
         Tunnel-Type:1 = VLAN,
         Tunnel-Medium-Type:1 = IEEE-802,
         Tunnel-Private-Group-Id:1 = "200"
+
+# A catch-all DEFAULT, as etc/demo/users ends: it lists no MAC and admits no
+# one by itself (docs/authentication.md "MAB").
+DEFAULT
+        Idle-Timeout = 600
 '''
 
 CLIENTS = '''
@@ -83,6 +88,13 @@ class RadtestInterop(unittest.TestCase):
     def test_pap_wrong_password_rejects(self):
         code, output = radtest(self.gateway, "alice", "looking-glass")
         self.assert_reject(output)
+        # alice's own Reply-Message would tell that alice exists.
+        self.assertNotIn("Hello", output)
+
+    def test_auth_type_reject_keeps_its_reply_message(self):
+        code, output = radtest(self.gateway, "dave", "whatever")
+        self.assert_reject(output)
+        self.assertIn('Reply-Message = "Denied"', output)
 
     def test_pap_unknown_user_rejects(self):
         code, output = radtest(self.gateway, "mallory", "anything")
@@ -116,15 +128,24 @@ class RadtestInterop(unittest.TestCase):
         self.assert_accept(radtest(self.gateway, "bob", "clientPass", "mschap")[1])
         self.assert_reject(radtest(self.gateway, "bob", "clientpass", "mschap")[1])
 
+    def mab(self, mac):
+        """radclient's output for a MAB request: the MAC as User-Name, password and Calling-Station-Id."""
+        attributes = 'User-Name = "%s"\nUser-Password = "%s"\nCalling-Station-Id = "%s"\n' \
+                     'Message-Authenticator = 0x00\n' % (mac, mac, mac)
+        done = subprocess.run(["radclient", "-x", "127.0.0.1:%d" % self.gateway.auth_port, "auth",
+                               "testing123"], input=attributes, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        return done.stdout
+
     def test_mab_in_any_notation(self):
         for mac in ("00-11-22-33-44-55", "0011.2233.4455", "001122334455", "00:11:22:33:44:55"):
-            attributes = 'User-Name = "%s"\nUser-Password = "%s"\nCalling-Station-Id = "%s"\n' \
-                         'Message-Authenticator = 0x00\n' % (mac, mac, mac)
-            done = subprocess.run(["radclient", "-x", "127.0.0.1:%d" % self.gateway.auth_port, "auth",
-                                   "testing123"], input=attributes, text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
-            self.assertIn("Received Access-Accept", done.stdout, done.stdout)
-            self.assertIn("Tunnel-Private-Group-Id:1 = \"200\"", done.stdout)
+            output = self.mab(mac)
+            self.assertIn("Received Access-Accept", output, output)
+            self.assertIn("Tunnel-Private-Group-Id:1 = \"200\"", output)
+
+    def test_unlisted_mac_is_rejected_despite_catch_all_default(self):
+        output = self.mab("66-77-88-99-AA-BB")
+        self.assertIn("Received Access-Reject", output, output)
 
     def test_status_server_on_both_ports(self):
         for port, answer in ((self.gateway.auth_port, "Access-Accept"), (self.gateway.acct_port, "Accounting-Response")):
