@@ -17,13 +17,13 @@
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
-#include "member_shell/export_loop.h"
 #include "io/logging.h"
 #include "io/signals.h"
+#include "member_shell/admin_views.h"
+#include "member_shell/export_loop.h"
+#include "member_shell/ledger_state.h"
 #include "member_shell/sql_export_sink.h"
 #include "member_shell/submission_server.h"
-#include "member_shell/admin_views.h"
-#include "member_shell/ledger_state.h"
 #include "radius/dictionary.h"
 
 namespace rw::app {
@@ -58,7 +58,8 @@ Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
   return *loaded;
 }
 
-consensus::NodeOptions node_options(const config::MemberConfig& config, member_shell::SubmissionServer& submission) {
+consensus::NodeOptions node_options(const config::MemberConfig& config,
+                                    member_shell::SubmissionServer& submission) {
   consensus::NodeOptions options;
   options.id = config.id;
   options.address = config.raft_address.text;
@@ -99,7 +100,7 @@ io::AdminResponse json_response(std::string body) {
 void add_listing_routes(Member& m) {
   m.admin.route("GET", "/status", [&m](const io::AdminRequest&) {
     std::string body = member_shell::status_json(m.config.id, m.node->status(), m.ledger->figures(),
-                                           m.submission->pending_submissions(), m.book);
+                                                 m.submission->pending_submissions(), m.book);
     if (m.exporter) {
       nlohmann::json status = nlohmann::json::parse(body);
       status["export"] = member_shell::to_json(m.exporter->status());
@@ -220,8 +221,24 @@ void add_metrics(Member& m) {
     submission_counter("busy", counters.busy);
     submission_counter("session_counts", counters.session_counts);
     submission_counter("write_overflows", counters.write_overflows);
+    if (m.exporter) {
+      const member_shell::ExportStatus exported = m.exporter->status();
+      const auto export_counter = [&page](std::string_view reason, std::uint64_t value) {
+        page.counter("radiusward_member_export_records_total", "Records the exporter handled, by outcome.",
+                     value, {{"outcome", reason}});
+      };
+      export_counter("exported", exported.records_exported);
+      export_counter("quarantined", exported.records_quarantined);
+      export_counter("resent", exported.records_resent);
+      gauge("radiusward_member_export_failures", "Failed export database calls since start.",
+            exported.failures);
+      gauge("radiusward_member_export_cursor_alarm",
+            "1 when the database's export cursor is below the cluster's: the export stopped.",
+            exported.cursor_alarm ? 1 : 0);
+    }
     for (std::size_t i = 0; i < member_shell::kCloseReasonCount; ++i) {
-      submission_counter(member_shell::to_string(static_cast<member_shell::CloseReason>(i)), counters.protocol_closes[i]);
+      submission_counter(member_shell::to_string(static_cast<member_shell::CloseReason>(i)),
+                         counters.protocol_closes[i]);
     }
   });
 }
@@ -250,16 +267,17 @@ Result<void, std::string> start_admin(Member& m) {
 void start_exporter(Member& m) {
   if (!m.config.exporter) return;
   const config::MemberConfig::Export& e = *m.config.exporter;
-  std::unique_ptr<member_shell::ExportSink> sink = e.sqlite
-                                             ? member_shell::make_sqlite_sink(e.sqlite->path, m.dictionary)
-                                             : member_shell::make_postgres_sink(e.postgresql_conninfo, m.dictionary);
+  std::unique_ptr<member_shell::ExportSink> sink =
+      e.sqlite ? member_shell::make_sqlite_sink(e.sqlite->path, m.dictionary)
+               : member_shell::make_postgres_sink(e.postgresql_conninfo, m.dictionary, e.postgresql_timeouts);
   m.exporter = std::make_unique<member_shell::ExportLoop>(
       std::move(sink),
-      member_shell::ExportLoopOptions{.database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
-                            .batch_records_max = e.batch_records_max,
-                            .poll_interval_ms = e.poll_interval_ms,
-                            .retry_initial_ms = e.retry_initial_ms,
-                            .retry_max_ms = e.retry_max_ms},
+      member_shell::ExportLoopOptions{
+          .database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
+          .batch_records_max = e.batch_records_max,
+          .poll_interval_ms = e.poll_interval_ms,
+          .retry_initial_ms = e.retry_initial_ms,
+          .retry_max_ms = e.retry_max_ms},
       *m.ledger, *m.node);
   m.exporter->start();
 }
@@ -287,11 +305,11 @@ int start_and_run(Member& m) {
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
                                .held_bytes_max = m.config.ledger.held_bytes_max,
                                .sessions_max = m.config.ledger.sessions_max});
-  auto submission =
-      member_shell::SubmissionServer::bind(member_shell::SubmissionServerOptions{.host = m.config.submission_listen.host,
-                                                             .port = m.config.submission_listen.port,
-                                                             .member_id = m.config.id,
-                                                             .book = m.book});
+  auto submission = member_shell::SubmissionServer::bind(
+      member_shell::SubmissionServerOptions{.host = m.config.submission_listen.host,
+                                            .port = m.config.submission_listen.port,
+                                            .member_id = m.config.id,
+                                            .book = m.book});
   if (!submission) {
     spdlog::critical("{}", submission.error().to_string());
     return kExitRuntimeFailure;

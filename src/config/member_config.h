@@ -79,12 +79,30 @@ struct MemberConfig {
   // The SQL export (DESIGN.md invariant 3; docs/configuration.md "export").
   // Absent: no exporter runs and records stay held until the held bounds
   // stop acknowledging.
+  // PostgreSQL session bounds (docs/configuration.md "export.postgresql"),
+  // so that a stuck peer (an old leader partitioned while holding the
+  // cursor row, a dead network path) fails a call instead of blocking the
+  // exporter for hours. The TCP ones go into the connection parameters
+  // (a value in conninfo wins), the others are SET on each connection.
+  struct PostgresTimeouts {
+    unsigned connect_timeout_s = 10;
+    unsigned lock_timeout_ms = 5'000;
+    unsigned statement_timeout_ms = 60'000;
+    unsigned idle_in_transaction_session_timeout_ms = 60'000;
+    unsigned keepalives_idle_s = 30;
+    unsigned keepalives_interval_s = 10;
+    unsigned keepalives_count = 3;
+    unsigned tcp_user_timeout_ms = 60'000;
+    friend bool operator==(const PostgresTimeouts&, const PostgresTimeouts&) = default;
+  };
+
   struct Export {
     // Exactly one database: an SQLite file or a PostgreSQL connection.
     std::optional<ConfiguredPath> sqlite{};
     // libpq connection string, TLS keywords (sslmode, sslrootcert, sslcert,
     // sslkey, sslcrl) appended from their own keys. Empty: not PostgreSQL.
     std::string postgresql_conninfo{};
+    PostgresTimeouts postgresql_timeouts{};
     std::size_t batch_records_max = 2000;  // records per transaction
     unsigned poll_interval_ms = 20;        // idle wait for new records
     unsigned retry_initial_ms = 100;       // first backoff after a failure
