@@ -32,14 +32,14 @@ inline constexpr std::size_t kRecordLengthMax = kRecordFixedLength + kClientName
 
 enum class EntryType : std::uint8_t {
   kRecords = 1,       // a batch of records
-  kBarrier = 2,       // no-op, committed by a new leader (LIBRAFT.md)
-  kExportCursor = 3,  // "exported through log index N" (DESIGN.md invariant 3)
+  kBarrier = 2,       // no-op, committed by a new leader (docs/consensus.md)
+  kExportCursor = 3,  // "exported through log index N" (docs/design.md invariant 3)
 };
 std::string_view to_string(EntryType type);
 
 // Why bytes are not a valid entry or record. Every member refuses the same
 // bytes for the same reason, so an undecodable entry is skipped identically
-// everywhere (LIBRAFT.md trap 7).
+// everywhere (docs/consensus.md trap 7).
 enum class EntryError : std::uint8_t {
   kTruncated,            // ends inside a field
   kBadMagic,             // does not start with "RA"
@@ -122,7 +122,7 @@ class EntryBuilder {
 // Strict decode of an entry (structure of every record; keys not recomputed).
 [[nodiscard]] Result<Entry, EntryError> decode_entry(Bytes bytes);
 
-// Submit-time validation (LIBRAFT.md trap 7): decode_entry plus every
+// Submit-time validation (docs/consensus.md trap 7): decode_entry plus every
 // record's key recomputed. An entry that passes here is applied without a
 // skip on every member.
 [[nodiscard]] Result<EntryType, EntryError> validate_entry(Bytes bytes);

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (encoded.size() != size || !std::equal(encoded.begin(), encoded.end(), data)) __builtin_trap();
     (void)validate_entry(bytes);
   }
-  // LIBRAFT.md trap 7: apply takes whatever was committed.
+  // docs/consensus.md trap 7: apply takes whatever was committed.
   Ledger ledger;
   (void)ledger.apply(1, bytes);
   (void)ledger.apply(2, bytes);

@@ -1,6 +1,6 @@
 // The replicated accounting state (the Raft state machine): records held
 // until exported, the de-duplication window, the live session table and the
-// export cursor. Pure and deterministic (STYLE.md §6): apply() depends only
+// export cursor. Pure and deterministic (docs/style.md §6): apply() depends only
 // on the ledger and the entry; snapshots are canonical bytes. Semantics in
 // docs/accounting.md, layouts in docs/wire_formats.md, bounds in
 // docs/limits.md.
@@ -31,7 +31,7 @@ struct LedgerLimits {
   // Unexported records: at either bound accepting() turns false and the
   // member stops taking new submissions (it never drops a record). They
   // also bound the snapshot, which libraft builds on its loop thread
-  // (LIBRAFT.md trap 8): about 280 bytes and 1.2 us per held record here.
+  // (docs/consensus.md trap 8): about 280 bytes and 1.2 us per held record here.
   std::size_t held_records_max = 500'000;
   std::size_t held_bytes_max = std::size_t{256} << 20;
   // Live sessions: a Start or Interim-Update of a new session past the
@@ -77,7 +77,7 @@ struct LedgerCounters {
   std::uint64_t records_applied = 0;         // new records stored
   std::uint64_t records_duplicate = 0;       // records whose key was known: no-ops
   std::uint64_t records_exported = 0;        // records dropped by export cursors
-  std::uint64_t entries_skipped = 0;         // undecodable entries (LIBRAFT.md trap 7)
+  std::uint64_t entries_skipped = 0;         // undecodable entries (docs/consensus.md trap 7)
   std::uint64_t sessions_untracked = 0;      // new sessions past sessions_max
   std::uint64_t sessions_closed_by_nas = 0;  // closed by Accounting-On/Off
 

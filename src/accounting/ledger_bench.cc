@@ -1,7 +1,7 @@
 // Benchmarks of the accounting state machine (docs/accounting.md
 // "Performance"): make_record on the gateway, validate and apply of a
 // 64-record entry on the raft loop, and snapshot/restore with a backlog of
-// 100,000 unexported records (LIBRAFT.md trap 8: the snapshot is built on
+// 100,000 unexported records (docs/consensus.md trap 8: the snapshot is built on
 // the loop thread, so its time is a pause of the loop).
 #include <benchmark/benchmark.h>
 

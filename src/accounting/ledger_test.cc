@@ -1,6 +1,6 @@
-// Tests of the accounting state machine: duplicates are no-ops (DESIGN.md
+// Tests of the accounting state machine: duplicates are no-ops (docs/design.md
 // invariant 2), sessions, the export cursor (invariant 3), bounds, and
-// canonical snapshots (STYLE.md §6).
+// canonical snapshots (docs/style.md §6).
 #include "accounting/ledger.h"
 
 #include <gtest/gtest.h>
@@ -46,7 +46,7 @@ TEST(Ledger, AppliesNewRecords) {
   EXPECT_EQ(ledger.held_bytes(), encoded_size(record));
 }
 
-// The three cases of DESIGN.md invariant 2, built as real signed packets.
+// The three cases of docs/design.md invariant 2, built as real signed packets.
 TEST(Ledger, DuplicatesOfInvariantTwoAreNoOps) {
   RequestSpec original = start_of("s1");
   original.identifier = 20;

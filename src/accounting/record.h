@@ -1,6 +1,6 @@
 // One accounting event as the cluster stores it: built from a validated
 // Accounting-Request (RFC 2866) by a pure function, with its record key (one
-// key per distinct accounting event, DESIGN.md invariant 2) and its session
+// key per distinct accounting event, docs/design.md invariant 2) and its session
 // key (FreeRADIUS's Acct-Unique-Session-Id). Layouts and the key's exact
 // definition are in docs/wire_formats.md; semantics in docs/accounting.md.
 #pragma once

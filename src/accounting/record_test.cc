@@ -1,4 +1,4 @@
-// Tests of records, record keys (DESIGN.md invariant 2) and FreeRADIUS
+// Tests of records, record keys (docs/design.md invariant 2) and FreeRADIUS
 // session keys (policy.d/accounting acct_unique).
 #include "accounting/record.h"
 

@@ -96,7 +96,7 @@ fi
 
 # gateway with accounting: the admin API shows the submission state; SIGTERM
 # stops it cleanly and removes the socket. Port 9 has no member: nothing is
-# answered, which is the point (DESIGN.md invariant 1).
+# answered, which is the point (docs/design.md invariant 1).
 "$binary" gateway --config "$work/good.yaml" --auth-port 0 --acct-port 0 --workers 1 \
   --member 127.0.0.1:9 --admin-socket "$work/gw.sock" >"$work/acct.out" 2>"$work/acct.err" &
 accounting=$!

@@ -1,5 +1,5 @@
 // radiusward's entry point: maps the command line onto the subcommands of
-// commands.h (DESIGN.md "Roles and processes"). Usage errors exit with 2.
+// commands.h (docs/design.md "Roles and processes"). Usage errors exit with 2.
 #include <CLI/CLI.hpp>
 
 #include "app/bench_command.h"

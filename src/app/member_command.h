@@ -1,4 +1,4 @@
-// `radiusward member --config FILE`: one cluster member (DESIGN.md "Roles
+// `radiusward member --config FILE`: one cluster member (docs/design.md "Roles
 // and processes"): the raft node over the accounting ledger, the submission
 // listener for gateways and the admin API. Wiring only.
 #pragma once

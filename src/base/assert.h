@@ -1,5 +1,5 @@
 // RW_ASSERT: checks an invariant and stays on in release builds. A broken
-// invariant crashes the process rather than corrupting state (STYLE.md §5).
+// invariant crashes the process rather than corrupting state (docs/style.md §5).
 // Never use it on untrusted input: that is what Result is for.
 #pragma once
 

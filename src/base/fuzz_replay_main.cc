@@ -1,5 +1,5 @@
 // Replays a fuzz target's corpus as an ordinary test when the build has no
-// libFuzzer (STYLE.md §7): every file in every folder named on the command
+// libFuzzer (docs/style.md §7): every file in every folder named on the command
 // line is fed once to LLVMFuzzerTestOneInput. Exits 0 when all ran.
 #include <cstdint>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // Result<T, E>: the return type of everything that can fail on untrusted
-// input (STYLE.md §5). An alias over tl::expected, which builds under g++ 12
+// input (docs/style.md §5). An alias over tl::expected, which builds under g++ 12
 // and clang 14 alike.
 #pragma once
 

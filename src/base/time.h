@@ -1,5 +1,5 @@
 // Instant and Duration: monotonic time as values. Pure code never reads a
-// clock; the shell reads one and passes `now` in (DESIGN.md invariant 4).
+// clock; the shell reads one and passes `now` in (docs/design.md invariant 4).
 #pragma once
 
 #include <compare>

@@ -1,7 +1,7 @@
 // The JSON model of bench output (docs/benchmarking.md "Output"): one step,
 // a whole ceiling search, and the sparse form of a latency histogram that
 // generator processes hand to their parent. Pure; nlohmann-json's
-// exceptions are caught here and turned into nothing (STYLE.md §5).
+// exceptions are caught here and turned into nothing (docs/style.md §5).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The tokenizer shared by the FreeRADIUS-format `users` and `clients.conf`
 // readers, and the `$INCLUDE` resolution they share. Tokens carry their line
 // and column so that every error reads `file:line:col: message`
-// (DESIGN.md, invariant 5). The syntax follows FreeRADIUS 3.2; the
+// (docs/design.md invariant 5). The syntax follows FreeRADIUS 3.2; the
 // differences are listed in docs/users_and_clients.md.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The gateway's YAML configuration: text in, a validated immutable
 // GatewayConfig out, or every error found, each as `file:line:col: message`
-// (DESIGN.md invariant 5). The schema lives in code; unknown keys are errors.
+// (docs/design.md invariant 5). The schema lives in code; unknown keys are errors.
 // Every key is documented in docs/configuration.md.
 #pragma once
 

@@ -1,7 +1,7 @@
 // A cluster member's YAML configuration (`radiusward member --config FILE`):
 // text in, a validated immutable MemberConfig out, or every error found as
-// `file:line:col: message` (DESIGN.md invariant 5). Unknown keys are errors.
-// Every key is documented in docs/configuration.md ("Member").
+// `file:line:col: message` (docs/design.md invariant 5). Unknown keys are errors.
+// Every key is documented in docs/configuration.md ("The member config file").
 #pragma once
 
 #include <cstddef>
@@ -76,10 +76,7 @@ struct MemberConfig {
     friend bool operator==(const Ledger&, const Ledger&) = default;
   } ledger;
 
-  // The SQL export (DESIGN.md invariant 3; docs/configuration.md "export").
-  // Absent: no exporter runs and records stay held until the held bounds
-  // stop acknowledging.
-  // PostgreSQL session bounds (docs/configuration.md "export.postgresql"),
+  // PostgreSQL session bounds (docs/configuration.md, export.postgresql.*),
   // so that a stuck peer (an old leader partitioned while holding the
   // cursor row, a dead network path) fails a call instead of blocking the
   // exporter for hours. The TCP ones go into the connection parameters
@@ -96,6 +93,9 @@ struct MemberConfig {
     friend bool operator==(const PostgresTimeouts&, const PostgresTimeouts&) = default;
   };
 
+  // The SQL export (docs/design.md invariant 3; the keys export.* of
+  // docs/configuration.md "The member config file"). Absent: no exporter
+  // runs and records stay held until the held bounds stop acknowledging.
   struct Export {
     // Exactly one database: an SQLite file or a PostgreSQL connection.
     std::optional<ConfiguredPath> sqlite{};

@@ -203,7 +203,7 @@ TEST(LedgerCluster, ResubmissionInAnotherBatchAppliesEachRecordOnce) {
   LedgerCluster cluster({});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned first = lose_submission(cluster, TestLedger::entry(std::vector<std::string>{"a", "b"}));
-  // Suppose "b" did commit after all (LIBRAFT.md trap 5) ...
+  // Suppose "b" did commit after all (docs/consensus.md trap 5) ...
   commit_everywhere(cluster, first, TestLedger::entry("b"));
   // ... then "a" and "b" come again, with a new record "c".
   commit_everywhere(cluster, *cluster.ready_leader(),
@@ -624,8 +624,8 @@ TEST(LedgerCluster, RandomisedFaultsKeepAcknowledgedRecordsAndNeverDiverge) { ru
 
 // Seeds that die inside libraft 0.15.0 itself, triaged one by one under gdb
 // (release) and ASan with fast_unwind_on_malloc=0 (docs/consensus.md "Known
-// library problems"): the faulting access, and the allocation and first
-// free it concerns, all happen in libraft code called from one
+// library problems seen in tests"): the faulting access, and the allocation
+// and first free it concerns, all happen in libraft code called from one
 // raft_fixture_step or raft_fixture_close, with no radiusward frame between.
 // Such a seed still runs in its own child, and a violation found before the
 // crash still fails the test; only the crash is tolerated. Offsets are into

@@ -28,7 +28,7 @@ int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, vo
     ++self->entries_malformed_;  // Not ours: skipped, never an error (trap 7).
   }
   *result = nullptr;
-  return 0;  // Never an error: an error silently stops applying (LIBRAFT.md trap 7).
+  return 0;  // Never an error: an error silently stops applying (docs/consensus.md trap 7).
 }
 
 int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) {
@@ -58,7 +58,7 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
     ++self->restores_refused_;
     return RAFT_CORRUPT;
   }
-  // On success the buffer is ours (LIBRAFT.md trap 3).
+  // On success the buffer is ours (docs/consensus.md trap 3).
   raft_free(buf->base);
   return 0;
 }

@@ -1,6 +1,6 @@
 // Adapts a ReplicatedState to libraft's raft_fsm (version 1): apply, snapshot
 // and restore run on the loop thread, the snapshot serialised into memory
-// (LIBRAFT.md trap 8). Used by Node and by the raft_fixture tests alike.
+// (docs/consensus.md trap 8). Used by Node and by the raft_fixture tests alike.
 #pragma once
 
 #include "consensus/raft_c.h"

@@ -1,5 +1,5 @@
 // Node: the libraft instance, its libuv loop and thread, and the queues that
-// carry submissions in and outcomes out (LIBRAFT.md traps 1, 9-12).
+// carry submissions in and outcomes out (docs/consensus.md traps 1, 9-12).
 #include "consensus/node.h"
 
 #include <pthread.h>

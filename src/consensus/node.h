@@ -31,7 +31,7 @@ enum class Role { kUnavailable, kFollower, kCandidate, kLeader };
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
 
 // A consistent copy of the node's state, published by the loop thread every
-// poll interval (libraft has no state-change callback, LIBRAFT.md trap 9).
+// poll interval (libraft has no state-change callback, docs/consensus.md trap 9).
 struct NodeStatus {
   Role role = Role::kUnavailable;
   bool ready_for_work = false;  // Leader whose barrier of its term committed.

@@ -25,8 +25,8 @@ struct Outcome {
   std::string leader_address;   // kNotLeader: its raft address, empty if none.
 };
 
-// The acknowledgement rule (LIBRAFT.md, mitigations): an entry counts as
-// committed only when its apply callback reported success, this member is
+// The acknowledgement rule (docs/consensus.md "Mitigations and where they
+// live"): an entry counts as committed only when its apply callback reported success, this member is
 // still leader, and its term is the one in which it appended the entry.
 // libraft 0.15.0 may commit an entry of an earlier term by counting replicas
 // (Raft §5.4.2), so anything else is "unknown", never "committed".
@@ -36,7 +36,8 @@ struct Outcome {
 }
 
 // The readiness rule: a new leader accepts submissions only once a barrier
-// appended in its current term has committed (LIBRAFT.md, mitigations).
+// appended in its current term has committed (docs/consensus.md
+// "Mitigations and where they live").
 [[nodiscard]] constexpr bool is_ready_for_work(bool leader_now, std::uint64_t barrier_committed_term,
                                                std::uint64_t term_now) {
   return leader_now && barrier_committed_term != 0 && barrier_committed_term == term_now;

@@ -1,5 +1,5 @@
 // Proposer: raft_apply / raft_barrier / raft_add / raft_assign / raft_remove
-// with the ownership rules of libraft 0.15.0 (LIBRAFT.md traps 3-6).
+// with the ownership rules of libraft 0.15.0 (docs/consensus.md traps 3-6).
 #include "consensus/proposer.h"
 
 #include <utility>

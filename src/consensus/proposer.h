@@ -16,7 +16,7 @@
 
 namespace rw::consensus {
 
-// Runs on the loop thread of its raft instance only (LIBRAFT.md trap 1).
+// Runs on the loop thread of its raft instance only (docs/consensus.md trap 1).
 class Proposer {
  public:
   // Called with the outcome of a submission, on the loop thread and possibly

@@ -1,5 +1,5 @@
 // The one place that includes libraft's C headers, which lack extern "C"
-// guards (LIBRAFT.md trap 2). Only src/consensus includes this file.
+// guards (docs/consensus.md trap 2). Only src/consensus includes this file.
 #pragma once
 
 extern "C" {

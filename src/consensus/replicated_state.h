@@ -11,7 +11,7 @@
 namespace rw::consensus {
 
 // A deterministic state machine fed the committed log in order.
-// Threading: every call runs on the node's loop thread (LIBRAFT.md trap 1),
+// Threading: every call runs on the node's loop thread (docs/consensus.md trap 1),
 // so implementations need no locking against the node, and must stay quick:
 // a slow apply delays heartbeats and causes elections.
 class ReplicatedState {
@@ -20,13 +20,13 @@ class ReplicatedState {
 
   // Applies the committed entry at log `index`. Indexes strictly increase
   // but have gaps (barrier and configuration entries are not passed here).
-  // Must not fail (LIBRAFT.md trap 7): entries are validated before they are
+  // Must not fail (docs/consensus.md trap 7): entries are validated before they are
   // submitted, and an entry the machine cannot use is a no-op.
   virtual void apply(std::uint64_t index, Bytes entry) = 0;
 
   // Canonical bytes of the whole state: two machines that applied the same
   // entries return identical bytes. Serialised in memory on the loop thread
-  // (LIBRAFT.md trap 8), so it must stay small.
+  // (docs/consensus.md trap 8), so it must stay small.
   [[nodiscard]] virtual std::vector<std::uint8_t> snapshot() const = 0;
 
   // Replaces the whole state with a snapshot's. Returns false, leaving the

@@ -112,7 +112,7 @@ std::string member_config_text(const MemberTable& members, int id) {
                         address(member.submission_port));
   }
   text +=
-      "# Accounting exported to SQL (docs/configuration.md, \"export\"): only the\n"
+      "# Accounting exported to SQL (docs/configuration.md, \"The member config file\"): only the\n"
       "# leader writes, so the three members share one file. Query it with\n"
       "#   sqlite3 radacct.sqlite 'select * from radacct'\n"
       "export:\n"

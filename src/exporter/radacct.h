@@ -1,11 +1,11 @@
-// The export mapping (DESIGN.md invariant 3): accounting records -> SQL, pure.
+// The export mapping (docs/design.md invariant 3): accounting records -> SQL, pure.
 // Writes FreeRADIUS 3.2's `radacct` with the column set and semantics its
 // default PostgreSQL queries (mods-config/sql/main/postgresql/queries.conf)
 // give it, an append-only log of every record, and a one-row export cursor;
 // plus radiusward's own versioned schema migrations. The same text serves
 // PostgreSQL and SQLite (3.24+ for ON CONFLICT), differing only where the
 // two dialects do (timestamps, inet). Semantics in docs/accounting.md
-// "Export"; the sinks that run this SQL live in src/io/sql_export_sink.h.
+// "Export to SQL"; the sinks that run this SQL live in src/io/sql_export_sink.h.
 #pragma once
 
 #include <cstdint>

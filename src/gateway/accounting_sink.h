@@ -1,7 +1,7 @@
 // Where a worker's validated Accounting-Requests go: the port between the
 // pure request handling and the shell's submission client (io/), which
 // replicates each record and later tells the worker, through
-// DatagramHandler::on_answer or on_refused, what became of it (DESIGN.md
+// DatagramHandler::on_answer or on_refused, what became of it (docs/design.md
 // invariant 1: the Accounting-Response only after commit).
 #pragma once
 

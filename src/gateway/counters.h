@@ -1,5 +1,5 @@
 // Counters of one worker's request handling: every dropped datagram is
-// counted by its reason (DESIGN.md invariant 5), every answer by its kind.
+// counted by its reason (docs/design.md invariant 5), every answer by its kind.
 // One writer (the worker) and any number of readers (the admin API, the exit
 // summary): the writer uses relaxed load+store, which is race-free with a
 // single writer and costs no locked instruction on the packet path.

@@ -4,7 +4,7 @@
 // handler wrote. Replies that come later (an Accounting-Response once its
 // record is committed) are asked for with on_answer. One handler instance per
 // worker thread; a handler is never shared between threads, so it needs no
-// locks (DESIGN.md "EAP across several gateways").
+// locks (docs/design.md "EAP across several gateways").
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// RequestHandler: the order of checks follows DESIGN.md invariant 5 and the
+// RequestHandler: the order of checks follows docs/design.md invariant 5 and the
 // BlastRADIUS advisory (CVE-2024-3596): structure, client, duplicate cache,
 // then Message-Authenticator or the Accounting-Request authenticator before
 // anything else reads the packet.

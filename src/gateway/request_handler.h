@@ -40,7 +40,7 @@ struct Decision {
   std::string_view reason;  // Why rejected ("wrong password", ...), or "ok".
 };
 
-// Receives every decision; the shell logs it (cores do not log, STYLE.md §5).
+// Receives every decision; the shell logs it (cores do not log, docs/style.md §5).
 class DecisionObserver {
  public:
   virtual ~DecisionObserver() = default;

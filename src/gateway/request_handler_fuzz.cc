@@ -1,5 +1,5 @@
 // Fuzzes the whole request handling with arbitrary datagrams from a known
-// client (DESIGN.md invariant 5: bad input never crashes). The first input
+// client (docs/design.md invariant 5: bad input never crashes). The first input
 // octet chooses the shape: raw bytes as they are, or the remaining bytes as
 // the attributes of an Access-Request or Accounting-Request signed with the
 // client's secret, so that inputs reach the users policy and every method

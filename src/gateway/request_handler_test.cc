@@ -628,7 +628,7 @@ TEST_F(AccountingTest, RequestWithoutSessionIdMakesNoRecord) {
   EXPECT_TRUE(sink_.submissions.empty());
 }
 
-// The packet path allocates nothing (DESIGN.md invariant 4).
+// The packet path allocates nothing (docs/design.md invariant 4).
 TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
   // Warm up: the first request of a kind may size lazily built tables.

@@ -11,15 +11,15 @@ void DecisionLog::on_decision(const gateway::Decision& decision) {
   if (!spdlog::should_log(spdlog::level::info)) return;
   if (decision.accepted && decision.reason == "ok") {
     spdlog::info("Access-Accept for \"{}\" via {} from client {} ({})", decision.user_name,
-                 gateway::to_string(decision.method), decision.client, to_string(decision.from));
+                 gateway::to_string(decision.method), decision.client, io::to_string(decision.from));
   } else if (decision.accepted) {
     // Accepted with a caveat, e.g. simultaneous_use_unavailable under the accept policy.
     spdlog::info("Access-Accept for \"{}\" via {} from client {} ({}): {}", decision.user_name,
-                 gateway::to_string(decision.method), decision.client, to_string(decision.from),
+                 gateway::to_string(decision.method), decision.client, io::to_string(decision.from),
                  decision.reason);
   } else {
     spdlog::info("Access-Reject for \"{}\" via {} from client {} ({}): {}", decision.user_name,
-                 gateway::to_string(decision.method), decision.client, to_string(decision.from),
+                 gateway::to_string(decision.method), decision.client, io::to_string(decision.from),
                  decision.reason);
   }
 }

@@ -1,5 +1,5 @@
 // The decision log: one line per Access-Request decision at info level
-// (DESIGN.md "Interfaces an operator sees"), written by the worker thread
+// (docs/design.md "Interfaces an operator sees"), written by the worker thread
 // that decided it.
 #pragma once
 

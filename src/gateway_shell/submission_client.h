@@ -2,7 +2,7 @@
 // submission::Forwarder with real non-blocking TCP connections to the
 // members (docs/wire_formats.md "Gateway-to-member frames"), takes records
 // from the UDP workers through a bounded queue, and routes each Answer back
-// to the worker whose ticket it carries (DESIGN.md invariant 1: the
+// to the worker whose ticket it carries (docs/design.md invariant 1: the
 // Accounting-Response goes out only after the Committed).
 #pragma once
 

@@ -51,7 +51,7 @@ void grow_receive_buffer(int fd) {
 // SO_REUSEPORT group of that address and port.
 Result<WorkerSocket, io::SystemError> open_socket(const gateway::Endpoint& local, gateway::Listener listener,
                                               bool reuse_port) {
-  const std::string where = to_string(local);
+  const std::string where = io::to_string(local);
   WorkerSocket socket{.fd = io::FileDescriptor(::socket(local.is_v6 ? AF_INET6 : AF_INET,
                                                     SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)),
                       .listener = listener,
@@ -106,7 +106,7 @@ Result<std::vector<WorkerSocket>, io::SystemError> open_group(gateway::Endpoint 
     if (!socket) return fail(socket.error());
     if (i == 0 && local.port == 0) {
       // The kernel chose a free port; the other workers join it.
-      auto port = local_port(*socket, to_string(local));
+      auto port = local_port(*socket, io::to_string(local));
       if (!port) return fail(port.error());
       local.port = *port;
     }

@@ -94,7 +94,7 @@ class EchoHandler final : public gateway::DatagramHandler {
       return 0;
     }
     std::string text = "w" + std::to_string(index_) +
-                       (listener == Listener::kAuthentication ? " auth " : " acct ") + to_string(from) + " " +
+                       (listener == Listener::kAuthentication ? " auth " : " acct ") + io::to_string(from) + " " +
                        std::string(as_chars(datagram));
     const std::size_t size = std::min(text.size(), reply.size());
     std::copy_n(text.data(), size, reply.data());
@@ -191,7 +191,7 @@ class Client {
     sockaddr_storage storage{};
     socklen_t length = sizeof(storage);
     EXPECT_EQ(getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&storage), &length), 0);
-    return to_string(io::to_endpoint(storage));
+    return io::to_string(io::to_endpoint(storage));
   }
 
  private:
@@ -423,8 +423,8 @@ TEST(UdpServerOptions, FollowTheGatewayConfig) {
   ASSERT_TRUE(config.has_value());
   const UdpServerOptions options = udp_server_options(*config);
   ASSERT_EQ(options.listen.size(), 2u);
-  EXPECT_EQ(to_string(options.listen[0]), "192.0.2.1:0");
-  EXPECT_EQ(to_string(options.listen[1]), "[2001:db8::1]:0");
+  EXPECT_EQ(io::to_string(options.listen[0]), "192.0.2.1:0");
+  EXPECT_EQ(io::to_string(options.listen[1]), "[2001:db8::1]:0");
   EXPECT_EQ(options.auth_port, 1645);
   EXPECT_EQ(options.acct_port, 1646);
   EXPECT_EQ(options.workers, 3);

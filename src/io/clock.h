@@ -1,5 +1,5 @@
 // The monotonic clock: the only clock the shell reads for request handling.
-// Pure code gets `now` from here as an Instant (DESIGN.md invariant 4).
+// Pure code gets `now` from here as an Instant (docs/design.md invariant 4).
 #pragma once
 
 #include "base/time.h"

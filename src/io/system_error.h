@@ -1,7 +1,7 @@
 // Failures of the environment (socket, bind, thread creation, epoll): the
 // call that failed and its errno, printed as "bind 0.0.0.0:1812: Address
 // already in use". Before start they are returned; after start they are
-// fatal (STYLE.md §5).
+// fatal (docs/style.md §5).
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // CPU and memory of the processes under test, sampled from /proc/PID/stat
 // (utime + stime) and /proc/PID/status (VmRSS) on a thread of its own
-// while a bench step runs (docs/benchmarking.md "Resources").
+// while a bench step runs (docs/benchmarking.md "The load generator: `radiusward bench run`").
 #pragma once
 
 #include <atomic>

@@ -212,8 +212,8 @@ Result<nlohmann::json, std::string> run_ceiling(const CeilingOptions& options) {
   return nlohmann::json{
       {"label", options.label},
       {"scenario", std::string(bench::to_string(g.scenario))},
-      {"auth_target", to_string(g.auth_target)},
-      {"acct_target", to_string(g.acct_target)},
+      {"auth_target", io::to_string(g.auth_target)},
+      {"acct_target", io::to_string(g.acct_target)},
       {"options",
        {{"start_rate", options.search.start_rate},
         {"factor", options.search.factor},

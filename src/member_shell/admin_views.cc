@@ -1,5 +1,5 @@
 // The member's admin API bodies (admin_views.h), built with nlohmann-json;
-// its exceptions stay inside this file (STYLE.md §5).
+// its exceptions stay inside this file (docs/style.md §5).
 #include "member_shell/admin_views.h"
 
 #include <arpa/inet.h>

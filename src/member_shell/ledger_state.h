@@ -31,7 +31,7 @@ struct LedgerFigures {
 // Threading: apply/snapshot/restore run on the node's loop thread only (the
 // port's contract); everything else may run on any thread. Readers take the
 // mutex for a bounded copy (at most `max` items per call), so a long listing
-// never holds it for long and apply() stays quick (LIBRAFT.md trap 1).
+// never holds it for long and apply() stays quick (docs/consensus.md trap 1).
 class LedgerState final : public consensus::ReplicatedState {
  public:
   explicit LedgerState(accounting::LedgerLimits limits = {});

@@ -1,6 +1,6 @@
 // SubmissionSession (submission_session.h): the member's answers to
 // gateway frames, following the rules of docs/wire_formats.md and the
-// mitigations of LIBRAFT.md (no work before the own-term barrier; Committed
+// mitigations of docs/consensus.md (no work before the own-term barrier; Committed
 // only on an acknowledged outcome; Unknown closes the connection).
 #include "member_shell/submission_session.h"
 
@@ -77,13 +77,13 @@ SessionAnswer SubmissionSession::on_submit(const submission::Submit& submit, con
   if (view.role != consensus::Role::kLeader) {
     return reply_with(submission::NotLeader{.request_id = id, .leader = submission_address(view.leader_id)});
   }
-  // LIBRAFT.md: a new leader takes no work before its own-term barrier commits.
+  // docs/consensus.md: a new leader takes no work before its own-term barrier commits.
   if (!view.ready_for_work) return reply_with(submission::Busy{id, submission::BusyReason::kNotReady});
   // The ledger never drops a held record; at its bound the member stops taking them.
   if (!view.ledger_accepting) return reply_with(submission::Busy{id, submission::BusyReason::kQueueFull});
 
   // Validated before submission: an entry that passes is applied on every
-  // member without a skip (LIBRAFT.md trap 7). One Submit is one entry
+  // member without a skip (docs/consensus.md trap 7). One Submit is one entry
   // (trap 4): kSubmitRecordsMax equals kEntryRecordsMax and 1 MiB frames fit
   // the 4 MiB entry bound.
   accounting::EntryBuilder builder;
@@ -103,12 +103,12 @@ SessionAnswer SubmissionSession::on_session_count_query(const submission::Sessio
                                                         const MemberView& view) const {
   const std::uint64_t id = query.request_id;
   // Only the leader's applied state holds every session whose Start was
-  // acknowledged (DESIGN.md invariant 1: acknowledged after applied there).
+  // acknowledged (docs/design.md invariant 1: acknowledged after applied there).
   if (view.role != consensus::Role::kLeader) {
     return reply_with(submission::NotLeader{.request_id = id, .leader = submission_address(view.leader_id)});
   }
   // A new leader may not have applied its predecessors' entries before its
-  // own-term barrier commits (LIBRAFT.md): its count could be short.
+  // own-term barrier commits (docs/consensus.md): its count could be short.
   if (!view.ready_for_work || view.ledger == nullptr) {
     return reply_with(submission::Busy{id, submission::BusyReason::kNotReady});
   }
@@ -120,7 +120,7 @@ SessionAnswer SubmissionSession::on_outcome(std::uint64_t request_id,
                                             const consensus::Outcome& outcome) const {
   switch (outcome.kind) {
     case consensus::OutcomeKind::kCommitted:
-      // DESIGN.md invariant 1: the only path to Committed.
+      // docs/design.md invariant 1: the only path to Committed.
       return reply_with(submission::Committed{.request_id = request_id, .log_index = outcome.index});
     case consensus::OutcomeKind::kNotLeader:
       return reply_with(
@@ -130,7 +130,7 @@ SessionAnswer SubmissionSession::on_outcome(std::uint64_t request_id,
     case consensus::OutcomeKind::kUnknown:
       break;
   }
-  // It may still commit (LIBRAFT.md trap 5): no answer would be true. Closing
+  // It may still commit (docs/consensus.md trap 5): no answer would be true. Closing
   // makes the gateway re-submit on another connection; the key de-duplicates.
   return close_with(CloseReason::kUnknownOutcome);
 }

@@ -124,7 +124,7 @@ RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes reco
   }
   if (auto found = records_.find(key); found != records_.end()) {
     // Coalescing: a NAS retransmission or re-send maps to the same key and
-    // must not be submitted twice (DESIGN.md invariant 2); it waits on the
+    // must not be submitted twice (docs/design.md invariant 2); it waits on the
     // record already pending, in flight or not.
     std::vector<WaiterToken>& waiters = found->second.waiters;
     if (std::find(waiters.begin(), waiters.end(), waiter) != waiters.end()) {
@@ -411,7 +411,7 @@ Actions Forwarder::on_committed(Instant now, ConnectionId connection, const Comm
     drop_link(now, std::nullopt, actions);
     return actions;
   }
-  // DESIGN.md invariant 1: the only place answers come from.
+  // docs/design.md invariant 1: the only place answers come from.
   for (const RecordKey& key : found->second.keys) {
     auto record = records_.find(key);
     RW_ASSERT(record != records_.end() && record->second.request_id == committed.request_id);

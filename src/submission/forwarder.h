@@ -1,7 +1,7 @@
 // The gateway's accounting submission state machine: records of validated
 // Accounting-Requests wait here until a Committed from the leader covers
-// them, and only then are their NAS requests answered (DESIGN.md invariant
-// 1). Pure (STYLE.md §1): events and `now` go in, actions come out; the shell
+// them, and only then are their NAS requests answered (docs/design.md invariant
+// 1). Pure (docs/style.md §1): events and `now` go in, actions come out; the shell
 // (io/) owns the TCP connection and the NAS side. The frames are those of
 // frames.h (docs/wire_formats.md, "Gateway-to-member frames").
 #pragma once

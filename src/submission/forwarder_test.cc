@@ -1,7 +1,7 @@
 // Tests of the gateway's pending-accounting state machine: batching policy,
 // coalescing, bounds, leader following, and a seeded simulation of a
 // three-member cluster with connection losses, NotLeader, Busy and lost
-// acknowledgements that checks DESIGN.md invariants 1 and 6 after each run.
+// acknowledgements that checks docs/design.md invariants 1 and 6 after each run.
 #include "submission/forwarder.h"
 
 #include <gtest/gtest.h>

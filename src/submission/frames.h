@@ -101,7 +101,7 @@ struct NotLeader {
 enum class BusyReason : std::uint8_t {
   kQueueFull = 1,     // Its submission queue is at its bound.
   kNoQuorum = 2,      // It is leader but cannot reach a majority.
-  kNotReady = 3,      // A new leader before its own-term barrier committed (LIBRAFT.md).
+  kNotReady = 3,      // A new leader before its own-term barrier committed (docs/consensus.md).
   kShuttingDown = 4,  // Leadership transfer on SIGTERM is under way.
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fault tests on real processes (issue 3, DESIGN.md invariants 1 and 2):
+"""Fault tests on real processes (issue 3, docs/design.md invariants 1 and 2):
 a load generator sends Accounting Start/Interim/Stop of fresh sessions
 through the gateway at a steady rate and logs every record it got an
 Accounting-Response for, while the test kills processes with SIGKILL:

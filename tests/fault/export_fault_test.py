@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end export to a real PostgreSQL 15 (issue 4, DESIGN.md invariant
+"""End-to-end export to a real PostgreSQL 15 (issue 4, docs/design.md invariant
 3): three `radiusward member` processes exporting to a PostgreSQL started by
 tests/support/postgres_fixture.py, one gateway, and the load generator
 sending Accounting Start/Interim/Stop of fresh sessions, logging every

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# STYLE.md §1/§7: pure folders read no clock, open no socket, start no thread,
+# docs/style.md §1 and §7: pure folders read no clock, open no socket, start no thread,
 # call no libuv, libpq or OpenSSL TLS, and never throw. Fails listing each hit.
 set -u
 root=${RW_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -12,7 +12,7 @@ pattern+='\buv_|\bPQ[a-z]+\(|\bSSL_[a-z_]+\(|\bthrow\b|std::random_device|/dev/u
 
 hits=$(for d in "${pure[@]}"; do [ -d "$d" ] && find "$d" -name '*.cc' -o -name '*.h'; done |
   grep -v -E '_(test|fuzz|bench)\.cc$|_main\.cc$|_for_test\.h$|/test_vectors\.h$' |
-  # Loaders of configuration text may read their files (STYLE.md §1 allows it).
+  # Loaders of configuration text may read their files (docs/style.md §1 allows it).
   grep -v -E '^src/radius/dictionary_file\.cc$' |
   xargs -r grep -n -E "$pattern" | grep -v -E '^\S+:[0-9]+:\s*//')
 if [ -n "$hits" ]; then
