@@ -139,7 +139,7 @@ CREATE TABLE radiusward_export_cursor (
 INSERT INTO radiusward_export_cursor VALUES (1, 0);
 )";
 
-// Migration 2: the quarantine (docs/accounting.md "Quarantine"). Every
+// Migration 2: the quarantine (docs/accounting.md "Export to SQL", Quarantine). Every
 // value in it is normalised text, so that the row of a refused record is
 // never refused itself; `attributes_hex` keeps the raw TLVs.
 constexpr std::string_view kPostgresQuarantine = R"(

@@ -28,7 +28,7 @@ inline constexpr std::string_view kLogTable = "radiusward_accounting_log";
 inline constexpr std::string_view kCursorTable = "radiusward_export_cursor";
 inline constexpr std::string_view kSchemaTable = "radiusward_schema_version";
 // Records the database refused even after normalisation, with its error
-// (docs/accounting.md "Quarantine").
+// (docs/accounting.md "Export to SQL", Quarantine).
 inline constexpr std::string_view kQuarantineTable = "radiusward_quarantine";
 
 // radacct's counters are `bigint`: Gigawords x 2^32 + Octets is clamped to
@@ -37,7 +37,7 @@ inline constexpr std::uint64_t kCounterMax = 9'223'372'036'854'775'807ull;
 
 // Record keys (hex) already in the log table: a record re-sent after the
 // de-duplication window forgot its key. The log insert skips them and
-// radacct is not touched for them (docs/accounting.md "Re-sent records").
+// radacct is not touched for them (docs/accounting.md "Export to SQL", Re-sent records).
 using KnownKeys = std::set<std::string>;
 
 // One schema step: applied once, in version order, each in its own
@@ -91,7 +91,7 @@ struct Migration {
                                          std::size_t position, const radius::Dictionary& dictionary,
                                          std::string_view error);
 
-// Normalisation (docs/accounting.md "What reaches SQL"), exposed for tests.
+// Normalisation (docs/accounting.md "Export to SQL", What reaches SQL), exposed for tests.
 // An address attribute (NAS-IP-Address, Framed-IP-Address: 4 octets;
 // NAS-IPv6-Address, Framed-IPv6-Address: 16; Framed-IPv6-Prefix,
 // Delegated-IPv6-Prefix: RFC 3162 §2.3 layout) as text, or nothing when

@@ -1,7 +1,8 @@
 // The exporter's thread: see export_loop.h. Exactly once rests on the sink
 // (the cursor row checked and moved inside each batch's transaction); this
-// loop only decides what to offer and when, so a wrong guess here can delay
-// an export or offer records twice, never write them twice.
+// loop and its core (exporter::ExportCore) only decide what to offer and
+// when, so a wrong guess here can delay an export or offer records twice,
+// never write them twice.
 #include "member_shell/export_loop.h"
 
 #include <spdlog/spdlog.h>

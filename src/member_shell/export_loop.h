@@ -6,6 +6,8 @@
 // is not the ready leader closes its connection and waits. On a database
 // failure it retries with exponential backoff and never drops a record;
 // meanwhile the ledger keeps accepting until its held bounds are reached.
+// Every decision is exporter::ExportCore's; this shell makes the ledger,
+// database and consensus calls, reads the clock and logs.
 #pragma once
 
 #include <nlohmann/json.hpp>
