@@ -253,6 +253,21 @@ void add_metrics(Member& m) {
     submission_counter("hello_timeouts", counters.hello_timeouts);
     submission_counter("idle_timeouts", counters.idle_timeouts);
     submission_counter("submits_over_limit", counters.submits_over_limit);
+    if (m.exporter) {
+      const member_shell::ExportStatus exported = m.exporter->status();
+      const auto export_counter = [&page](std::string_view reason, std::uint64_t value) {
+        page.counter("radiusward_member_export_records_total", "Records the exporter handled, by outcome.",
+                     value, {{"outcome", reason}});
+      };
+      export_counter("exported", exported.records_exported);
+      export_counter("quarantined", exported.records_quarantined);
+      export_counter("resent", exported.records_resent);
+      gauge("radiusward_member_export_failures", "Failed export database calls since start.",
+            exported.failures);
+      gauge("radiusward_member_export_cursor_alarm",
+            "1 when the database's export cursor is below the cluster's: the export stopped.",
+            exported.cursor_alarm ? 1 : 0);
+    }
     for (std::size_t i = 0; i < member_shell::kCloseReasonCount; ++i) {
       submission_counter(member_shell::to_string(static_cast<member_shell::CloseReason>(i)),
                          counters.protocol_closes[i]);
@@ -300,7 +315,7 @@ void start_exporter(Member& m) {
   const config::MemberConfig::Export& e = *m.config.exporter;
   std::unique_ptr<member_shell::ExportSink> sink =
       e.sqlite ? member_shell::make_sqlite_sink(e.sqlite->path, m.dictionary)
-               : member_shell::make_postgres_sink(e.postgresql_conninfo, m.dictionary);
+               : member_shell::make_postgres_sink(e.postgresql_conninfo, m.dictionary, e.postgresql_timeouts);
   m.exporter = std::make_unique<member_shell::ExportLoop>(
       std::move(sink),
       member_shell::ExportLoopOptions{

@@ -271,6 +271,7 @@ class MemberParser : YamlReader {
                static const std::set<std::string> kTls = {"sslmode",  "sslrootcert",     "sslcert",
                                                           "sslkey",   "sslcrl",          "sslpassword",
                                                           "passfile", "application_name"};
+               if (set_timeout(out.postgresql_timeouts, key, item, at_key)) return true;
                if (key != "conninfo" && !kTls.contains(key)) return false;
                std::optional<std::string> text = scalar(item, at_key, "a string");
                if (!text) return true;
@@ -291,6 +292,33 @@ class MemberParser : YamlReader {
           value_at(value, where).error("export.postgresql needs conninfo (a libpq connection string)"));
     }
     out.postgresql_conninfo = conninfo + options;
+  }
+
+  // One of export.postgresql's session bounds; false for another key.
+  bool set_timeout(MemberConfig::PostgresTimeouts& out, const std::string& key, const YAML::Node& item,
+                   const SourceLocation& at_key) {
+    struct Bound {
+      std::string_view key;
+      unsigned MemberConfig::PostgresTimeouts::*field;
+      unsigned min, max;
+    };
+    using T = MemberConfig::PostgresTimeouts;
+    static constexpr Bound kBounds[] = {
+        {"connect_timeout_s", &T::connect_timeout_s, 1, 3600},
+        {"lock_timeout_ms", &T::lock_timeout_ms, 1, 3'600'000},
+        {"statement_timeout_ms", &T::statement_timeout_ms, 1, 86'400'000},
+        {"idle_in_transaction_session_timeout_ms", &T::idle_in_transaction_session_timeout_ms, 1, 86'400'000},
+        {"keepalives_idle_s", &T::keepalives_idle_s, 1, 86'400},
+        {"keepalives_interval_s", &T::keepalives_interval_s, 1, 3600},
+        {"keepalives_count", &T::keepalives_count, 1, 100},
+        {"tcp_user_timeout_ms", &T::tcp_user_timeout_ms, 1, 86'400'000},
+    };
+    for (const Bound& bound : kBounds) {
+      if (key != bound.key) continue;
+      set_integer(out.*bound.field, item, at_key, bound.min, bound.max);
+      return true;
+    }
+    return false;
   }
 
   // The member's own id must be in the address book, with its raft address.

@@ -79,6 +79,23 @@ struct MemberConfig {
     friend bool operator==(const Ledger&, const Ledger&) = default;
   } ledger;
 
+  // PostgreSQL session bounds (docs/configuration.md, export.postgresql.*),
+  // so that a stuck peer (an old leader partitioned while holding the
+  // cursor row, a dead network path) fails a call instead of blocking the
+  // exporter for hours. The TCP ones go into the connection parameters
+  // (a value in conninfo wins), the others are SET on each connection.
+  struct PostgresTimeouts {
+    unsigned connect_timeout_s = 10;
+    unsigned lock_timeout_ms = 5'000;
+    unsigned statement_timeout_ms = 60'000;
+    unsigned idle_in_transaction_session_timeout_ms = 60'000;
+    unsigned keepalives_idle_s = 30;
+    unsigned keepalives_interval_s = 10;
+    unsigned keepalives_count = 3;
+    unsigned tcp_user_timeout_ms = 60'000;
+    friend bool operator==(const PostgresTimeouts&, const PostgresTimeouts&) = default;
+  };
+
   // The SQL export (docs/design.md invariant 3; the keys export.* of
   // docs/configuration.md "The member config file"). Absent: no exporter
   // runs and records stay held until the held bounds stop acknowledging.
@@ -88,6 +105,7 @@ struct MemberConfig {
     // libpq connection string, TLS keywords (sslmode, sslrootcert, sslcert,
     // sslkey, sslcrl) appended from their own keys. Empty: not PostgreSQL.
     std::string postgresql_conninfo{};
+    PostgresTimeouts postgresql_timeouts{};
     std::size_t batch_records_max = 2000;  // records per transaction
     unsigned poll_interval_ms = 20;        // idle wait for new records
     unsigned retry_initial_ms = 100;       // first backoff after a failure

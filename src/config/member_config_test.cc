@@ -255,6 +255,31 @@ TEST(MemberConfig, ParsesTheExportSection) {
   EXPECT_FALSE(postgres->exporter->sqlite.has_value());
   EXPECT_EQ(postgres->exporter->postgresql_conninfo,
             "host=db dbname=radius sslmode='verify-full' sslrootcert='/etc/ssl/it\\'s ca.pem'");
+  EXPECT_EQ(postgres->exporter->postgresql_timeouts, MemberConfig::PostgresTimeouts{});
+
+  auto bounded = parse_member_config(minimal("export:\n"
+                                             "  postgresql:\n"
+                                             "    conninfo: host=db\n"
+                                             "    lock_timeout_ms: 250\n"
+                                             "    statement_timeout_ms: 9000\n"
+                                             "    idle_in_transaction_session_timeout_ms: 8000\n"
+                                             "    tcp_user_timeout_ms: 7000\n"
+                                             "    keepalives_idle_s: 6\n"
+                                             "    keepalives_interval_s: 5\n"
+                                             "    keepalives_count: 4\n"
+                                             "    connect_timeout_s: 3\n"),
+                                     "/etc/rw/member.yaml");
+  ASSERT_TRUE(bounded);
+  const MemberConfig::PostgresTimeouts& t = bounded->exporter->postgresql_timeouts;
+  EXPECT_EQ(t.lock_timeout_ms, 250u);
+  EXPECT_EQ(t.statement_timeout_ms, 9000u);
+  EXPECT_EQ(t.idle_in_transaction_session_timeout_ms, 8000u);
+  EXPECT_EQ(t.tcp_user_timeout_ms, 7000u);
+  EXPECT_EQ(t.keepalives_idle_s, 6u);
+  EXPECT_EQ(t.keepalives_interval_s, 5u);
+  EXPECT_EQ(t.keepalives_count, 4u);
+  EXPECT_EQ(t.connect_timeout_s, 3u);
+  EXPECT_EQ(bounded->exporter->postgresql_conninfo, "host=db");  // not appended: SET / parameters
 
   EXPECT_FALSE(parse_member_config(minimal(), "m.yaml")->exporter.has_value());
   EXPECT_FALSE(parse_member_config(minimal("export:\n"), "m.yaml")->exporter.has_value());
@@ -269,6 +294,7 @@ TEST(MemberConfig, ReportsBadExportSections) {
   EXPECT_FALSE(
       errors_of(minimal("export:\n  sqlite: a\n  retry_initial_ms: 50\n  retry_max_ms: 10\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  colour: red\n")).empty());
+  EXPECT_FALSE(errors_of(minimal("export:\n  postgresql: {conninfo: x, lock_timeout_ms: 0}\n")).empty());
 }
 
 TEST(MemberConfig, ReportsYamlSyntaxErrorsWithTheirPosition) {

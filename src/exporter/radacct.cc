@@ -6,8 +6,11 @@
 // same effect on every starting state (no row, open row, closed row).
 #include "exporter/radacct.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <map>
 #include <optional>
 
@@ -137,6 +140,39 @@ CREATE TABLE radiusward_export_cursor (
 INSERT INTO radiusward_export_cursor VALUES (1, 0);
 )";
 
+// Migration 2: the quarantine (docs/accounting.md "Export to SQL", Quarantine). Every
+// value in it is normalised text, so that the row of a refused record is
+// never refused itself; `attributes_hex` keeps the raw TLVs.
+constexpr std::string_view kPostgresQuarantine = R"(
+CREATE TABLE radiusward_quarantine (
+  log_index bigint NOT NULL,
+  entry_position integer NOT NULL,
+  record_key text NOT NULL,
+  status_type bigint NOT NULL,
+  client text NOT NULL,
+  attributes text NOT NULL,
+  attributes_hex text NOT NULL,
+  error text NOT NULL,
+  quarantined_at timestamp with time zone NOT NULL DEFAULT now(),
+  PRIMARY KEY (log_index, entry_position)
+);
+)";
+
+constexpr std::string_view kSqliteQuarantine = R"(
+CREATE TABLE radiusward_quarantine (
+  log_index INTEGER NOT NULL,
+  entry_position INTEGER NOT NULL,
+  record_key text NOT NULL,
+  status_type INTEGER NOT NULL,
+  client text NOT NULL,
+  attributes text NOT NULL,
+  attributes_hex text NOT NULL,
+  error text NOT NULL,
+  quarantined_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s', 'now') AS INTEGER)),
+  PRIMARY KEY (log_index, entry_position)
+);
+)";
+
 // The first attribute of `type` as the text FreeRADIUS's xlat gives it
 // (enumerated values by name), or nothing when absent.
 std::optional<std::string> text_of(const accounting::Record& record, std::uint8_t type,
@@ -186,11 +222,13 @@ Columns columns_of(Dialect dialect, const accounting::Record& record, const radi
   const bool pg = dialect == Dialect::kPostgres;
   auto text = [&](std::uint8_t type) { return quote(text_of(record, type, dictionary).value_or("")); };
   // PostgreSQL: NULLIF('%{X}', '')::inet; SQLite's schema has NOT NULL
-  // default '' for these columns and its queries write '%{X}'.
+  // default '' for these columns and its queries write '%{X}'. A malformed
+  // address is written as absent (the log table keeps its bytes as hex):
+  // '0x..'::inet would make PostgreSQL refuse the whole batch.
   auto address = [&](std::uint8_t type) -> std::string {
-    auto value = text_of(record, type, dictionary);
+    auto value = address_of(record, type);
     if (!pg) return quote(value.value_or(""));
-    return value && !value->empty() ? quote(*value) + "::inet" : "NULL";
+    return value ? quote(*value) + "::inet" : "NULL";
   };
   auto nullable = [&](std::uint8_t type) -> std::string {
     auto value = text_of(record, type, dictionary);
@@ -201,12 +239,13 @@ Columns columns_of(Dialect dialect, const accounting::Record& record, const radi
   c.session_id = text(attr::kAcctSessionId);
   c.unique_id = quote(record.session.hex());
   c.user_name = text(attr::kUserName);
-  auto nas = text_of(record, attr::kNasIpv6Address, dictionary);
-  if (!nas) nas = text_of(record, attr::kNasIpAddress, dictionary);
-  // NASIPAddress is NOT NULL inet: a record without a NAS address (the
-  // NAS sent only NAS-Identifier) gets the unspecified address, where
-  // FreeRADIUS's query would fail; the log table keeps the whole record.
-  c.nas_address = quote(nas && !nas->empty() ? *nas : (pg ? "0.0.0.0" : ""));
+  auto nas = address_of(record, attr::kNasIpv6Address);
+  if (!nas) nas = address_of(record, attr::kNasIpAddress);
+  // NASIPAddress is NOT NULL inet: a record without a (well-formed) NAS
+  // address (the NAS sent only NAS-Identifier) gets the unspecified
+  // address, where FreeRADIUS's query would fail; the log table keeps the
+  // whole record.
+  c.nas_address = quote(nas ? *nas : (pg ? "0.0.0.0" : ""));
   if (pg) c.nas_address += "::inet";
   auto port = text_of(record, attr::kNasPortId, dictionary);
   if (!port) port = text_of(record, attr::kNasPort, dictionary);
@@ -222,10 +261,12 @@ Columns columns_of(Dialect dialect, const accounting::Record& record, const radi
   c.started = pg ? "to_timestamp(" + start_epoch + ")" : start_epoch;
   c.authentic = text(attr::kAcctAuthentic);
   c.connect_info = text(attr::kConnectInfo);
-  c.input_octets = std::to_string(u32_of(record, attr::kAcctInputGigawords) << 32 |
-                                  u32_of(record, attr::kAcctInputOctets));
-  c.output_octets = std::to_string(u32_of(record, attr::kAcctOutputGigawords) << 32 |
-                                   u32_of(record, attr::kAcctOutputOctets));
+  auto counter = [&](std::uint8_t gigawords, std::uint8_t octets) {
+    return std::to_string(counter_of(static_cast<std::uint32_t>(u32_of(record, gigawords)),
+                                     static_cast<std::uint32_t>(u32_of(record, octets))));
+  };
+  c.input_octets = counter(attr::kAcctInputGigawords, attr::kAcctInputOctets);
+  c.output_octets = counter(attr::kAcctOutputGigawords, attr::kAcctOutputOctets);
   c.called = text(attr::kCalledStationId);
   c.calling = text(attr::kCallingStationId);
   c.terminate_cause = text(attr::kAcctTerminateCause);
@@ -368,7 +409,68 @@ void append_utf8(std::string& out, std::uint32_t code_point) {
   }
 }
 
+// `text` with each NUL replaced by U+FFFD, as quote() does.
+std::string without_nul(std::string text) {
+  if (text.find('\0') == std::string::npos) return text;
+  std::string out;
+  for (char c : text) {
+    if (c == '\0') {
+      append_utf8(out, 0xFFFD);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string hex_of(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (std::uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 0x0F];
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::string> address_of(const accounting::Record& record, std::uint8_t type) {
+  auto value = record.find(type);
+  if (!value) return std::nullopt;
+  std::array<std::uint8_t, 16> bytes{};
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  if (type == attr::kNasIpAddress || type == attr::kFramedIpAddress) {
+    if (value->size() != 4) return std::nullopt;
+    std::copy(value->begin(), value->end(), bytes.begin());
+    if (inet_ntop(AF_INET, bytes.data(), text.data(), text.size()) == nullptr) return std::nullopt;
+    return std::string(text.data());
+  }
+  if (type == attr::kNasIpv6Address || type == kFramedIpv6Address) {
+    if (value->size() != 16) return std::nullopt;
+    std::copy(value->begin(), value->end(), bytes.begin());
+    if (inet_ntop(AF_INET6, bytes.data(), text.data(), text.size()) == nullptr) return std::nullopt;
+    return std::string(text.data());
+  }
+  if (type == attr::kFramedIpv6Prefix || type == kDelegatedIpv6Prefix) {
+    // RFC 3162 §2.3: reserved (0), prefix length (0..128), then at least
+    // the prefix's octets (at most 16).
+    const std::size_t size = value->size();
+    if (size < 2 || size > 18 || (*value)[0] != 0 || (*value)[1] > 128) return std::nullopt;
+    const unsigned length = (*value)[1];
+    if ((length + 7) / 8 > size - 2) return std::nullopt;
+    std::copy(value->begin() + 2, value->end(), bytes.begin());
+    if (inet_ntop(AF_INET6, bytes.data(), text.data(), text.size()) == nullptr) return std::nullopt;
+    return std::string(text.data()) + "/" + std::to_string(length);
+  }
+  return std::nullopt;
+}
+
+std::uint64_t counter_of(std::uint32_t gigawords, std::uint32_t octets) {
+  const std::uint64_t value = std::uint64_t{gigawords} << 32 | octets;
+  return std::min(value, kCounterMax);
+}
 
 std::string quote(std::string_view text) {
   std::string out = "'";
@@ -395,8 +497,10 @@ std::string schema_table_sql(Dialect dialect) {
 }
 
 const std::vector<Migration>& migrations(Dialect dialect) {
-  static const std::vector<Migration> postgres = {{1, std::string(kPostgresRadacct)}};
-  static const std::vector<Migration> sqlite = {{1, std::string(kSqliteRadacct)}};
+  static const std::vector<Migration> postgres = {{1, std::string(kPostgresRadacct)},
+                                                  {2, std::string(kPostgresQuarantine)}};
+  static const std::vector<Migration> sqlite = {{1, std::string(kSqliteRadacct)},
+                                                {2, std::string(kSqliteQuarantine)}};
   return dialect == Dialect::kPostgres ? postgres : sqlite;
 }
 
@@ -414,7 +518,9 @@ std::string cursor_update_sql(std::uint64_t exported_through) {
 std::string attributes_json(const accounting::Record& record, const radius::Dictionary& dictionary) {
   nlohmann::ordered_json object = nlohmann::ordered_json::object();
   for (auto& [name, value] : accounting::describe(record, dictionary)) {
-    // Invalid UTF-8 becomes U+FFFD (the dump's `replace` handler below).
+    // Invalid UTF-8 becomes U+FFFD (the dump's `replace` handler below);
+    // so does NUL, which the dump would write as \u0000 and jsonb refuses.
+    value = without_nul(std::move(value));
     auto it = object.find(name);
     if (it == object.end()) {
       object[name] = value;
@@ -434,8 +540,37 @@ std::string radacct_sql(Dialect dialect, const accounting::Record& record,
   return insert_head() + *row + conflict_clause(dialect, record.status_type) + ";\n";
 }
 
+std::string known_keys_sql(std::span<const accounting::HeldRecord> records) {
+  std::string sql = "SELECT record_key FROM " + std::string(kLogTable) + " WHERE record_key IN (";
+  for (std::size_t i = 0; i < records.size(); ++i)
+    sql += (i > 0 ? ", '" : "'") + records[i].record.key.hex() + "'";
+  return sql + (records.empty() ? "NULL)" : ")");
+}
+
+std::vector<std::size_t> entry_positions(std::span<const accounting::HeldRecord> records,
+                                         std::size_t first_position) {
+  std::vector<std::size_t> out(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    out[i] = i == 0 ? first_position : records[i - 1].index == records[i].index ? out[i - 1] + 1 : 0;
+  }
+  return out;
+}
+
+std::string quarantine_sql(Dialect dialect, const accounting::HeldRecord& held, std::size_t position,
+                           const radius::Dictionary& dictionary, std::string_view error) {
+  (void)dialect;
+  const accounting::Record& r = held.record;
+  return "INSERT INTO " + std::string(kQuarantineTable) +
+         " (log_index, entry_position, record_key, status_type, client, attributes, attributes_hex, error) "
+         "VALUES (" +
+         std::to_string(held.index) + ", " + std::to_string(position) + ", '" + r.key.hex() + "', " +
+         std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
+         quote(attributes_json(r, dictionary)) + ", '" + hex_of(r.attributes) + "', " + quote(error) + ")";
+}
+
 std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> records,
-                      const radius::Dictionary& dictionary) {
+                      const radius::Dictionary& dictionary, const KnownKeys& known,
+                      std::size_t first_position) {
   if (records.empty()) return {};
   const bool pg = dialect == Dialect::kPostgres;
   auto timestamp_of = [pg](std::int64_t unix_ms) {
@@ -445,25 +580,28 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
   };
   // One multi-row insert for the log. An entry packs several records under
   // one log index, so a record is (log index, position in its entry); the
-  // batch never splits an entry (LedgerState::records_after), so positions
-  // count from 0 here. The primary key makes a second export of the same
+  // batch splits an entry only when the sink isolates a refused record
+  // (first_position). The primary key makes a second export of the same
   // record fail the whole transaction instead of duplicating it (a defence
-  // behind the cursor check).
+  // behind the cursor check). A key already logged (a record re-sent after
+  // the de-duplication window) adds nothing: the first row stays.
   std::string sql = "INSERT INTO " + std::string(kLogTable) +
                     " (log_index, entry_position, record_key, status_type, client, received_time, "
                     "event_time, acctuniqueid, "
                     "attributes) VALUES ";
-  std::size_t position = 0;
+  const std::vector<std::size_t> positions = entry_positions(records, first_position);
+  std::set<std::string> keys = known;  // known, then each key of the batch once
+  std::vector<bool> repeated(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     const accounting::Record& r = records[i].record;
-    position = i > 0 && records[i - 1].index == records[i].index ? position + 1 : 0;
+    repeated[i] = !keys.insert(r.key.hex()).second;
     if (i > 0) sql += ",\n";
-    sql += "(" + std::to_string(records[i].index) + ", " + std::to_string(position) + ", '" + r.key.hex() +
-           "', " + std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
+    sql += "(" + std::to_string(records[i].index) + ", " + std::to_string(positions[i]) + ", '" +
+           r.key.hex() + "', " + std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
            timestamp_of(r.received_unix_ms) + ", " + timestamp_of(r.event_unix_ms) + ", '" + r.session.hex() +
            "', " + quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
   }
-  sql += ";\n";
+  sql += " ON CONFLICT (record_key) DO NOTHING;\n";
   // radacct: one multi-row statement per status type and "wave" instead of
   // one statement per record (PostgreSQL spends most of a single-row
   // statement on parsing, planning and the round of its ten indexes, not
@@ -490,8 +628,9 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
     waves.clear();
     seen.clear();
   };
-  for (const accounting::HeldRecord& held : records) {
-    const accounting::Record& r = held.record;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (repeated[i]) continue;  // radacct has seen this record already
+    const accounting::Record& r = records[i].record;
     if (is_nas_restart(r.status_type)) {
       flush();
       sql += nas_restart_sql(dialect, r, dictionary);

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +27,18 @@ enum class Dialect : std::uint8_t { kPostgres, kSqlite };
 inline constexpr std::string_view kLogTable = "radiusward_accounting_log";
 inline constexpr std::string_view kCursorTable = "radiusward_export_cursor";
 inline constexpr std::string_view kSchemaTable = "radiusward_schema_version";
+// Records the database refused even after normalisation, with its error
+// (docs/accounting.md "Export to SQL", Quarantine).
+inline constexpr std::string_view kQuarantineTable = "radiusward_quarantine";
+
+// radacct's counters are `bigint`: Gigawords x 2^32 + Octets is clamped to
+// this (a NAS sending Gigawords >= 2^31 would overflow it).
+inline constexpr std::uint64_t kCounterMax = 9'223'372'036'854'775'807ull;
+
+// Record keys (hex) already in the log table: a record re-sent after the
+// de-duplication window forgot its key. The log insert skips them and
+// radacct is not touched for them (docs/accounting.md "Export to SQL", Re-sent records).
+using KnownKeys = std::set<std::string>;
 
 // One schema step: applied once, in version order, each in its own
 // transaction together with the row recording its version.
@@ -38,6 +52,7 @@ struct Migration {
 // Every migration, ascending. Version 1 creates radacct exactly as
 // FreeRADIUS's schema.sql does, but only if absent (so a database made by
 // FreeRADIUS works unchanged), the log table and the cursor row (at 0).
+// Version 2 creates the quarantine table.
 [[nodiscard]] const std::vector<Migration>& migrations(Dialect dialect);
 
 // Reads the cursor. With `lock_row`, inside the batch's transaction: on
@@ -48,15 +63,42 @@ struct Migration {
 // Moves the cursor to `exported_through`.
 [[nodiscard]] std::string cursor_update_sql(std::uint64_t exported_through);
 
+// The query listing which of `records`' keys the log table already holds
+// (one text column, record_key); run inside the batch's transaction.
+[[nodiscard]] std::string known_keys_sql(std::span<const accounting::HeldRecord> records);
+
+// Each record's position in its log entry (records of one index are
+// consecutive; `first_position` is the first record's).
+[[nodiscard]] std::vector<std::size_t> entry_positions(std::span<const accounting::HeldRecord> records,
+                                                       std::size_t first_position = 0);
+
 // The statements that export `records` (log order, all above the cursor,
-// whole entries: every record of a log index or none):
+// whole entries: every record of a log index or none, unless
+// `first_position` says where in its entry the first record stands):
 // one multi-row insert into the log table, then radacct's statements as
 // multi-row inserts per status type (a session's records in log order,
 // Accounting-On/Off where they stand), with the effect of running each
 // record's radacct_sql in log order. No transaction control, no cursor:
-// the sink wraps them. Empty input gives empty text.
+// the sink wraps them. Empty input gives empty text. A record whose key is
+// in `known` or earlier in the batch adds no log row (ON CONFLICT
+// (record_key) DO NOTHING) and no radacct statement.
 [[nodiscard]] std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> records,
-                                    const radius::Dictionary& dictionary);
+                                    const radius::Dictionary& dictionary, const KnownKeys& known = {},
+                                    std::size_t first_position = 0);
+
+// The quarantine row of a record the database refused with `error`.
+[[nodiscard]] std::string quarantine_sql(Dialect dialect, const accounting::HeldRecord& held,
+                                         std::size_t position, const radius::Dictionary& dictionary,
+                                         std::string_view error);
+
+// Normalisation (docs/accounting.md "Export to SQL", What reaches SQL), exposed for tests.
+// An address attribute (NAS-IP-Address, Framed-IP-Address: 4 octets;
+// NAS-IPv6-Address, Framed-IPv6-Address: 16; Framed-IPv6-Prefix,
+// Delegated-IPv6-Prefix: RFC 3162 §2.3 layout) as text, or nothing when
+// absent or malformed.
+[[nodiscard]] std::optional<std::string> address_of(const accounting::Record& record, std::uint8_t type);
+// Gigawords x 2^32 + Octets (RFC 2869 §5.1), clamped to kCounterMax.
+[[nodiscard]] std::uint64_t counter_of(std::uint32_t gigawords, std::uint32_t octets);
 
 // The radacct statement of one record (empty for a status type that
 // radacct ignores, such as Failed). Exposed for tests.

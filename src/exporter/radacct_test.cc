@@ -247,9 +247,35 @@ TEST(Radacct, BatchLogsEveryRecordWithItsAttributesAsJson) {
                      "WHERE log_index = 6"),
             "bob,Interim-Update");
   EXPECT_EQ(db.query("SELECT count(*) FROM radacct"), "1");
-  // Exporting the same log index twice fails instead of duplicating.
-  EXPECT_NE(db.try_exec(batch_sql(Dialect::kSqlite, std::span(batch).first(1), SqliteDatabase::dictionary())),
+  // The same record again (its key already logged) adds no log row; the
+  // same position with another record fails instead of duplicating.
+  EXPECT_EQ(db.try_exec(batch_sql(Dialect::kSqlite, std::span(batch).first(1), SqliteDatabase::dictionary())),
             SQLITE_OK);
+  EXPECT_EQ(db.query("SELECT count(*) FROM radiusward_accounting_log"), "4");
+  std::vector<HeldRecord> other = {{5, record(status::kStart, "s2", kT0)}};
+  EXPECT_NE(db.try_exec(batch_sql(Dialect::kSqlite, other, SqliteDatabase::dictionary())), SQLITE_OK);
+}
+
+TEST(Radacct, AKnownKeyTouchesNeitherTheLogNorRadacct) {
+  SqliteDatabase db;
+  db.migrate();
+  const Record start = record(status::kStart, "k1", kT0);
+  const Record interim =
+      record(status::kInterimUpdate, "k1", kT0 + 60, Attributes().u32(attr::kAcctSessionTime, 60));
+  const Record later =
+      record(status::kInterimUpdate, "k1", kT0 + 120, Attributes().u32(attr::kAcctSessionTime, 120));
+  db.exec(batch_sql(Dialect::kSqlite, std::vector<HeldRecord>{{1, start}, {2, interim}, {3, later}},
+                    SqliteDatabase::dictionary()));
+  // `interim` again, in a later batch, and twice within one batch.
+  db.exec(batch_sql(Dialect::kSqlite, std::vector<HeldRecord>{{7, interim}, {7, later}},
+                    SqliteDatabase::dictionary(), KnownKeys{interim.key.hex(), later.key.hex()}));
+  const Record other = record(status::kStart, "k2", kT0);
+  db.exec(batch_sql(Dialect::kSqlite, std::vector<HeldRecord>{{8, other}, {9, other}},
+                    SqliteDatabase::dictionary()));
+  EXPECT_EQ(row(db, "acctsessiontime", "k1"), "120");
+  EXPECT_EQ(
+      db.query("SELECT log_index || ':' || entry_position FROM radiusward_accounting_log ORDER BY log_index"),
+      "1:0|2:0|3:0|8:0");
 }
 
 std::size_t count_of(const std::string& text, std::string_view what) {
@@ -352,6 +378,42 @@ TEST(Radacct, MigrationsApplyOverFreeradiusSqliteSchema) {
             "1700000005,5,User-Request");
   // FreeRADIUS's table (with its class column) is the one written.
   EXPECT_EQ(db.query("SELECT count(*) FROM pragma_table_info('radacct') WHERE name = 'class'"), "1");
+}
+
+TEST(Normalisation, AddressesOnlyWhenWellFormed) {
+  Attributes a;
+  a.ip(attr::kFramedIpAddress, 192, 0, 2, 1);
+  a.text(attr::kNasIpv6Address, std::string("\x20\x01\x0d\xb8", 4));  // 4 of 16 octets
+  a.text(attr::kFramedIpv6Prefix, std::string("\x00\x30\x20\x01\x0d\xb8\x00\x01", 8));
+  a.text(123, std::string("\x00\x81", 2));  // Delegated-IPv6-Prefix, length 129
+  const Record r = record(status::kStart, "a1", kT0, a);
+  EXPECT_EQ(address_of(r, attr::kFramedIpAddress), std::optional<std::string>("192.0.2.1"));
+  EXPECT_EQ(address_of(r, attr::kNasIpAddress), std::optional<std::string>("10.0.0.1"));
+  EXPECT_FALSE(address_of(r, attr::kNasIpv6Address).has_value());
+  EXPECT_EQ(address_of(r, attr::kFramedIpv6Prefix), std::optional<std::string>("2001:db8:1::/48"));
+  EXPECT_FALSE(address_of(r, 123).has_value());
+  EXPECT_FALSE(address_of(r, 168).has_value());  // absent
+}
+
+TEST(Normalisation, CountersAreClampedToBigint) {
+  EXPECT_EQ(counter_of(0, 7), 7u);
+  EXPECT_EQ(counter_of(1, 7), (1ull << 32) + 7);
+  EXPECT_EQ(counter_of(0x7FFFFFFF, 0xFFFFFFFF), kCounterMax);
+  EXPECT_EQ(counter_of(0x80000000, 0), kCounterMax);
+  EXPECT_EQ(counter_of(0xFFFFFFFF, 0xFFFFFFFF), kCounterMax);
+}
+
+TEST(Normalisation, NoNulReachesTheLogTable) {
+  Attributes a;
+  a.text(attr::kCallingStationId, std::string("ab\0c", 4));
+  const std::string json =
+      attributes_json(record(status::kStart, "n1", kT0, a), *radius::Dictionary::builtin());
+  EXPECT_EQ(json.find("\\u0000"), std::string::npos) << json;
+  EXPECT_NE(json.find("ab\xef\xbf\xbd"
+                      "c"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(quote(std::string("x\0y", 3)), "'x\xef\xbf\xbdy'");
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ void accept_by_default(AccessOutcome& outcome) {
 
 // Checks the password or response the request carries against `known_good`.
 // A crypt(3) password is left to the pool when the inputs say so.
-void check_method(const radius::Packet& request, const AccessInputs& inputs, RandomSource& random,
+void check_method(const radius::Packet& request, const AccessInputs& inputs,
                   const auth::Credential& known_good, AccessOutcome& outcome) {
   if (inputs.password || inputs.password_malformed) {
     outcome.method = outcome.method == AuthMethod::kMab ? AuthMethod::kMab : AuthMethod::kPap;
@@ -202,7 +202,7 @@ std::string_view to_string(AuthMethod method) {
 namespace {
 
 void decide(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
-            RandomSource& random, AccessOutcome& outcome) {
+            AccessOutcome& outcome) {
   outcome.accepted = false;
   outcome.method = AuthMethod::kNone;
   outcome.reject = RejectReason::kUnknownUser;
@@ -315,14 +315,14 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
   }
   const auth::Credential* credential = known_good(state, *credentials, outcome.users);
   if (credential == nullptr) return reject(outcome, RejectReason::kNoKnownGoodPassword);
-  check_method(request, inputs, random, *credential, outcome);
+  check_method(request, inputs, *credential, outcome);
 }
 
 }  // namespace
 
 void decide_access(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
                    RandomSource& random, AccessOutcome& outcome) {
-  decide(state, request, inputs, random, outcome);
+  decide(state, request, inputs, outcome);
   const bool decided = outcome.need == AccessNeed::kNothing && !outcome.store_unavailable;
   if (decided && !outcome.accepted) add_ms_chap_error(request, random, outcome);
 }

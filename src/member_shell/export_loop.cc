@@ -1,7 +1,8 @@
 // The exporter's thread: see export_loop.h. Exactly once rests on the sink
 // (the cursor row checked and moved inside each batch's transaction); this
-// loop only decides what to offer and when, so a wrong guess here can delay
-// an export or offer records twice, never write them twice.
+// loop and its core (exporter::ExportCore) only decide what to offer and
+// when, so a wrong guess here can delay an export or offer records twice,
+// never write them twice.
 #include "member_shell/export_loop.h"
 
 #include <spdlog/spdlog.h>
@@ -14,30 +15,54 @@
 namespace rw::member_shell {
 namespace {
 
-// A cursor entry that has not shown up in the ledger after this long is
-// submitted again (its submission may have failed with leadership moving).
-constexpr std::int64_t kCursorResubmitMs = 1000;
+exporter::Failure failure_of(const SinkError& error) {
+  switch (error.kind) {
+    case SinkError::Kind::kUnavailable:
+      return exporter::Failure::kUnavailable;
+    case SinkError::Kind::kRecordRefused:
+      return exporter::Failure::kRecordRefused;
+    case SinkError::Kind::kCursorBehind:
+      return exporter::Failure::kCursorBehind;
+    case SinkError::Kind::kRejected:
+      break;
+  }
+  return exporter::Failure::kRejected;
+}
 
 }  // namespace
 
 nlohmann::json to_json(const ExportStatus& status) {
-  return nlohmann::json{{"database", status.database},
-                        {"active", status.active},
-                        {"connected", status.connected},
-                        {"exported_through", status.exported_through},
-                        {"lag_records", status.lag_records},
-                        {"lag_seconds", status.lag_seconds},
-                        {"records_exported", status.records_exported},
-                        {"batches", status.batches},
-                        {"failures", status.failures},
-                        {"last_error", status.last_error}};
+  nlohmann::json out{{"database", status.database},
+                     {"active", status.active},
+                     {"connected", status.connected},
+                     {"exported_through", status.exported_through},
+                     {"lag_records", status.lag_records},
+                     {"lag_seconds", status.lag_seconds},
+                     {"records_exported", status.records_exported},
+                     {"batches", status.batches},
+                     {"failures", status.failures},
+                     {"last_error", status.last_error},
+                     {"records_quarantined", status.records_quarantined},
+                     {"records_resent", status.records_resent},
+                     {"cursor_alarm", nullptr}};
+  if (status.cursor_alarm) {
+    out["cursor_alarm"] = {{"database_cursor", status.cursor_alarm->database_cursor},
+                           {"ledger_exported_through", status.cursor_alarm->ledger_exported_through}};
+  }
+  return out;
 }
 
 ExportLoop::ExportLoop(std::unique_ptr<ExportSink> sink, ExportLoopOptions options,
                        member_shell::LedgerState& ledger, consensus::Node& node)
-    : sink_(std::move(sink)), options_(std::move(options)), ledger_(ledger), node_(node) {
+    : sink_(std::move(sink)),
+      options_(std::move(options)),
+      ledger_(ledger),
+      node_(node),
+      core_(exporter::CoreOptions{.batch_records_max = options_.batch_records_max,
+                                  .poll_interval_ms = options_.poll_interval_ms,
+                                  .retry_initial_ms = options_.retry_initial_ms,
+                                  .retry_max_ms = options_.retry_max_ms}) {
   status_.database = options_.database;
-  backoff_ms_ = options_.retry_initial_ms;
 }
 
 ExportLoop::~ExportLoop() { stop(); }
@@ -77,67 +102,99 @@ void ExportLoop::run() {
 }
 
 unsigned ExportLoop::step() {
-  if (!node_.ready_for_work()) {
-    if (was_active_) {
-      // Leadership moved: the new leader's exporter takes over from the
-      // database's cursor. Forget ours; it is re-read when we lead again.
-      spdlog::info("export: not the ready leader any more; pausing");
-      sink_->close();
-      was_active_ = false;
-      cursor_known_ = false;
-      std::lock_guard lock(status_mutex_);
-      status_.active = false;
-      status_.connected = false;
-    }
-    return 100;
-  }
-  if (!was_active_) {
+  const exporter::Edge edge = core_.on_round(node_.ready_for_work());
+  if (edge == exporter::Edge::kBecameInactive) {
+    // Leadership moved: the new leader's exporter takes over from the
+    // database's cursor.
+    spdlog::info("export: not the ready leader any more; pausing");
+    sink_->close();
+    std::lock_guard lock(status_mutex_);
+    status_.active = false;
+    status_.connected = false;
+    status_.cursor_alarm.reset();
+  } else if (edge == exporter::Edge::kBecameActive) {
     spdlog::info("export: ready leader; exporting to {}", options_.database);
-    was_active_ = true;
     std::lock_guard lock(status_mutex_);
     status_.active = true;
   }
+  if (!core_.active()) return core_.follower_wait_ms();
   const member_shell::LedgerFigures figures = ledger_.figures();
-  if (!cursor_known_) {
-    // The lag from the ledger alone, so that it shows while the database is
-    // down too: records above the cluster's cursor and the oldest one's age.
-    publish_lag(figures, ledger_.records_after(figures.exported_through, 1));
-    auto through = sink_->exported_through();
-    if (!through) return on_failure(through.error());
-    cursor_ = *through;
-    cursor_known_ = true;
+  if (core_.needs_cursor()) {
+    if (auto wait = read_cursor(figures)) return *wait;
   }
   // The database is ahead of the ledger (a batch committed but its cursor
   // entry did not, or is still on its way): tell the cluster.
-  if (figures.exported_through < cursor_) submit_cursor(cursor_);
+  submit_cursor(figures.exported_through);
 
-  std::vector<accounting::HeldRecord> batch = ledger_.records_after(cursor_, options_.batch_records_max);
+  std::vector<accounting::HeldRecord> batch = ledger_.records_after(core_.cursor(), core_.fetch_max());
   publish_lag(figures, batch);
   {
     std::lock_guard lock(status_mutex_);
-    status_.exported_through = cursor_;
+    status_.exported_through = core_.cursor();
     status_.connected = true;
   }
-  if (batch.empty()) return options_.poll_interval_ms;
-
-  auto written = sink_->write(batch);
-  if (!written) {
-    // The transaction did not commit; the cursor is re-read on the retry.
-    cursor_known_ = false;
-    return on_failure(written.error());
+  const exporter::Plan plan = core_.plan(batch);
+  if (plan.mode == exporter::Plan::Mode::kNothing) return options_.poll_interval_ms;
+  const auto offered = std::span<const accounting::HeldRecord>(batch).first(plan.records);
+  if (plan.mode == exporter::Plan::Mode::kIsolate) {
+    spdlog::warn("export: the database refused a record of log index {}; writing its entry record by record",
+                 offered.front().index);
   }
-  if (backoff_ms_ != options_.retry_initial_ms) spdlog::info("export: database reachable again");
-  backoff_ms_ = options_.retry_initial_ms;
-  cursor_ = written->exported_through;
-  submit_cursor(cursor_);
-  {
-    std::lock_guard lock(status_mutex_);
-    status_.exported_through = cursor_;
-    status_.records_exported += written->records_written;
-    ++status_.batches;
-    status_.last_error.clear();
-  }
+  auto written = plan.mode == exporter::Plan::Mode::kIsolate
+                     ? sink_->write_isolating(offered, figures.exported_through)
+                     : sink_->write(offered, figures.exported_through);
+  if (!written) return on_failure(written.error());
+  on_written(*written);
+  submit_cursor(figures.exported_through);
   return 0;  // more may be waiting: look again at once
+}
+
+std::optional<unsigned> ExportLoop::read_cursor(const member_shell::LedgerFigures& figures) {
+  // The lag from the ledger alone, so that it shows while the database is
+  // down too: records above the cluster's cursor and the oldest one's age.
+  publish_lag(figures, ledger_.records_after(figures.exported_through, 1));
+  auto through = sink_->exported_through();
+  if (!through) return on_failure(through.error());
+  const bool had_alarm = core_.alarm().has_value();
+  if (!core_.on_cursor(*through, figures.exported_through)) {
+    const exporter::CursorAlarm alarm = *core_.alarm();
+    if (!had_alarm) {
+      spdlog::error(
+          "export: STOPPED: the database's export cursor ({}) is below the cluster's ({}): the records "
+          "between them left the cluster but are not in the database (a restored backup, a promoted "
+          "asynchronous replica, another SQLite file?); see docs/operations.md \"Export cursor alarm\"",
+          alarm.database_cursor, alarm.ledger_exported_through);
+    }
+    std::lock_guard lock(status_mutex_);
+    status_.cursor_alarm = alarm;
+    status_.connected = true;
+    status_.exported_through = *through;
+    return core_.alarm_recheck_ms();
+  }
+  if (had_alarm)
+    spdlog::warn("export: the database's cursor ({}) is no longer below the cluster's; resuming", *through);
+  std::lock_guard lock(status_mutex_);
+  status_.cursor_alarm.reset();
+  return std::nullopt;
+}
+
+void ExportLoop::on_written(const WriteResult& written) {
+  if (core_.on_written(written.exported_through)) spdlog::info("export: database reachable again");
+  for (const QuarantinedRecord& q : written.quarantined) {
+    spdlog::warn("export: quarantined the record at log index {} position {} (key {}) in {}: {}", q.index,
+                 q.position, q.key, exporter::kQuarantineTable, q.error);
+  }
+  if (written.records_known > 0) {
+    spdlog::info("export: {} re-sent record(s) already in {} skipped", written.records_known,
+                 exporter::kLogTable);
+  }
+  std::lock_guard lock(status_mutex_);
+  status_.exported_through = written.exported_through;
+  status_.records_exported += written.records_written - written.records_known - written.quarantined.size();
+  status_.records_quarantined += written.quarantined.size();
+  status_.records_resent += written.records_known;
+  ++status_.batches;
+  status_.last_error.clear();
 }
 
 void ExportLoop::publish_lag(const member_shell::LedgerFigures& figures,
@@ -151,30 +208,28 @@ void ExportLoop::publish_lag(const member_shell::LedgerFigures& figures,
                               1000.0);
 }
 
-void ExportLoop::submit_cursor(std::uint64_t exported_through) {
+void ExportLoop::submit_cursor(std::uint64_t ledger_exported_through) {
   const std::int64_t now = io::unix_now_ms();
-  if (exported_through == submitted_cursor_ && now - submitted_at_ms_ < kCursorResubmitMs) return;
-  // Fire and forget: a lost cursor entry is submitted again (above), and a
-  // stale one is a no-op in the ledger (Ledger::apply_cursor).
-  const auto outcome = node_.submit(accounting::encode_export_cursor_entry(exported_through, now),
-                                    [](const consensus::Outcome&) {});
-  if (outcome == consensus::Node::SubmitStatus::kQueued) {
-    submitted_cursor_ = exported_through;
-    submitted_at_ms_ = now;
-  }
+  const std::optional<std::uint64_t> cursor = core_.cursor_to_submit(ledger_exported_through, now);
+  if (!cursor) return;
+  // Fire and forget: a lost cursor entry is submitted again, and a stale
+  // one is a no-op in the ledger (Ledger::apply_cursor).
+  const auto outcome =
+      node_.submit(accounting::encode_export_cursor_entry(*cursor, now), [](const consensus::Outcome&) {});
+  if (outcome == consensus::Node::SubmitStatus::kQueued) core_.on_submitted(*cursor, now);
 }
 
 unsigned ExportLoop::on_failure(const SinkError& error) {
-  spdlog::warn("export: {} (retrying in {} ms)", error.to_string(), backoff_ms_);
-  {
-    std::lock_guard lock(status_mutex_);
-    status_.connected = false;
-    ++status_.failures;
-    status_.last_error = error.to_string();
+  const unsigned wait = core_.on_failure(failure_of(error));
+  if (error.kind == SinkError::Kind::kRecordRefused) {
+    spdlog::warn("export: {} (splitting the batch to find it)", error.to_string());
+  } else {
+    spdlog::warn("export: {} (retrying in {} ms)", error.to_string(), wait);
   }
-  // Wait this long; the next failure waits twice as long, up to the ceiling.
-  const unsigned wait = backoff_ms_;
-  backoff_ms_ = std::max(wait, std::min(options_.retry_max_ms, std::max(1u, wait) * 2));
+  std::lock_guard lock(status_mutex_);
+  if (error.kind != SinkError::Kind::kRecordRefused) status_.connected = false;
+  ++status_.failures;
+  status_.last_error = error.to_string();
   return wait;
 }
 

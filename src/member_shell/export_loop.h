@@ -6,6 +6,8 @@
 // is not the ready leader closes its connection and waits. On a database
 // failure it retries with exponential backoff and never drops a record;
 // meanwhile the ledger keeps accepting until its held bounds are reached.
+// Every decision is exporter::ExportCore's; this shell makes the ledger,
+// database and consensus calls, reads the clock and logs.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,11 +17,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "consensus/node.h"
+#include "exporter/export_core.h"
 #include "member_shell/ledger_state.h"
 #include "member_shell/sql_export_sink.h"
 
@@ -43,8 +47,13 @@ struct ExportStatus {
   double lag_seconds = 0;              // age of the oldest of them (gateway receive time)
   std::uint64_t records_exported = 0;  // by this process
   std::uint64_t batches = 0;
-  std::uint64_t failures = 0;  // failed database calls
-  std::string last_error;      // empty after a success
+  std::uint64_t failures = 0;             // failed database calls
+  std::string last_error;                 // empty after a success
+  std::uint64_t records_quarantined = 0;  // refused by the database, kept in radiusward_quarantine
+  std::uint64_t records_resent = 0;       // keys already in the log table: skipped
+  // The database's cursor is below the cluster's: the export stopped
+  // (docs/operations.md "Export cursor alarm").
+  std::optional<exporter::CursorAlarm> cursor_alarm;
 };
 
 // The "export" object of a member's /status (docs/operations.md).
@@ -66,9 +75,14 @@ class ExportLoop {
 
  private:
   void run();
-  // One step while leader; returns how long to wait before the next.
+  // One round; returns how long to wait before the next.
   unsigned step();
-  void submit_cursor(std::uint64_t exported_through);
+  // Submits the cursor entry the core asks for, if any.
+  void submit_cursor(std::uint64_t ledger_exported_through);
+  // Reads the database's cursor into the core; returns the wait when the
+  // round must end here (a failure or the alarm).
+  std::optional<unsigned> read_cursor(const member_shell::LedgerFigures& figures);
+  void on_written(const WriteResult& written);
   // Lag for /status: `waiting` are the first records still to export.
   void publish_lag(const member_shell::LedgerFigures& figures,
                    const std::vector<accounting::HeldRecord>& waiting);
@@ -86,13 +100,8 @@ class ExportLoop {
   std::condition_variable wake_;
   bool stopping_ = false;  // guarded by wake_mutex_
 
-  // Loop thread only.
-  bool was_active_ = false;
-  bool cursor_known_ = false;
-  std::uint64_t cursor_ = 0;
-  std::uint64_t submitted_cursor_ = 0;
-  std::int64_t submitted_at_ms_ = 0;
-  unsigned backoff_ms_ = 0;
+  // Loop thread only: the decisions.
+  exporter::ExportCore core_;
 
   mutable std::mutex status_mutex_;
   ExportStatus status_;

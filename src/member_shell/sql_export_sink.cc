@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -47,24 +48,14 @@ class SqlSink : public ExportSink {
     return *cursor;
   }
 
-  Result<WriteResult, SinkError> write(std::span<const accounting::HeldRecord> records) override {
-    if (auto o = open(); !o) return fail(o.error());
-    if (auto r = exec(begin_sql()); !r) return fail(fail_and_close(r.error()).error());
-    auto cursor = query_u64(exporter::cursor_select_sql(dialect_, true));
-    if (!cursor) return fail(abort(cursor.error()));
-    std::size_t first = 0;
-    while (first < records.size() && records[first].index <= *cursor) ++first;
-    const auto fresh = records.subspan(first);
-    if (fresh.empty()) {
-      if (auto r = exec("COMMIT"); !r) return fail(abort(r.error()));
-      return WriteResult{*cursor, 0};
-    }
-    const std::uint64_t last = fresh.back().index;
-    std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_);
-    sql += exporter::cursor_update_sql(last);
-    sql += ";\nCOMMIT";
-    if (auto r = exec(sql); !r) return fail(abort(r.error()));
-    return WriteResult{last, fresh.size()};
+  Result<WriteResult, SinkError> write(std::span<const accounting::HeldRecord> records,
+                                       std::uint64_t floor) override {
+    return transact(records, floor, false);
+  }
+
+  Result<WriteResult, SinkError> write_isolating(std::span<const accounting::HeldRecord> records,
+                                                 std::uint64_t floor) override {
+    return transact(records, floor, true);
   }
 
   exporter::Dialect dialect() const override { return dialect_; }
@@ -76,6 +67,9 @@ class SqlSink : public ExportSink {
   virtual Result<void, SinkError> exec(const std::string& sql) = 0;
   // The single integer the query returns (0 for NULL); no row is an error.
   virtual Result<std::uint64_t, SinkError> query_u64(const std::string& sql) = 0;
+
+  // The first column of every row (text).
+  virtual Result<std::vector<std::string>, SinkError> query_texts(const std::string& sql) = 0;
 
   std::string begin_sql() const {
     return dialect_ == exporter::Dialect::kSqlite ? "BEGIN IMMEDIATE" : "BEGIN";
@@ -96,6 +90,59 @@ class SqlSink : public ExportSink {
   bool migrated_ = false;
 
  private:
+  // One transaction: lock and check the cursor, skip what it covers and
+  // the keys already logged, write (all at once, or each record under a
+  // savepoint with refused ones quarantined), move the cursor, commit.
+  Result<WriteResult, SinkError> transact(std::span<const accounting::HeldRecord> records,
+                                          std::uint64_t floor, bool isolate) {
+    if (auto o = open(); !o) return fail(o.error());
+    if (auto r = exec(begin_sql()); !r) return fail(fail_and_close(r.error()).error());
+    auto cursor = query_u64(exporter::cursor_select_sql(dialect_, true));
+    if (!cursor) return fail(abort(cursor.error()));
+    if (*cursor < floor) {
+      return fail(
+          abort(SinkError{Kind::kCursorBehind, "the database's export cursor " + std::to_string(*cursor) +
+                                                   " is below the cluster's " + std::to_string(floor)}));
+    }
+    std::size_t first = 0;
+    while (first < records.size() && records[first].index <= *cursor) ++first;
+    const auto fresh = records.subspan(first);
+    if (fresh.empty()) {
+      if (auto r = exec("COMMIT"); !r) return fail(abort(r.error()));
+      return WriteResult{*cursor, 0, 0, {}};
+    }
+    auto logged = query_texts(exporter::known_keys_sql(fresh));
+    if (!logged) return fail(abort(logged.error()));
+    exporter::KnownKeys known(logged->begin(), logged->end());
+    WriteResult result{fresh.back().index, fresh.size(), known.size(), {}};
+    if (!isolate) {
+      std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_, known);
+      if (auto r = exec(sql); !r) return fail(abort(r.error()));
+    } else {
+      const std::vector<std::size_t> positions = exporter::entry_positions(fresh);
+      for (std::size_t i = 0; i < fresh.size(); ++i) {
+        if (auto r = exec("SAVEPOINT rw_record"); !r) return fail(abort(r.error()));
+        auto r = exec(exporter::batch_sql(dialect_, fresh.subspan(i, 1), *dictionary_, known, positions[i]));
+        if (r) {
+          known.insert(fresh[i].record.key.hex());
+        } else if (r.error().kind == Kind::kRecordRefused) {
+          if (auto b = exec("ROLLBACK TO SAVEPOINT rw_record"); !b) return fail(abort(b.error()));
+          auto q = exec(
+              exporter::quarantine_sql(dialect_, fresh[i], positions[i], *dictionary_, r.error().message));
+          if (!q) return fail(abort(q.error()));
+          result.quarantined.push_back(
+              QuarantinedRecord{fresh[i].index, positions[i], fresh[i].record.key.hex(), r.error().message});
+        } else {
+          return fail(abort(r.error()));
+        }
+        if (auto e = exec("RELEASE SAVEPOINT rw_record"); !e) return fail(abort(e.error()));
+      }
+    }
+    if (auto r = exec(exporter::cursor_update_sql(result.exported_through) + ";\nCOMMIT"); !r)
+      return fail(abort(r.error()));
+    return result;
+  }
+
   exporter::Dialect dialect_;
   std::shared_ptr<const radius::Dictionary> dictionary_;
 };
@@ -104,8 +151,11 @@ class SqlSink : public ExportSink {
 
 class PostgresSink final : public SqlSink {
  public:
-  PostgresSink(std::string conninfo, std::shared_ptr<const radius::Dictionary> dictionary)
-      : SqlSink(exporter::Dialect::kPostgres, std::move(dictionary)), conninfo_(std::move(conninfo)) {}
+  PostgresSink(std::string conninfo, std::shared_ptr<const radius::Dictionary> dictionary,
+               const config::MemberConfig::PostgresTimeouts& timeouts)
+      : SqlSink(exporter::Dialect::kPostgres, std::move(dictionary)),
+        conninfo_(std::move(conninfo)),
+        timeouts_(timeouts) {}
   ~PostgresSink() override { close(); }
 
   void close() override {
@@ -120,7 +170,21 @@ class PostgresSink final : public SqlSink {
   Result<void, SinkError> connect() override {
     if (connected()) return {};
     close();
-    conn_ = PQconnectdb(conninfo_.c_str());
+    // Keywords are read in order and the last wins: the bounds first, then
+    // the operator's conninfo (expanded from dbname), which may override them.
+    const std::string values[] = {std::to_string(timeouts_.connect_timeout_s),
+                                  "1",
+                                  std::to_string(timeouts_.keepalives_idle_s),
+                                  std::to_string(timeouts_.keepalives_interval_s),
+                                  std::to_string(timeouts_.keepalives_count),
+                                  std::to_string(timeouts_.tcp_user_timeout_ms),
+                                  conninfo_};
+    const char* keywords[] = {
+        "connect_timeout",  "keepalives",       "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "dbname",          nullptr};
+    const char* value_ptrs[std::size(values) + 1] = {};
+    for (std::size_t i = 0; i < std::size(values); ++i) value_ptrs[i] = values[i].c_str();
+    conn_ = PQconnectdbParams(keywords, value_ptrs, 1);
     if (conn_ == nullptr) return fail(unavailable("PQconnectdb: out of memory"));
     if (PQstatus(conn_) != CONNECTION_OK) {
       SinkError error = unavailable(std::string("connect: ") + PQerrorMessage(conn_));
@@ -133,7 +197,13 @@ class PostgresSink final : public SqlSink {
         conn_, [](void*, const char*) {}, nullptr);
     // Timestamps are written with to_timestamp (UTC instants); a fixed
     // session zone keeps any text rendering the same on every member.
-    return exec("SET TIME ZONE 'UTC'");
+    // The session bounds: a lock held by an old leader (the cursor row), a
+    // statement or an open transaction that stops moving fail the call
+    // (retried with backoff) instead of stopping the export.
+    return exec("SET TIME ZONE 'UTC'; SET lock_timeout = " + std::to_string(timeouts_.lock_timeout_ms) +
+                "; SET statement_timeout = " + std::to_string(timeouts_.statement_timeout_ms) +
+                "; SET idle_in_transaction_session_timeout = " +
+                std::to_string(timeouts_.idle_in_transaction_session_timeout_ms));
   }
 
   Result<void, SinkError> exec(const std::string& sql) override {
@@ -146,6 +216,19 @@ class PostgresSink final : public SqlSink {
     SinkError error = error_of(result);
     PQclear(result);
     return fail(std::move(error));
+  }
+
+  Result<std::vector<std::string>, SinkError> query_texts(const std::string& sql) override {
+    PGresult* result = PQexec(conn_, sql.c_str());
+    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
+      SinkError error = error_of(result);
+      PQclear(result);
+      return fail(std::move(error));
+    }
+    std::vector<std::string> out;
+    for (int row = 0; row < PQntuples(result); ++row) out.emplace_back(PQgetvalue(result, row, 0));
+    PQclear(result);
+    return out;
   }
 
   Result<std::uint64_t, SinkError> query_u64(const std::string& sql) override {
@@ -168,19 +251,26 @@ class PostgresSink final : public SqlSink {
  private:
   // Connection-class failures are worth retrying as they are (SQLSTATE
   // classes 08 connection, 53 resources, 57 operator intervention such as
-  // a shutdown, 40 serialisation); anything else is the SQL's fault.
+  // a shutdown or a statement timeout, 40 serialisation, 55P03 a lock
+  // timeout, 25P03 an idle transaction ended); data exceptions (22),
+  // integrity constraints (23) and program limits (54) are a record's
+  // values; anything else is the SQL's fault.
   SinkError error_of(const PGresult* result) const {
     std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn_);
     if (PQstatus(conn_) != CONNECTION_OK) return unavailable(message);
     const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
     const std::string code = state ? state : "";
-    for (const char* retryable : {"08", "53", "57", "40"}) {
+    for (const char* retryable : {"08", "53", "57", "40", "55P03", "25P03"}) {
       if (code.rfind(retryable, 0) == 0) return unavailable(message);
+    }
+    for (const char* data : {"22", "23", "54"}) {
+      if (code.rfind(data, 0) == 0) return SinkError{Kind::kRecordRefused, message};
     }
     return rejected(message);
   }
 
   std::string conninfo_;
+  config::MemberConfig::PostgresTimeouts timeouts_;
   PGconn* conn_ = nullptr;
 };
 
@@ -226,6 +316,21 @@ class SqliteSink final : public SqlSink {
     return fail(error_of(rc, text));
   }
 
+  Result<std::vector<std::string>, SinkError> query_texts(const std::string& sql) override {
+    sqlite3_stmt* statement = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &statement, nullptr);
+    if (rc != SQLITE_OK) return fail(error_of(rc, sqlite3_errmsg(db_)));
+    std::vector<std::string> out;
+    while ((rc = sqlite3_step(statement)) == SQLITE_ROW) {
+      const unsigned char* text = sqlite3_column_text(statement, 0);
+      out.emplace_back(text ? reinterpret_cast<const char*>(text) : "");
+    }
+    const std::string message = sqlite3_errmsg(db_);
+    sqlite3_finalize(statement);
+    if (rc != SQLITE_DONE) return fail(error_of(rc, message));
+    return out;
+  }
+
   Result<std::uint64_t, SinkError> query_u64(const std::string& sql) override {
     sqlite3_stmt* statement = nullptr;
     int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &statement, nullptr);
@@ -247,6 +352,9 @@ class SqliteSink final : public SqlSink {
         primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) {
       return unavailable(message);
     }
+    if (primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG || primary == SQLITE_MISMATCH) {
+      return SinkError{Kind::kRecordRefused, message};
+    }
     return rejected(message);
   }
 
@@ -257,12 +365,23 @@ class SqliteSink final : public SqlSink {
 }  // namespace
 
 std::string SinkError::to_string() const {
-  return std::string(kind == Kind::kUnavailable ? "database unavailable: " : "database refused: ") + message;
+  switch (kind) {
+    case Kind::kUnavailable:
+      return "database unavailable: " + message;
+    case Kind::kRecordRefused:
+      return "database refused a record: " + message;
+    case Kind::kCursorBehind:
+      return "database cursor behind: " + message;
+    case Kind::kRejected:
+      break;
+  }
+  return "database refused: " + message;
 }
 
 std::unique_ptr<ExportSink> make_postgres_sink(std::string conninfo,
-                                               std::shared_ptr<const radius::Dictionary> dictionary) {
-  return std::make_unique<PostgresSink>(std::move(conninfo), std::move(dictionary));
+                                               std::shared_ptr<const radius::Dictionary> dictionary,
+                                               const config::MemberConfig::PostgresTimeouts& timeouts) {
+  return std::make_unique<PostgresSink>(std::move(conninfo), std::move(dictionary), timeouts);
 }
 
 std::unique_ptr<ExportSink> make_sqlite_sink(std::string path,

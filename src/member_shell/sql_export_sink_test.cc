@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -136,7 +137,7 @@ TEST_P(SinkTest, MigratesOnceAndStartsTheCursorAtZero) {
   ASSERT_TRUE(sink->open()) << sink->open().error().to_string();
   auto again = db_.make_sink();
   ASSERT_TRUE(again->open());
-  EXPECT_EQ(db_.query("SELECT version FROM radiusward_schema_version"), "1");
+  EXPECT_EQ(db_.query("SELECT version FROM radiusward_schema_version ORDER BY version"), "1|2");
   auto through = sink->exported_through();
   ASSERT_TRUE(through);
   EXPECT_EQ(*through, 0u);
@@ -188,10 +189,158 @@ TEST_P(SinkTest, AFailedBatchLeavesNothingAndTheCursorBehind) {
             " RETURNING log_index");
   auto failed = sink->write(std::span(records).subspan(1));
   ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error().kind, SinkError::Kind::kRejected);
+  // A constraint: a record's problem as far as the sink can tell (the
+  // exporter would isolate it and quarantine it rather than stop).
+  EXPECT_EQ(failed.error().kind, SinkError::Kind::kRecordRefused);
   EXPECT_EQ(cursor(), "10");
   EXPECT_EQ(db_.query("SELECT log_index FROM radiusward_accounting_log ORDER BY log_index"), "10|12");
   EXPECT_EQ(db_.query("SELECT acctsessiontime FROM radacct"), "0");  // the Start only
+}
+
+// Appends a raw TLV (RFC 2865 §5) to a record's attributes.
+void append(accounting::Record& record, std::uint8_t type, const std::string& value) {
+  record.attributes.push_back(type);
+  record.attributes.push_back(static_cast<std::uint8_t>(value.size() + 2));
+  record.attributes.insert(record.attributes.end(), value.begin(), value.end());
+}
+
+TEST_P(SinkTest, NormalisesValuesTheDatabaseWouldRefuse) {
+  // What one NAS can send that stopped the export before: a NUL in a
+  // string (jsonb refuses \u0000), malformed addresses ('0x..'::inet) and
+  // Gigawords >= 2^31 (bigint overflow).
+  RequestSpec spec;
+  spec.status_type = status::kInterimUpdate;
+  spec.user_name = std::string("bo\0b", 4);
+  spec.session_id = "nul1";
+  spec.nas_ip.reset();
+  spec.event_timestamp = 1'700'000'000;
+  spec.input_octets = 5;
+  accounting::Record record = record_of(spec);
+  append(record, radius::attr::kNasIpAddress, std::string("\x0a\x00\x00\x01\x02", 5));
+  append(record, radius::attr::kFramedIpAddress, std::string("\x0a\x00\x00", 3));
+  append(record, radius::attr::kAcctInputGigawords, std::string("\xff\xff\xff\xff", 4));
+  append(record, radius::attr::kAcctOutputGigawords, std::string("\x80\x00\x00\x00", 4));
+  auto sink = db_.make_sink();
+  auto written = sink->write(std::vector<HeldRecord>{{40, record}});
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(written->exported_through, 40u);
+  EXPECT_EQ(db_.query("SELECT username FROM radacct"),
+            "bo\xef\xbf\xbd"
+            "b");  // NUL -> U+FFFD
+  EXPECT_EQ(db_.query("SELECT acctinputoctets || ',' || acctoutputoctets FROM radacct"),
+            "9223372036854775807,9223372036854775807");
+  const bool pg = GetParam() == exporter::Dialect::kPostgres;
+  EXPECT_EQ(
+      db_.query(
+          pg ? "SELECT host(nasipaddress) || ',' || coalesce(host(framedipaddress), 'NULL') FROM radacct"
+             : "SELECT nasipaddress || ',' || framedipaddress FROM radacct"),
+      pg ? "0.0.0.0,NULL" : ",");
+  // The log table keeps the malformed bytes, as hex, and the name.
+  const std::string attributes = db_.query("SELECT attributes FROM radiusward_accounting_log");
+  EXPECT_NE(attributes.find("0x0a00000102"), std::string::npos) << attributes;
+  EXPECT_NE(attributes.find("0x0a0000"), std::string::npos) << attributes;
+  EXPECT_NE(attributes.find("bo\xef\xbf\xbd"
+                            "b"),
+            std::string::npos)
+      << attributes;
+}
+
+TEST_P(SinkTest, QuarantinesARecordTheDatabaseRefusesAndExportsTheRest) {
+  // A refusal normalisation cannot prevent: the test adds a rule to
+  // radacct (a CHECK constraint on PostgreSQL; SQLite's ALTER TABLE cannot
+  // add one, so a trigger that RAISEs ABORT, a constraint error there too).
+  auto sink = db_.make_sink();
+  ASSERT_TRUE(sink->open());
+  const bool pg = GetParam() == exporter::Dialect::kPostgres;
+  db_.query(pg ? "ALTER TABLE radacct ADD CONSTRAINT no_mallory CHECK (username <> 'mallory')"
+               : "CREATE TRIGGER no_mallory BEFORE INSERT ON radacct WHEN NEW.username = 'mallory' "
+                 "BEGIN SELECT RAISE(ABORT, 'no_mallory refused'); END");
+  RequestSpec a;
+  a.session_id = "q1";
+  RequestSpec bad = a;
+  bad.session_id = "q2";
+  bad.user_name = "mallory";
+  RequestSpec c = a;
+  c.session_id = "q3";
+  // One log entry (index 20) of three records, the middle one refused.
+  std::vector<HeldRecord> entry{{20, record_of(a)}, {20, record_of(bad)}, {20, record_of(c)}};
+  auto refused = sink->write(entry);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, SinkError::Kind::kRecordRefused) << refused.error().to_string();
+  EXPECT_EQ(cursor(), "0");
+  auto written = sink->write_isolating(entry);
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(written->exported_through, 20u);
+  ASSERT_EQ(written->quarantined.size(), 1u);
+  EXPECT_EQ(written->quarantined[0].index, 20u);
+  EXPECT_EQ(written->quarantined[0].position, 1u);
+  EXPECT_NE(written->quarantined[0].error.find("no_mallory"), std::string::npos)
+      << written->quarantined[0].error;
+  EXPECT_EQ(cursor(), "20");
+  EXPECT_EQ(db_.query("SELECT acctsessionid FROM radacct ORDER BY acctsessionid"), "q1|q3");
+  EXPECT_EQ(db_.query("SELECT entry_position FROM radiusward_accounting_log ORDER BY entry_position"), "0|2");
+  EXPECT_EQ(db_.query("SELECT log_index || ',' || entry_position || ',' || record_key || ',' || client FROM "
+                      "radiusward_quarantine"),
+            "20,1," + record_of(bad).key.hex() + ",nas1");
+  const std::string kept = db_.query("SELECT attributes || ' ' || error FROM radiusward_quarantine");
+  EXPECT_NE(kept.find("mallory"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("no_mallory"), std::string::npos) << kept;
+}
+
+TEST_P(SinkTest, ARecordResentAfterTheWindowIsLoggedOnceAndNotAppliedTwice) {
+  // Start, then two Interim-Updates; the first Interim-Update comes back
+  // (same key) in a later batch after the ledger forgot its key. Applied
+  // again it would set the counters back to 100.
+  RequestSpec start;
+  start.session_id = "re1";
+  start.event_timestamp = 1'700'000'000;
+  RequestSpec first = start;
+  first.status_type = status::kInterimUpdate;
+  first.event_timestamp = 1'700'000'060;
+  first.session_time_s = 60;
+  first.input_octets = 100;
+  RequestSpec second = first;
+  second.event_timestamp = 1'700'000'120;
+  second.session_time_s = 120;
+  second.input_octets = 200;
+  RequestSpec other = start;
+  other.session_id = "re2";
+  auto sink = db_.make_sink();
+  ASSERT_TRUE(sink->write(
+      std::vector<HeldRecord>{{10, record_of(start)}, {11, record_of(first)}, {12, record_of(second)}}));
+  auto again = sink->write(std::vector<HeldRecord>{{30, record_of(first)}, {31, record_of(other)}});
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(again->exported_through, 31u);
+  EXPECT_EQ(again->records_known, 1u);
+  EXPECT_EQ(
+      db_.query("SELECT acctsessiontime || ',' || acctinputoctets FROM radacct WHERE acctsessionid = 're1'"),
+      "120,200");
+  EXPECT_EQ(db_.query("SELECT count(*) FROM radiusward_accounting_log WHERE record_key = '" +
+                      record_of(first).key.hex() + "'"),
+            "1");
+  EXPECT_EQ(db_.query("SELECT log_index FROM radiusward_accounting_log ORDER BY log_index"), "10|11|12|31");
+  EXPECT_EQ(count("radacct"), "2");
+  // The same through the isolating path.
+  auto isolated = sink->write_isolating(std::vector<HeldRecord>{{40, record_of(second)}});
+  ASSERT_TRUE(isolated) << isolated.error().to_string();
+  EXPECT_EQ(isolated->records_known, 1u);
+  EXPECT_EQ(cursor(), "40");
+  EXPECT_EQ(count("radiusward_accounting_log"), "4");
+}
+
+TEST_P(SinkTest, ACursorBelowTheFloorWritesNothing) {
+  auto sink = db_.make_sink();
+  ASSERT_TRUE(sink->write(session_records()));
+  // The database goes back in time (a restored backup): the cluster's
+  // cursor (12) is above the database's now.
+  db_.query("UPDATE radiusward_export_cursor SET exported_through = 5 RETURNING 1");
+  RequestSpec later;
+  later.session_id = "after";
+  auto behind = sink->write(std::vector<HeldRecord>{{13, record_of(later)}}, 12);
+  ASSERT_FALSE(behind);
+  EXPECT_EQ(behind.error().kind, SinkError::Kind::kCursorBehind) << behind.error().to_string();
+  EXPECT_EQ(cursor(), "5");
+  EXPECT_EQ(count("radiusward_accounting_log"), "3");
 }
 
 INSTANTIATE_TEST_SUITE_P(Databases, SinkTest,
@@ -213,6 +362,36 @@ TEST(PostgresSink, AnOutageIsRetryableAndTheNextCallReconnects) {
   auto up = sink->write(std::span(records).subspan(1));
   ASSERT_TRUE(up) << up.error().to_string();
   EXPECT_EQ(up->exported_through, 12u);
+  EXPECT_EQ(pg_query(conninfo, "SELECT count(*) FROM radiusward_accounting_log"), "3");
+}
+
+TEST(PostgresSink, ALockHeldOnTheCursorRowFailsFastAndTheRetrySucceeds) {
+  // An old leader, partitioned in the middle of a batch, holds the cursor
+  // row: lock_timeout makes the new leader's write fail (retryable) instead
+  // of waiting for the old one's TCP connection to die.
+  const std::string conninfo = new_database("t_lock");
+  config::MemberConfig::PostgresTimeouts timeouts;
+  timeouts.lock_timeout_ms = 300;
+  auto sink = make_postgres_sink(conninfo, dictionary(), timeouts);
+  ASSERT_TRUE(sink->open());
+  PGconn* old_leader = PQconnectdb(conninfo.c_str());
+  ASSERT_EQ(PQstatus(old_leader), CONNECTION_OK);
+  PQclear(PQexec(old_leader, "BEGIN"));
+  PGresult* locked = PQexec(old_leader, "SELECT exported_through FROM radiusward_export_cursor FOR UPDATE");
+  ASSERT_EQ(PQresultStatus(locked), PGRES_TUPLES_OK);
+  PQclear(locked);
+  auto records = session_records();
+  const auto started = std::chrono::steady_clock::now();
+  auto blocked = sink->write(records);
+  const auto waited = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().kind, SinkError::Kind::kUnavailable) << blocked.error().to_string();
+  EXPECT_NE(blocked.error().message.find("lock timeout"), std::string::npos) << blocked.error().message;
+  EXPECT_LT(waited, std::chrono::seconds(3));
+  PQfinish(old_leader);  // the old leader's session ends: its lock goes
+  auto written = sink->write(records);
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(written->exported_through, 12u);
   EXPECT_EQ(pg_query(conninfo, "SELECT count(*) FROM radiusward_accounting_log"), "3");
 }
 

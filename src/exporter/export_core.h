@@ -1,0 +1,116 @@
+// The exporter's decisions (docs/design.md invariant 3), pure: leadership edges,
+// which records above the database's cursor to offer, when to submit the
+// cursor entry again, backoff, the split that isolates a record the database
+// refuses, and the alarm for a database cursor below the cluster's. Events
+// in, decisions out; no clock (times are inputs), threads, I/O or logging.
+// The shell (src/member_shell/export_loop.h) makes the database and ledger
+// calls these decisions ask for (docs/accounting.md "Export to SQL").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "accounting/ledger.h"
+
+namespace rw::exporter {
+
+struct CoreOptions {
+  std::size_t batch_records_max = 2000;
+  unsigned poll_interval_ms = 20;          // idle wait for new records
+  unsigned retry_initial_ms = 100;         // first backoff after a failure
+  unsigned retry_max_ms = 10'000;          // backoff ceiling
+  unsigned follower_wait_ms = 100;         // wait while not the ready leader
+  unsigned alarm_recheck_ms = 5000;        // re-read of a cursor below the cluster's
+  std::int64_t cursor_resubmit_ms = 1000;  // a cursor entry not seen applied after this is sent again
+};
+
+// How a database call failed, as far as the decisions go.
+enum class Failure : std::uint8_t {
+  kUnavailable,    // connection, timeout, shutdown: retry with backoff
+  kRejected,       // the database refused the SQL for no one record's sake: retry with backoff
+  kRecordRefused,  // a record's values were refused: split the batch down to it
+  kCursorBehind,   // the database's cursor is below the cluster's: re-read it (alarm)
+};
+
+enum class Edge : std::uint8_t { kNone, kBecameActive, kBecameInactive };
+
+// What to do with the records fetched above the cursor.
+struct Plan {
+  enum class Mode : std::uint8_t { kNothing, kWrite, kIsolate } mode = Mode::kNothing;
+  std::size_t records = 0;  // how many of the fetched records, from the first (whole entries)
+};
+
+// A database cursor below the ledger's exported_through: records between
+// the two left the cluster but are not in the database (a restored backup,
+// an asynchronous replica promoted, another SQLite file).
+struct CursorAlarm {
+  std::uint64_t database_cursor = 0;
+  std::uint64_t ledger_exported_through = 0;
+};
+
+class ExportCore {
+ public:
+  explicit ExportCore(CoreOptions options);
+
+  // Each round starts here: whether this member is the ready leader. On
+  // kBecameInactive the shell drops its connection; everything the core
+  // knew about the database is forgotten (it is re-read when leading again).
+  Edge on_round(bool ready);
+  [[nodiscard]] bool active() const { return active_; }
+  [[nodiscard]] unsigned follower_wait_ms() const { return options_.follower_wait_ms; }
+
+  // The database's cursor must be read before fetching.
+  [[nodiscard]] bool needs_cursor() const { return !cursor_known_; }
+  // The cursor as read, against the ledger's exported_through. False: the
+  // alarm is raised (alarm()), nothing is exported, and the shell waits
+  // alarm_recheck_ms() before reading again. A read at or above the
+  // ledger's clears the alarm (the operator restored the database or moved
+  // its cursor, docs/operations.md).
+  bool on_cursor(std::uint64_t database_cursor, std::uint64_t ledger_exported_through);
+  [[nodiscard]] const std::optional<CursorAlarm>& alarm() const { return alarm_; }
+  [[nodiscard]] unsigned alarm_recheck_ms() const { return options_.alarm_recheck_ms; }
+  [[nodiscard]] std::uint64_t cursor() const { return cursor_; }
+
+  // The cursor entry to submit now, if any: the database is ahead of the
+  // ledger and the same entry was not submitted in the last
+  // cursor_resubmit_ms (a lost submission is sent again, a stale one is a
+  // no-op in the ledger).
+  [[nodiscard]] std::optional<std::uint64_t> cursor_to_submit(std::uint64_t ledger_exported_through,
+                                                              std::int64_t now_ms) const;
+  void on_submitted(std::uint64_t cursor, std::int64_t now_ms);
+
+  // How many records to fetch after cursor().
+  [[nodiscard]] std::size_t fetch_max() const { return options_.batch_records_max; }
+  // What to write of `fetched` (records after cursor(), ascending, whole
+  // entries). While a refused record is being looked for, a prefix: half of
+  // the entries known to contain it, and the one entry left isolated
+  // (each record on its own, the refused ones quarantined).
+  Plan plan(std::span<const accounting::HeldRecord> fetched);
+
+  // The last planned write committed with the database's cursor at
+  // `exported_through`. True when it ended a backoff (the shell logs it).
+  bool on_written(std::uint64_t exported_through);
+  // The last database call failed; returns how long to wait before the
+  // next round.
+  unsigned on_failure(Failure failure);
+
+  // While splitting: the highest log index of the smallest batch the
+  // database refused (the refused record is above cursor() and at or below it).
+  [[nodiscard]] const std::optional<std::uint64_t>& refused_through() const { return refused_through_; }
+
+ private:
+  CoreOptions options_;
+  bool active_ = false;
+  bool cursor_known_ = false;
+  std::uint64_t cursor_ = 0;
+  std::optional<CursorAlarm> alarm_;
+  std::uint64_t submitted_cursor_ = 0;
+  std::optional<std::int64_t> submitted_at_ms_;
+  unsigned backoff_ms_;
+  std::optional<std::uint64_t> refused_through_;
+  Plan last_plan_;
+  std::uint64_t last_plan_through_ = 0;  // last log index of the last planned write
+};
+
+}  // namespace rw::exporter

@@ -1,0 +1,259 @@
+// Tests of the exporter's decisions, driven round by round as the shell
+// (src/member_shell/export_loop.cc) drives them, against a fake database
+// (a cursor, the rows written, records it refuses, an outage switch) and a
+// fake ledger (held records, exported_through). The SQL itself runs on real
+// databases in src/member_shell/sql_export_sink_test.cc.
+#include "exporter/export_core.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+namespace rw::exporter {
+namespace {
+
+using accounting::HeldRecord;
+
+// What a real sink does, in memory: one transaction per call.
+struct FakeDatabase {
+  std::uint64_t cursor = 0;
+  std::set<std::uint64_t> refused;  // record ids (HeldRecord::record.status_type) the database refuses
+  bool down = false;
+  std::vector<std::uint32_t> rows;         // ids written, in order
+  std::vector<std::uint32_t> quarantined;  // ids quarantined
+  int transactions = 0;
+
+  // write / write_isolating: the failure or the new cursor.
+  std::optional<Failure> write(std::span<const HeldRecord> records, std::uint64_t floor, bool isolate) {
+    ++transactions;
+    if (down) return Failure::kUnavailable;
+    if (cursor < floor) return Failure::kCursorBehind;
+    std::vector<std::uint32_t> fresh_rows, fresh_quarantine;
+    for (const HeldRecord& held : records) {
+      if (held.index <= cursor) continue;
+      const std::uint32_t id = held.record.status_type;
+      if (refused.contains(id)) {
+        if (!isolate) return Failure::kRecordRefused;
+        fresh_quarantine.push_back(id);
+      } else {
+        fresh_rows.push_back(id);
+      }
+    }
+    rows.insert(rows.end(), fresh_rows.begin(), fresh_rows.end());
+    quarantined.insert(quarantined.end(), fresh_quarantine.begin(), fresh_quarantine.end());
+    if (!records.empty()) cursor = std::max(cursor, records.back().index);
+    return std::nullopt;
+  }
+};
+
+// The ledger side: held records and the cluster's cursor. Record ids are
+// carried in status_type so the fake database can tell them apart.
+struct FakeLedger {
+  std::vector<HeldRecord> held;
+  std::uint64_t exported_through = 0;
+
+  // `entries` entries of `per_entry` records from log index 1; ids from 1.
+  FakeLedger(std::size_t entries, std::size_t per_entry) {
+    std::uint32_t id = 0;
+    for (std::size_t e = 1; e <= entries; ++e) {
+      for (std::size_t r = 0; r < per_entry; ++r) {
+        HeldRecord h;
+        h.index = e;
+        h.record.status_type = ++id;
+        held.push_back(h);
+      }
+    }
+  }
+  std::vector<HeldRecord> after(std::uint64_t index, std::size_t max) const {
+    std::vector<HeldRecord> out;
+    for (const HeldRecord& h : held) {
+      if (h.index <= index) continue;
+      if (out.size() >= max && h.index != out.back().index) break;
+      out.push_back(h);
+    }
+    return out;
+  }
+  void apply_cursor(std::uint64_t cursor) {
+    if (cursor <= exported_through) return;
+    exported_through = cursor;
+    std::erase_if(held, [&](const HeldRecord& h) { return h.index <= cursor; });
+  }
+};
+
+// One round of the shell's step(); returns the wait it decided.
+unsigned run_round(ExportCore& core, FakeDatabase& db, FakeLedger& ledger, std::int64_t now_ms,
+                   bool ready = true) {
+  core.on_round(ready);
+  if (!core.active()) return core.follower_wait_ms();
+  if (core.needs_cursor()) {
+    if (db.down) return core.on_failure(Failure::kUnavailable);
+    if (!core.on_cursor(db.cursor, ledger.exported_through)) return core.alarm_recheck_ms();
+  }
+  auto submit = [&] {
+    if (auto c = core.cursor_to_submit(ledger.exported_through, now_ms)) {
+      core.on_submitted(*c, now_ms);
+      ledger.apply_cursor(*c);
+    }
+  };
+  submit();
+  const std::vector<HeldRecord> batch = ledger.after(core.cursor(), core.fetch_max());
+  const Plan plan = core.plan(batch);
+  if (plan.mode == Plan::Mode::kNothing) return 20;
+  auto failure = db.write(std::span(batch).first(plan.records), ledger.exported_through,
+                          plan.mode == Plan::Mode::kIsolate);
+  if (failure) return core.on_failure(*failure);
+  core.on_written(db.cursor);
+  submit();
+  return 0;
+}
+
+// Runs rounds until nothing is held or `rounds_max` rounds passed.
+void drain(ExportCore& core, FakeDatabase& db, FakeLedger& ledger, int rounds_max = 1000) {
+  for (int i = 0; i < rounds_max && !ledger.held.empty(); ++i) run_round(core, db, ledger, i * 1000);
+}
+
+std::vector<std::uint32_t> ids(std::uint32_t first, std::uint32_t last,
+                               std::set<std::uint32_t> without = {}) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t id = first; id <= last; ++id)
+    if (!without.contains(id)) out.push_back(id);
+  return out;
+}
+
+TEST(ExportCore, ExportsEverythingInBatchesOfWholeEntries) {
+  ExportCore core(CoreOptions{.batch_records_max = 7});
+  FakeDatabase db;
+  FakeLedger ledger(10, 3);
+  drain(core, db, ledger);
+  EXPECT_TRUE(ledger.held.empty());
+  EXPECT_EQ(ledger.exported_through, 10u);
+  EXPECT_EQ(db.rows, ids(1, 30));
+  EXPECT_EQ(db.transactions, 4);  // 9 + 9 + 9 + 3 records: 7 rounded up to whole entries
+}
+
+TEST(ExportCore, ARefusedRecordIsIsolatedAndQuarantinedTheRestExported) {
+  ExportCore core(CoreOptions{.batch_records_max = 10'000});
+  FakeDatabase db;
+  FakeLedger ledger(64, 4);
+  db.refused = {150};  // entry 38, its second record
+  drain(core, db, ledger);
+  EXPECT_TRUE(ledger.held.empty());
+  EXPECT_EQ(db.quarantined, std::vector<std::uint32_t>{150});
+  EXPECT_EQ(db.rows, ids(1, 256, {150}));
+  // Bounded work: halving 64 entries down to one, each half written or
+  // refused, then the isolating write.
+  EXPECT_LE(db.transactions, 2 * 6 + 2);
+  EXPECT_FALSE(core.refused_through().has_value());
+}
+
+TEST(ExportCore, SeveralRefusedRecordsAreEachQuarantined) {
+  ExportCore core(CoreOptions{.batch_records_max = 100});
+  FakeDatabase db;
+  FakeLedger ledger(50, 2);
+  db.refused = {1, 2, 57, 100};  // a whole entry, one in the middle, the very last
+  drain(core, db, ledger);
+  EXPECT_TRUE(ledger.held.empty());
+  EXPECT_EQ(db.quarantined, (std::vector<std::uint32_t>{1, 2, 57, 100}));
+  EXPECT_EQ(db.rows, ids(1, 100, {1, 2, 57, 100}));
+}
+
+TEST(ExportCore, AnOutageBacksOffDoublingThenResets) {
+  ExportCore core(CoreOptions{.retry_initial_ms = 100, .retry_max_ms = 350});
+  FakeDatabase db;
+  FakeLedger ledger(3, 1);
+  db.down = true;
+  std::vector<unsigned> waits;
+  for (int i = 0; i < 5; ++i) waits.push_back(run_round(core, db, ledger, i));
+  EXPECT_EQ(waits, (std::vector<unsigned>{100, 200, 350, 350, 350}));
+  EXPECT_EQ(db.transactions, 0);  // the cursor read failed each time
+  db.down = false;
+  EXPECT_EQ(run_round(core, db, ledger, 10), 0u);
+  EXPECT_TRUE(ledger.held.empty());
+  db.down = true;
+  ledger = FakeLedger(5, 1);
+  ledger.apply_cursor(3);
+  EXPECT_EQ(run_round(core, db, ledger, 20), 100u);  // back to the first wait
+}
+
+TEST(ExportCore, ACursorBelowTheClustersRaisesTheAlarmAndStops) {
+  ExportCore core(CoreOptions{});
+  FakeDatabase db;
+  FakeLedger ledger(10, 1);
+  drain(core, db, ledger);
+  ASSERT_EQ(ledger.exported_through, 10u);
+  // New records arrive; the database is restored from a backup taken at 4.
+  FakeLedger more(14, 1);
+  more.apply_cursor(10);
+  db.cursor = 4;
+  core.on_round(false);  // a leader change: the cursor is re-read
+  EXPECT_EQ(run_round(core, db, more, 0), core.alarm_recheck_ms());
+  ASSERT_TRUE(core.alarm().has_value());
+  EXPECT_EQ(core.alarm()->database_cursor, 4u);
+  EXPECT_EQ(core.alarm()->ledger_exported_through, 10u);
+  const auto rows = db.rows.size();
+  for (int i = 0; i < 5; ++i) run_round(core, db, more, i);
+  EXPECT_EQ(db.rows.size(), rows) << "nothing written past a hole";
+  EXPECT_EQ(more.held.size(), 4u);
+  // The operator accepts the gap (moves the database's cursor to 10).
+  db.cursor = 10;
+  drain(core, db, more);
+  EXPECT_FALSE(core.alarm().has_value());
+  EXPECT_TRUE(more.held.empty());
+}
+
+TEST(ExportCore, ACursorMovedBackWhileExportingIsCaughtByTheWrite) {
+  ExportCore core(CoreOptions{.batch_records_max = 2});
+  FakeDatabase db;
+  FakeLedger ledger(6, 1);
+  run_round(core, db, ledger, 0);
+  ASSERT_EQ(ledger.exported_through, 2u);
+  db.cursor = 1;                                  // rolled back under the running exporter
+  EXPECT_EQ(run_round(core, db, ledger, 2), 0u);  // the write's floor check fails
+  EXPECT_EQ(run_round(core, db, ledger, 3), core.alarm_recheck_ms());
+  EXPECT_TRUE(core.alarm().has_value());
+}
+
+TEST(ExportCore, LeadershipEdgesForgetTheDatabaseState) {
+  ExportCore core(CoreOptions{});
+  EXPECT_EQ(core.on_round(false), Edge::kNone);
+  EXPECT_EQ(core.on_round(true), Edge::kBecameActive);
+  EXPECT_EQ(core.on_round(true), Edge::kNone);
+  EXPECT_TRUE(core.on_cursor(7, 5));
+  EXPECT_FALSE(core.needs_cursor());
+  EXPECT_EQ(core.on_round(false), Edge::kBecameInactive);
+  EXPECT_TRUE(core.needs_cursor());
+}
+
+TEST(ExportCore, TheCursorEntryIsSubmittedAgainOnlyAfterTheResubmitTime) {
+  ExportCore core(CoreOptions{.cursor_resubmit_ms = 1000});
+  core.on_round(true);
+  ASSERT_TRUE(core.on_cursor(9, 5));
+  EXPECT_EQ(core.cursor_to_submit(5, 0), std::optional<std::uint64_t>(9));
+  core.on_submitted(9, 0);
+  EXPECT_FALSE(core.cursor_to_submit(5, 999).has_value());
+  EXPECT_EQ(core.cursor_to_submit(5, 1000), std::optional<std::uint64_t>(9));
+  EXPECT_FALSE(core.cursor_to_submit(9, 5000).has_value());  // applied
+}
+
+TEST(ExportCore, ARefusalInTheIsolatingWriteBacksOff) {
+  // The database refuses even the quarantine (the shell reports it as a
+  // failure of the isolating write): retried with backoff, never dropped.
+  ExportCore core(CoreOptions{.retry_initial_ms = 50});
+  core.on_round(true);
+  ASSERT_TRUE(core.on_cursor(0, 0));
+  FakeLedger ledger(1, 2);
+  EXPECT_EQ(core.plan(ledger.held).mode, Plan::Mode::kWrite);
+  EXPECT_EQ(core.on_failure(Failure::kRecordRefused), 0u);
+  ASSERT_TRUE(core.on_cursor(0, 0));
+  const Plan isolate = core.plan(ledger.held);
+  EXPECT_EQ(isolate.mode, Plan::Mode::kIsolate);
+  EXPECT_EQ(isolate.records, 2u);
+  EXPECT_EQ(core.on_failure(Failure::kRecordRefused), 50u);
+  ASSERT_TRUE(core.on_cursor(0, 0));
+  EXPECT_EQ(core.plan(ledger.held).mode, Plan::Mode::kIsolate);
+}
+
+}  // namespace
+}  // namespace rw::exporter
