@@ -307,7 +307,8 @@ TEST(MemberConfig, TakesIpv6SubmissionAddresses) {
   auto parsed = parse_member_config(
       "id: 1\ndata_dir: d\nraft_address: 127.0.0.1:7201\nsubmission_listen: '[::1]:7301'\nmembers:\n"
       "  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n"
-      "  - {id: 2, raft: 127.0.0.1:7202, submission: '[2001:db8::2]:7301'}\n",
+      "  - {id: 2, raft: 127.0.0.1:7202, submission: '[2001:db8::2]:7301'}\n" +
+          std::string(kTls),
       "m.yaml");
   ASSERT_TRUE(parsed.has_value()) << parsed.error().front().to_string();
   EXPECT_EQ(parsed->submission_listen.host, "::1");
@@ -320,16 +321,18 @@ TEST(MemberConfig, RefusesIpv6RaftAddressesAndTheSameAddressWrittenTwoWays) {
   EXPECT_THAT(
       errors_of(
           "id: 1\ndata_dir: d\nraft_address: '[::1]:7201'\nsubmission_listen: 127.0.0.1:7301\nmembers:\n"
-          "  - {id: 1, raft: '[::1]:7201', submission: '[::1]:7301'}\n"),
+          "  - {id: 1, raft: '[::1]:7201', submission: '[::1]:7301'}\n" +
+          std::string(kTls)),
       ElementsAre("/etc/rw/member.yaml:3:15: raft address '[::1]:7201' is IPv6: libraft 0.15 listens and "
                   "connects on IPv4 only; submission addresses may be IPv6",
                   "/etc/rw/member.yaml:6:19: raft address '[::1]:7201' is IPv6: libraft 0.15 listens and "
                   "connects on IPv4 only; submission addresses may be IPv6"));
-  EXPECT_THAT(
-      errors_of(std::string(kRequired) + "members:\n"
-                                         "  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n"
-                                         "  - {id: 2, raft: 127.0.0.1:7202, submission: '[0::1]:7301'}\n"),
-      ElementsAre("/etc/rw/member.yaml:7:47: submission address [0::1]:7301 is listed twice"));
+  EXPECT_THAT(errors_of(std::string(kRequired) +
+                        "members:\n"
+                        "  - {id: 1, raft: 127.0.0.1:7201, submission: '[::1]:7301'}\n"
+                        "  - {id: 2, raft: 127.0.0.1:7202, submission: '[0::1]:7301'}\n" +
+                        std::string(kTls)),
+              ElementsAre("/etc/rw/member.yaml:7:47: submission address [0::1]:7301 is listed twice"));
 }
 
 TEST(MemberConfig, RaftAddressesAreIpv4) {
