@@ -211,6 +211,12 @@ void add_metrics(Member& m) {
     const auto gauge = [&page](std::string_view name, std::string_view help, std::uint64_t value) {
       page.gauge(name, help, static_cast<std::int64_t>(value));
     };
+    // A counter family: one sample per value of `label`.
+    const auto family = [&page](std::string_view name, std::string_view help, std::string_view label) {
+      return [&page, name, help, label](std::string_view value_of_label, std::uint64_t value) {
+        page.counter(name, help, value, {{label, value_of_label}});
+      };
+    };
     gauge("radiusward_member_leader", "1 when this member is the ready leader.",
           status.ready_for_work ? 1 : 0);
     gauge("radiusward_member_term", "Current raft term.", status.term);
@@ -223,10 +229,8 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_sessions", "Open sessions.", figures.sessions);
     gauge("radiusward_member_submission_connections", "Open gateway connections.",
           m.submission->connections());
-    const auto ledger_counter = [&page](std::string_view reason, std::uint64_t value) {
-      page.counter("radiusward_member_ledger_events_total", "Ledger events, by reason.", value,
-                   {{"reason", reason}});
-    };
+    const auto ledger_counter =
+        family("radiusward_member_ledger_events_total", "Ledger events, by reason.", "reason");
     ledger_counter("records_applied", figures.counters.records_applied);
     ledger_counter("records_duplicate", figures.counters.records_duplicate);
     ledger_counter("records_exported", figures.counters.records_exported);
@@ -234,10 +238,11 @@ void add_metrics(Member& m) {
     ledger_counter("sessions_untracked", figures.counters.sessions_untracked);
     ledger_counter("sessions_closed_by_nas", figures.counters.sessions_closed_by_nas);
     ledger_counter("sessions_expired", figures.counters.sessions_expired);
-    const auto submission_counter = [&page](std::string_view reason,
-                                            const std::atomic<std::uint64_t>& value) {
-      page.counter("radiusward_member_submission_events_total", "Submission server events, by reason.",
-                   value.load(std::memory_order_relaxed), {{"reason", reason}});
+    const auto submission_counter = [submission_events =
+                                         family("radiusward_member_submission_events_total",
+                                                "Submission server events, by reason.", "reason")](
+                                        std::string_view reason, const std::atomic<std::uint64_t>& value) {
+      submission_events(reason, value.load(std::memory_order_relaxed));
     };
     submission_counter("connections_accepted", counters.connections_accepted);
     submission_counter("connections_refused", counters.connections_refused);
@@ -255,10 +260,8 @@ void add_metrics(Member& m) {
     submission_counter("submits_over_limit", counters.submits_over_limit);
     if (m.exporter) {
       const member_shell::ExportStatus exported = m.exporter->status();
-      const auto export_counter = [&page](std::string_view reason, std::uint64_t value) {
-        page.counter("radiusward_member_export_records_total", "Records the exporter handled, by outcome.",
-                     value, {{"outcome", reason}});
-      };
+      const auto export_counter = family("radiusward_member_export_records_total",
+                                         "Records the exporter handled, by outcome.", "outcome");
       export_counter("exported", exported.records_exported);
       export_counter("quarantined", exported.records_quarantined);
       export_counter("resent", exported.records_resent);
@@ -274,10 +277,8 @@ void add_metrics(Member& m) {
     }
     // Raft over TLS (docs/security.md "Raft port"); all zero in plaintext mode.
     const consensus::TlsTransportCounters& transport = status.transport;
-    const auto transport_counter = [&page](std::string_view event, std::uint64_t value) {
-      page.counter("radiusward_member_raft_transport_total", "Raft TLS transport connections, by event.",
-                   value, {{"event", event}});
-    };
+    const auto transport_counter = family("radiusward_member_raft_transport_total",
+                                          "Raft TLS transport connections, by event.", "event");
     transport_counter("inbound_accepted", transport.inbound_accepted);
     transport_counter("outbound_connected", transport.outbound_connected);
     transport_counter("refused_handshake", transport.refused_handshake);

@@ -3,6 +3,7 @@
 // inside YamlReader::read_document, which turns exceptions into ConfigErrors.
 #include "config/gateway_config.h"
 
+#include "config/member_config.h"
 #include "config/yaml_reader.h"
 
 #include <arpa/inet.h>
@@ -393,7 +394,7 @@ class Parser : YamlReader {
         each_key(element, "accounting.members.",
                  [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
                    if (key == "id") {
-                     std::optional<std::int64_t> id = integer(item, at_key, 1, 255);
+                     std::optional<std::int64_t> id = integer(item, at_key, 1, kMemberIdMax);
                      if (id) member.member_id = static_cast<std::uint64_t>(*id);
                      valid = valid && id.has_value();
                    } else if (key == "address") {
