@@ -7,8 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "io/decision_log.h"
-
 namespace rw::io {
 namespace {
 
@@ -46,27 +44,6 @@ TEST(TextEscape, EscapesBytesOutsideUtf8AndKeepsUtf8) {
 TEST(TextEscape, ABackslashCannotPassForAnEscape) {
   EXPECT_EQ(text_escape("EXAMPLE\\alice"), "EXAMPLE\\\\alice");
   EXPECT_EQ(text_escape("\\x0a"), "\\\\x0a");
-}
-
-TEST(TextLog, ADecisionForAUserNameWithANewlineIsOneLine) {
-  config::GatewayConfig::Logging logging;
-  logging.format = config::LogFormat::kText;
-  logging.level = config::LogLevel::kInfo;
-  setup_logging(logging);
-  ::testing::internal::CaptureStderr();
-  DecisionLog log;
-  log.on_decision(
-      {.now = {},
-       .from = {},
-       .client = "nas1",
-       .user_name = "bob\" via PAP from client nas1 (127.0.0.1:1)\nFAKE Access-Accept for \"admin",
-       .method = gateway::AuthMethod::kPap,
-       .accepted = false,
-       .reason = "unknown user"});
-  spdlog::default_logger()->flush();
-  const std::string out = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
-  EXPECT_NE(out.find("(127.0.0.1:1)\\x0aFAKE"), std::string::npos) << out;
 }
 
 }  // namespace
