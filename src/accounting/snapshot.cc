@@ -3,6 +3,7 @@
 // the log or by key, never by a hash table, so equal ledgers give equal bytes.
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <array>
 
 #include "accounting/big_endian.h"
@@ -229,6 +230,12 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
         (!v1 && !reader.read_u64(key.index))) {
       return fail(SnapshotError::kTruncated);
     }
+    // Version 1 keys carry their record's receive time, which need not grow
+    // along the window; the upgrade keeps each at least as late as the one
+    // before (so it ages no sooner), which makes the version 2 snapshot it
+    // writes one that the check below accepts.
+    if (v1 && !ledger.window_.empty())
+      key.exported_unix_ms = std::max(key.exported_unix_ms, ledger.window_.back().exported_unix_ms);
     // trim_window() pops from the front: keys must be oldest first.
     if (!v1 &&
         (key.index > ledger.exported_through_ ||
