@@ -30,7 +30,7 @@ class Cluster:
     SECRET = "testing123"
 
     def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
-                 log_level="info", prefix=(), member_extra="", gateway_extra=""):
+                 log_level="info", prefix=(), member_extra="", gateway_extra="", tls=True):
         self.binary = binary
         self.root = root
         self.secret = secret or self.SECRET
@@ -40,6 +40,9 @@ class Cluster:
         self.prefix = list(prefix)  # e.g. ["taskset", "-c", "0"]
         self.member_extra = member_extra  # YAML appended to each member config (export:)
         self.gateway_extra = gateway_extra  # YAML appended to each gateway config (sql_users:)
+        # False: both cluster ports in the explicit plaintext mode (loopback
+        # only, docs/security.md), for the bench's TLS-cost comparison.
+        self.tls = tls
         self.ids = list(range(1, members + 1))
         self.gateways = ["gateway"] if gateways == 1 else [f"gateway-{k}" for k in range(1, gateways + 1)]
         self.processes = {}
@@ -63,6 +66,8 @@ class Cluster:
                         "--gateways", gateway_names], check=True, stdout=subprocess.DEVNULL, timeout=60)
 
     def tls_yaml(self, key, common_name, indent=""):
+        if not self.tls:
+            return f"{indent}insecure_plaintext_cluster: true\n"
         c = self.certs
         return (f"{indent}{key}: {{ca: {c}/ca.pem, cert: {c}/{common_name}.pem, "
                 f"key: {c}/{common_name}.key, crl: {c}/crl.pem}}\n")

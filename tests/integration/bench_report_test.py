@@ -137,6 +137,15 @@ class BenchReportVariants(unittest.TestCase):
                                                           "kept_up": True}])
         self.assertIn("Export to PostgreSQL", out["report.html"])
 
+    def test_tls_cost_next_to_its_plaintext_twin(self):
+        run = copy.deepcopy(VARIANTS)
+        run["results"].append(variant("radiusward", "acct", "export-plaintext", "as export, plaintext", 25000))
+        page = render(self, run)["PERFORMANCE.md"]
+        self.assertIn("## What TLS costs the accounting ceiling (issue 10)", page)
+        self.assertIn("| acct (export) | 24,000/s | 25,000/s | -4.0 % |", page)
+        # Without a plaintext twin there is no TLS section.
+        self.assertNotIn("What TLS costs", render(self, VARIANTS)["PERFORMANCE.md"])
+
     def test_export_lag_table_and_summary(self):
         page = render(self, VARIANTS)["PERFORMANCE.md"]
         self.assertIn("radiusward, acct (export): at the ceiling (24,000/s) the exporter kept up (lag at most 900 "
