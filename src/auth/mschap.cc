@@ -182,6 +182,15 @@ std::array<std::uint8_t, kMsChapResponseSize> ms_chap2_response_value(std::uint8
   return value;
 }
 
+MsChap2PeerResponse ms_chap2_peer_response(std::uint8_t ident, Bytes peer_challenge,
+                                           Bytes authenticator_challenge, std::string_view user_name,
+                                           const NtHash& nt_hash) {
+  const DesBlock challenge =
+      challenge_hash(peer_challenge, authenticator_challenge, ms_chap_user_name(user_name));
+  const NtResponse nt_response = challenge_response(challenge, nt_hash);
+  return {nt_response, ms_chap2_response_value(ident, peer_challenge, nt_response)};
+}
+
 Result<MsChap2Accept, AuthError> verify_ms_chap2(const Credential& known_good,
                                                  const MsChap2Request& request) {
   if (request.ms_chap_challenge.size() != kMsChap2ChallengeSize) {

@@ -100,6 +100,19 @@ struct MsChap2Response {
 [[nodiscard]] std::array<std::uint8_t, kMsChapResponseSize> ms_chap2_response_value(
     std::uint8_t ident, Bytes peer_challenge, const NtResponse& nt_response);
 
+// The peer's whole side of RFC 2759 §8 for one request: the NT-Response to
+// `authenticator_challenge` under `nt_hash` with the name as the peer hashes
+// it (ms_chap_user_name of `user_name`), and the MS-CHAP2-Response value
+// carrying it. For tests and the load generator.
+// Requires: both challenges 16 octets.
+struct MsChap2PeerResponse {
+  NtResponse nt_response;
+  std::array<std::uint8_t, kMsChapResponseSize> value;
+};
+[[nodiscard]] MsChap2PeerResponse ms_chap2_peer_response(std::uint8_t ident, Bytes peer_challenge,
+                                                         Bytes authenticator_challenge,
+                                                         std::string_view user_name, const NtHash& nt_hash);
+
 // What an MS-CHAPv2 Access-Request carries, borrowed from the packet.
 struct MsChap2Request {
   Bytes ms_chap_challenge;     // MS-CHAP-Challenge: the 16-octet authenticator challenge.

@@ -209,14 +209,12 @@ Result<Bytes, radius::BuildError> RequestFactory::build_access(RequestKind kind,
     random.fill(challenge);
     random.fill(peer_challenge);
     const auth::NtHash& nt_hash = nt_hashes_[index];
-    const std::string_view name = auth::ms_chap_user_name(user.name);
-    const auth::DesBlock hash = auth::challenge_hash(peer_challenge, challenge, name);
-    const auth::NtResponse nt_response = auth::challenge_response(hash, nt_hash);
+    const auto [nt_response, value] =
+        auth::ms_chap2_peer_response(identifier, peer_challenge, challenge, user.name, nt_hash);
     builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChapChallenge, challenge);
-    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response,
-                       auth::ms_chap2_response_value(identifier, peer_challenge, nt_response));
-    outstanding.authenticator_response =
-        auth::authenticator_response(nt_hash, nt_response, peer_challenge, challenge, name);
+    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response, value);
+    outstanding.authenticator_response = auth::authenticator_response(
+        nt_hash, nt_response, peer_challenge, challenge, auth::ms_chap_user_name(user.name));
   }
   auto wire = builder.finish();
   if (!wire) return fail(wire.error());

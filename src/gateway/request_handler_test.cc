@@ -201,14 +201,12 @@ class RequestHandlerTest : public ::testing::Test {
     std::array<std::uint8_t, 16> peer_challenge{};
     random_.fill(authenticator_challenge);
     random_.fill(peer_challenge);
-    const auth::NtHash hash = *auth::nt_password_hash(password);
-    const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
-    const auto response =
-        auth::ms_chap2_response_value(0x42, peer_challenge, auth::challenge_response(challenge, hash));
+    const auto response = auth::ms_chap2_peer_response(0x42, peer_challenge, authenticator_challenge, user,
+                                                       *auth::nt_password_hash(password));
     auto& b = begin(Code::kAccessRequest, id);
     b.add(attr::kUserName, as_bytes(user));
     b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
-    b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
+    b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response.value);
     return send(finish_request());
   }
 
@@ -331,9 +329,8 @@ TEST_F(RequestHandlerTest, MsChap2AcceptCarriesSuccessAndDecryptableKeys) {
   random_.fill(authenticator_challenge);
   random_.fill(peer_challenge);
   const auth::NtHash hash = *auth::nt_password_hash("clientPass");
-  const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
-  const auth::NtResponse nt_response = auth::challenge_response(challenge, hash);
-  const auto response = auth::ms_chap2_response_value(0x42, peer_challenge, nt_response);
+  const auto [nt_response, response] =
+      auth::ms_chap2_peer_response(0x42, peer_challenge, authenticator_challenge, user, hash);
 
   auto& b = begin(Code::kAccessRequest, 4);
   b.add(attr::kUserName, as_bytes(user));

@@ -213,9 +213,8 @@ TEST_F(SqlAuthenticationTest, MsChap2AgainstNtPassword) {
   random_.fill(authenticator_challenge);
   random_.fill(peer_challenge);
   const auth::NtHash hash = *auth::nt_password_hash("clientPass");
-  const auto challenge = auth::challenge_hash(peer_challenge, authenticator_challenge, user);
-  const auth::NtResponse nt_response = auth::challenge_response(challenge, hash);
-  const auto response = auth::ms_chap2_response_value(0x42, peer_challenge, nt_response);
+  const auto [nt_response, response] =
+      auth::ms_chap2_peer_response(0x42, peer_challenge, authenticator_challenge, user, hash);
   auto& b = begin(4, user);
   b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
   b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
