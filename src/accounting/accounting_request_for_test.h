@@ -96,4 +96,20 @@ inline std::vector<std::uint8_t> entry_of(const std::vector<Record>& records,
   return encode_records_entry(records, leader_unix_ms);
 }
 
+// The Start of subscriber n as a large ISP's broadband NASes write it: long
+// User-Name, Acct-Session-Id and NAS-Identifier (~215 bytes a session), 64
+// NASes. What the ledger's bounds are measured with (docs/accounting.md
+// "Snapshot at the bounds").
+inline RequestSpec broadband_start(std::uint64_t n) {
+  RequestSpec spec;
+  spec.identifier = static_cast<std::uint8_t>(n);
+  spec.status_type = status::kStart;
+  spec.user_name = "subscriber-" + std::to_string(100'000'000 + n) + "@broadband.region-07.example.net";
+  spec.session_id = "0A1B2C3D-" + std::to_string(1'000'000'000 + n) + "-4E5F60718293A4B5";
+  spec.nas_identifier = "bng-" + std::to_string(n % 64) + ".pop-frankfurt.example.net";
+  spec.interim_interval_s = 600;
+  spec.delay_s = 0;
+  return spec;
+}
+
 }  // namespace rw::accounting::testing

@@ -151,6 +151,11 @@ class Ledger {
   // Canonical bytes of the whole state (docs/wire_formats.md "Snapshot"):
   // equal ledgers give equal bytes.
   [[nodiscard]] std::vector<std::uint8_t> snapshot() const;
+  // The same bytes appended to `out`, which keeps its capacity: the member
+  // serialises every snapshot into one warm buffer (docs/consensus.md trap 8).
+  void snapshot_into(std::vector<std::uint8_t>& out) const;
+  // At least the size of snapshot() now (it reserves this much).
+  [[nodiscard]] std::size_t snapshot_size_bound() const;
   // Rebuilds a ledger from snapshot bytes, checking everything.
   [[nodiscard]] static Result<Ledger, SnapshotError> restore(Bytes snapshot, LedgerLimits limits = {});
 

@@ -514,6 +514,19 @@ TEST(Snapshot, RestoreGivesAnEqualLedger) {
   EXPECT_EQ(restored->exported_through(), 1u);
 }
 
+// snapshot_into appends to what the buffer holds (the member's envelope
+// header) and checksums only its own bytes; snapshot_size_bound covers it.
+TEST(Snapshot, IntoABufferAppendsTheSameBytes) {
+  const Ledger ledger = busy_ledger();
+  const std::vector<std::uint8_t> bytes = ledger.snapshot();
+  std::vector<std::uint8_t> buffer = {1, 2, 3};
+  ledger.snapshot_into(buffer);
+  ASSERT_EQ(buffer.size(), 3 + bytes.size());
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), buffer.begin() + 3));
+  EXPECT_GE(ledger.snapshot_size_bound(), bytes.size());
+  EXPECT_GE(Ledger().snapshot_size_bound(), Ledger().snapshot().size());
+}
+
 TEST(Snapshot, TwoLedgersFedTheSameEntriesAreIdentical) {
   EXPECT_EQ(busy_ledger().snapshot(), busy_ledger().snapshot());
 }

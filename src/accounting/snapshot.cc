@@ -29,8 +29,10 @@ constexpr std::size_t kSessionMin1 = kKeyLength + 4 + 8 * 4 + 4 + 8 * 2 + 5;
 constexpr std::size_t kSessionMin = kSessionMin1 + 4 + 8;
 constexpr std::size_t kSessionTextMax = 255;
 
+// Appends to a buffer it borrows.
 class Writer {
  public:
+  explicit Writer(std::vector<std::uint8_t>& out) : out_(out) {}
   void u8(std::uint8_t value) { out_.push_back(value); }
   void u16(std::uint16_t value) { append_u16(out_, value); }
   void u32(std::uint32_t value) { append_u32(out_, value); }
@@ -46,7 +48,7 @@ class Writer {
   std::vector<std::uint8_t>& out() { return out_; }
 
  private:
-  std::vector<std::uint8_t> out_;
+  std::vector<std::uint8_t>& out_;
 };
 
 bool read_i64(ByteReader& reader, std::int64_t& out) {
@@ -136,11 +138,23 @@ bool read_count(ByteReader& reader, std::size_t element_min, std::uint32_t& coun
 
 }  // namespace
 
+std::size_t Ledger::snapshot_size_bound() const {
+  // Header and counters, 10 bytes of index and length per held record, the
+  // window keys, the sessions' encoded bytes, the trailer.
+  return 128 + held_bytes_ + held_.size() * 10 + window_.size() * kWindowKeyLength + sessions_bytes_ +
+         kChecksumLength;
+}
+
 std::vector<std::uint8_t> Ledger::snapshot() const {
-  Writer writer;
-  std::size_t reserve =
-      128 + held_bytes_ + held_.size() * 10 + window_.size() * kWindowKeyLength + sessions_bytes_;
-  writer.out().reserve(reserve);
+  std::vector<std::uint8_t> out;
+  snapshot_into(out);
+  return out;
+}
+
+void Ledger::snapshot_into(std::vector<std::uint8_t>& out) const {
+  const std::size_t start = out.size();
+  out.reserve(start + snapshot_size_bound());
+  Writer writer(out);
   writer.bytes(kSnapshotMagic);
   writer.u8(kSnapshotVersion);
   writer.u8(0);
@@ -150,7 +164,6 @@ std::vector<std::uint8_t> Ledger::snapshot() const {
   writer.i64(clock_unix_ms_);
   write_counters(writer, counters_);
 
-  std::vector<std::uint8_t>& out = writer.out();
   writer.u32(static_cast<std::uint32_t>(held_.size()));
   for (const HeldRecord& held : held_) {
     writer.u64(held.index);
@@ -167,9 +180,8 @@ std::vector<std::uint8_t> Ledger::snapshot() const {
   for (const auto& [key, session] : sessions_) write_session(writer, session);
 
   std::array<std::uint8_t, kChecksumLength> checksum{};
-  SHA256(out.data(), out.size(), checksum.data());
+  SHA256(out.data() + start, out.size() - start, checksum.data());
   writer.bytes(checksum);
-  return std::move(out);
 }
 
 Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limits) {

@@ -287,6 +287,17 @@ void add_metrics(Member& m) {
     transport_counter("refused_timeout", transport.refused_timeout);
     transport_counter("refused_overload", transport.refused_overload);
     transport_counter("outbound_failed", transport.outbound_failed);
+    // Snapshots hold the raft loop (docs/consensus.md trap 8): how many this
+    // member took and how long they paused it, to set against
+    // raft.election_timeout_ms.
+    const consensus::SnapshotFigures& snapshots = status.snapshots;
+    gauge("radiusward_member_raft_snapshots_taken", "Snapshots this member took since start.",
+          snapshots.taken);
+    gauge("radiusward_member_raft_snapshot_last_microseconds", "Loop-thread time of the latest snapshot.",
+          snapshots.last_us);
+    gauge("radiusward_member_raft_snapshot_max_microseconds",
+          "Longest loop-thread time of a snapshot since start.", snapshots.max_us);
+    gauge("radiusward_member_raft_snapshot_last_bytes", "Size of the latest snapshot.", snapshots.last_bytes);
   });
 }
 

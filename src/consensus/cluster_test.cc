@@ -51,6 +51,21 @@ TEST(Envelope, RoundTripsAndPadsToEightBytes) {
   }
 }
 
+// FsmAdapter writes the snapshot in place after a placeholder header: the
+// same bytes as write_envelope, whatever the buffer held before.
+TEST(Envelope, SealedInPlaceEqualsWritten) {
+  std::vector<std::uint8_t> buffer(64, 0xee);
+  for (std::size_t size : {0, 1, 7, 8, 9, 200}) {
+    std::vector<std::uint8_t> payload(size, 0xab);
+    std::vector<std::uint8_t> written(envelope_size(size));
+    write_envelope(payload, written);
+    buffer.assign(kEnvelopeHeaderSize, 0xee);
+    buffer.insert(buffer.end(), payload.begin(), payload.end());
+    seal_envelope(buffer);
+    EXPECT_EQ(buffer, written) << size;
+  }
+}
+
 TEST(Envelope, RejectsForeignBytes) {
   std::vector<std::uint8_t> out(envelope_size(3));
   write_envelope(entry_of("abc"), out);

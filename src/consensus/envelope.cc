@@ -16,6 +16,17 @@ void write_envelope(Bytes payload, MutableBytes out) {
   RW_ASSERT(!writer.overflowed());
 }
 
+void seal_envelope(std::vector<std::uint8_t>& buffer) {
+  RW_ASSERT(buffer.size() >= kEnvelopeHeaderSize);
+  const std::size_t payload = buffer.size() - kEnvelopeHeaderSize;
+  RW_ASSERT(payload <= UINT32_MAX);
+  buffer.resize(envelope_size(payload), 0);
+  ByteWriter writer(MutableBytes(buffer.data(), kEnvelopeHeaderSize));
+  writer.write_u32(static_cast<std::uint32_t>(payload));
+  writer.write_u32(kEnvelopeVersion);
+  RW_ASSERT(!writer.overflowed());
+}
+
 std::optional<Bytes> open_envelope(Bytes entry) {
   ByteReader reader(entry);
   std::uint32_t length = 0;

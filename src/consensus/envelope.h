@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "base/bytes.h"
 
@@ -25,6 +26,11 @@ inline constexpr std::uint32_t kEnvelopeVersion = 1;
 // Writes the envelope of `payload` into `out`, which must hold
 // envelope_size(payload.size()) bytes.
 void write_envelope(Bytes payload, MutableBytes out);
+
+// Seals an envelope written in place: `buffer` holds kEnvelopeHeaderSize
+// placeholder bytes followed by the payload; fills the header and appends
+// the zero padding.
+void seal_envelope(std::vector<std::uint8_t>& buffer);
 
 // The payload inside `entry`, or nullopt when the bytes are not an envelope
 // this version wrote (wrong version, length past the end, or padding that is

@@ -108,6 +108,7 @@ struct Node::Loop {
   bool close_due = false;
   bool handles_closed = false;
   Role last_role = Role::kUnavailable;
+  std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
 
   void log(LogLevel level, std::string_view message) const {
     if (options.log) options.log(level, message);
@@ -186,6 +187,20 @@ struct Node::Loop {
     next.pending_submissions = pending.load(std::memory_order_relaxed);
     next.ready_for_work = proposer->ready();
     if (tls_transport) next.transport = tls_transport->counters();
+    next.snapshots = fsm.snapshot_figures();
+    if (next.snapshots.taken != snapshots_seen) {
+      snapshots_seen = next.snapshots.taken;
+      // A snapshot holds the loop: past half the election timeout, a
+      // leader's followers come close to electing another (trap 8).
+      const bool long_pause = next.snapshots.last_us > std::uint64_t{options.election_timeout_ms} * 500;
+      log(long_pause ? LogLevel::kWarning : LogLevel::kDebug,
+          fmt::format("raft member {}: snapshot at index {} took {} ms on the loop thread ({} bytes){}",
+                      options.id, next.last_applied, next.snapshots.last_us / 1000, next.snapshots.last_bytes,
+                      long_pause ? fmt::format(", more than half of raft.election_timeout_ms ({}): lower the "
+                                               "ledger bounds or raise the timeout (docs/limits.md)",
+                                               options.election_timeout_ms)
+                                 : ""));
+    }
     if (next.role != last_role) {
       log(LogLevel::kInfo,
           fmt::format("raft member {}: {} in term {}", options.id, to_string(next.role), next.term));

@@ -19,6 +19,7 @@
 #include "consensus/log_level.h"
 #include "consensus/outcome.h"
 #include "consensus/replicated_state.h"
+#include "consensus/snapshot_figures.h"
 #include "consensus/tls_transport.h"
 
 namespace rw::consensus {
@@ -44,6 +45,7 @@ struct NodeStatus {
   std::uint64_t last_applied = 0;
   std::size_t pending_submissions = 0;  // Queued or in flight.
   TlsTransportCounters transport;       // All zero in plaintext mode.
+  SnapshotFigures snapshots;            // Snapshots this member took (trap 8).
 };
 
 struct NodeOptions {

@@ -3,6 +3,7 @@
 // drives it through FsmAdapter; nothing here knows about libraft.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,15 @@ class ReplicatedState {
   // entries return identical bytes. Serialised in memory on the loop thread
   // (docs/consensus.md trap 8), so it must stay small.
   [[nodiscard]] virtual std::vector<std::uint8_t> snapshot() const = 0;
+  // The same bytes appended to `out`; FsmAdapter passes one buffer it keeps
+  // warm across snapshots (trap 8). Override to write in place.
+  virtual void snapshot_into(std::vector<std::uint8_t>& out) const {
+    const std::vector<std::uint8_t> bytes = snapshot();
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  }
+  // At least the size snapshot() would have now, or 0 when unknown: lets
+  // FsmAdapter grow its buffer before writing (trap 8).
+  [[nodiscard]] virtual std::size_t snapshot_size_bound() const { return 0; }
 
   // Replaces the whole state with a snapshot's. Returns false, leaving the
   // state unchanged, when the bytes are corrupt.

@@ -22,6 +22,10 @@ std::vector<std::uint8_t> LedgerState::snapshot() const {
   return ledger_.snapshot();
 }
 
+void LedgerState::snapshot_into(std::vector<std::uint8_t>& out) const { ledger_.snapshot_into(out); }
+
+std::size_t LedgerState::snapshot_size_bound() const { return ledger_.snapshot_size_bound(); }
+
 bool LedgerState::restore(Bytes snapshot) {
   auto restored = accounting::Ledger::restore(snapshot, limits_);
   if (!restored) return false;

@@ -39,6 +39,8 @@ class LedgerState final : public consensus::ReplicatedState {
   // --- consensus::ReplicatedState (loop thread) ---
   void apply(std::uint64_t index, Bytes entry) override;
   [[nodiscard]] std::vector<std::uint8_t> snapshot() const override;
+  void snapshot_into(std::vector<std::uint8_t>& out) const override;
+  [[nodiscard]] std::size_t snapshot_size_bound() const override;
   [[nodiscard]] bool restore(Bytes snapshot) override;
 
   // --- Any thread ---

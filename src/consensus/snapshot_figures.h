@@ -1,0 +1,18 @@
+// What a member's own snapshots cost: FsmAdapter measures them on the loop
+// thread, Node publishes them in NodeStatus, the member's /metrics shows them
+// (docs/consensus.md trap 8).
+#pragma once
+
+#include <cstdint>
+
+namespace rw::consensus {
+
+// The snapshots a member took (its own, not the ones it installed).
+struct SnapshotFigures {
+  std::uint64_t taken = 0;
+  std::uint64_t last_us = 0;     // loop-thread time of the latest
+  std::uint64_t max_us = 0;      // the longest since start
+  std::uint64_t last_bytes = 0;  // size of the latest (its envelope)
+};
+
+}  // namespace rw::consensus
