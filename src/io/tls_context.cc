@@ -8,10 +8,12 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 
 namespace rw::io {
@@ -176,7 +178,28 @@ TlsStream::Status TlsStream::status_of(int result, const char* what) {
   return Status::kFailed;
 }
 
+namespace {
+
+// OpenSSL writes with write(2) (handshakes and reads may write too): a peer
+// that went away must give EPIPE, never kill the process with SIGPIPE. The
+// first OpenSSL call of a thread blocks SIGPIPE for that thread for good, as
+// the raft loop's threads do (src/consensus/node.cc): a SIGPIPE that write
+// raises then stays pending on the thread, and no code in this project
+// waits for it. One system call per thread, none per write.
+void block_sigpipe_in_this_thread() {
+  thread_local const bool blocked = [] {
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    return pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr) == 0;
+  }();
+  (void)blocked;
+}
+
+}  // namespace
+
 TlsStream::Status TlsStream::handshake() {
+  block_sigpipe_in_this_thread();
   if (handshake_done_) return Status::kDone;
   ERR_clear_error();
   const int result = SSL_do_handshake(ssl_);
@@ -189,6 +212,7 @@ TlsStream::Status TlsStream::handshake() {
 
 TlsStream::Io TlsStream::read(MutableBytes space) {
   if (space.empty()) return Io{Status::kDone, 0};
+  block_sigpipe_in_this_thread();
   ERR_clear_error();
   std::size_t got = 0;
   if (SSL_read_ex(ssl_, space.data(), space.size(), &got) == 1) return Io{Status::kDone, got};
@@ -197,6 +221,7 @@ TlsStream::Io TlsStream::read(MutableBytes space) {
 
 TlsStream::Io TlsStream::write(Bytes data) {
   if (data.empty()) return Io{Status::kDone, 0};
+  block_sigpipe_in_this_thread();
   ERR_clear_error();
   std::size_t put = 0;
   if (SSL_write_ex(ssl_, data.data(), data.size(), &put) == 1) return Io{Status::kDone, put};

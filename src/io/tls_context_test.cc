@@ -7,8 +7,11 @@
 #include <openssl/pem.h>
 #include <openssl/x509_vfy.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "io/text_file.h"
 #include "io/tls_certificates.h"
@@ -100,6 +103,36 @@ TEST_F(TlsFilesTest, ContextErrorsNameTheFile) {
   auto crl = make_tls_context(bad_crl, TlsRole::kServer);
   ASSERT_FALSE(crl.has_value());
   EXPECT_EQ(crl.error().file, files.cert);
+}
+
+// A peer that went away gives a failed write, not death by SIGPIPE: OpenSSL
+// writes with write(2), and this process keeps SIGPIPE's default action.
+TEST_F(TlsFilesTest, WritingToAPeerThatClosedFailsWithoutSigpipe) {
+  ASSERT_TRUE(
+      write_cluster_certificates(ClusterCertificatesRequest{.dir = dir_, .members = {1}, .gateways = {"a"}})
+          .has_value());
+  auto server_context = make_tls_context(cluster_tls_files(dir_, "member-1"), TlsRole::kServer);
+  auto client_context = make_tls_context(cluster_tls_files(dir_, "gateway-a"), TlsRole::kClient);
+  ASSERT_TRUE(server_context.has_value() && client_context.has_value());
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+  auto server = TlsStream::attach(*server_context, fds[0], TlsRole::kServer);
+  auto client = TlsStream::attach(*client_context, fds[1], TlsRole::kClient);
+  ASSERT_TRUE(server.has_value() && client.has_value());
+  // Both ends in turn until each finished its handshake.
+  for (int turn = 0; turn < 100 && !((*server)->handshake_done() && (*client)->handshake_done()); ++turn) {
+    ASSERT_NE((*client)->handshake(), TlsStream::Status::kFailed) << (*client)->error();
+    ASSERT_NE((*server)->handshake(), TlsStream::Status::kFailed) << (*server)->error();
+  }
+  ASSERT_TRUE((*client)->handshake_done());
+  server->reset();
+  ::close(fds[0]);
+  const std::vector<std::uint8_t> data(4096, 0x5a);
+  TlsStream::Status status = TlsStream::Status::kDone;
+  for (int i = 0; i < 100 && status == TlsStream::Status::kDone; ++i) status = (*client)->write(data).status;
+  EXPECT_EQ(status, TlsStream::Status::kFailed);
+  client->reset();
+  ::close(fds[1]);
 }
 
 }  // namespace
