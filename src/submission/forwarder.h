@@ -64,7 +64,7 @@ struct ForwarderOptions {
   // Reconnection delay: doubles per failed attempt between these bounds,
   // with jitter (a uniform draw in [delay/2, delay]).
   Duration reconnect_backoff_min = Duration::milliseconds(20);
-  Duration reconnect_backoff_max = Duration::milliseconds(250);
+  Duration reconnect_backoff_max = Duration::seconds(1);
   // Pause of all submissions after a Busy: doubles per Busy in a row.
   Duration busy_backoff_min = Duration::milliseconds(5);
   Duration busy_backoff_max = Duration::milliseconds(500);
