@@ -182,13 +182,18 @@ std::array<std::uint8_t, kMsChapResponseSize> ms_chap2_response_value(std::uint8
   return value;
 }
 
-MsChap2PeerResponse ms_chap2_peer_response(std::uint8_t ident, Bytes peer_challenge,
-                                           Bytes authenticator_challenge, std::string_view user_name,
-                                           const NtHash& nt_hash) {
-  const DesBlock challenge =
-      challenge_hash(peer_challenge, authenticator_challenge, ms_chap_user_name(user_name));
-  const NtResponse nt_response = challenge_response(challenge, nt_hash);
-  return {nt_response, ms_chap2_response_value(ident, peer_challenge, nt_response)};
+MsChap2PeerResponse ms_chap2_peer_response(std::uint8_t ident, std::string_view user_name,
+                                           const NtHash& nt_hash, RandomSource& random) {
+  MsChap2PeerResponse out{};
+  random.fill(out.authenticator_challenge);
+  random.fill(out.peer_challenge);
+  const std::string_view name = ms_chap_user_name(user_name);
+  out.nt_response =
+      challenge_response(challenge_hash(out.peer_challenge, out.authenticator_challenge, name), nt_hash);
+  out.value = ms_chap2_response_value(ident, out.peer_challenge, out.nt_response);
+  out.authenticator_response =
+      authenticator_response(nt_hash, out.nt_response, out.peer_challenge, out.authenticator_challenge, name);
+  return out;
 }
 
 Result<MsChap2Accept, AuthError> verify_ms_chap2(const Credential& known_good,

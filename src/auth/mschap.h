@@ -100,18 +100,21 @@ struct MsChap2Response {
 [[nodiscard]] std::array<std::uint8_t, kMsChapResponseSize> ms_chap2_response_value(
     std::uint8_t ident, Bytes peer_challenge, const NtResponse& nt_response);
 
-// The peer's whole side of RFC 2759 §8 for one request: the NT-Response to
-// `authenticator_challenge` under `nt_hash` with the name as the peer hashes
-// it (ms_chap_user_name of `user_name`), and the MS-CHAP2-Response value
-// carrying it. For tests and the load generator.
-// Requires: both challenges 16 octets.
+// Both sides of RFC 2759 §8 for one request, as a NAS and its peer would
+// make them: fresh authenticator (NAS) and peer challenges from `random`, the
+// NT-Response under `nt_hash` with the name as the peer hashes it
+// (ms_chap_user_name of `user_name`), the MS-CHAP2-Response value carrying
+// it, and the authenticator response a correct server answers with. For
+// tests and the load generator.
 struct MsChap2PeerResponse {
+  std::array<std::uint8_t, kMsChap2ChallengeSize> authenticator_challenge;  // MS-CHAP-Challenge
+  std::array<std::uint8_t, kPeerChallengeSize> peer_challenge;
   NtResponse nt_response;
-  std::array<std::uint8_t, kMsChapResponseSize> value;
+  std::array<std::uint8_t, kMsChapResponseSize> value;  // MS-CHAP2-Response
+  std::array<char, kAuthenticatorResponseSize> authenticator_response;
 };
-[[nodiscard]] MsChap2PeerResponse ms_chap2_peer_response(std::uint8_t ident, Bytes peer_challenge,
-                                                         Bytes authenticator_challenge,
-                                                         std::string_view user_name, const NtHash& nt_hash);
+[[nodiscard]] MsChap2PeerResponse ms_chap2_peer_response(std::uint8_t ident, std::string_view user_name,
+                                                         const NtHash& nt_hash, RandomSource& random);
 
 // What an MS-CHAPv2 Access-Request carries, borrowed from the packet.
 struct MsChap2Request {

@@ -204,17 +204,10 @@ Result<Bytes, radius::BuildError> RequestFactory::build_access(RequestKind kind,
   } else {
     // RFC 2759 §8: the peer side, with a fresh authenticator challenge (the
     // NAS's) and peer challenge per request.
-    std::array<std::uint8_t, auth::kMsChap2ChallengeSize> challenge{};
-    std::array<std::uint8_t, auth::kPeerChallengeSize> peer_challenge{};
-    random.fill(challenge);
-    random.fill(peer_challenge);
-    const auth::NtHash& nt_hash = nt_hashes_[index];
-    const auto [nt_response, value] =
-        auth::ms_chap2_peer_response(identifier, peer_challenge, challenge, user.name, nt_hash);
-    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChapChallenge, challenge);
-    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response, value);
-    outstanding.authenticator_response = auth::authenticator_response(
-        nt_hash, nt_response, peer_challenge, challenge, auth::ms_chap_user_name(user.name));
+    const auto peer = auth::ms_chap2_peer_response(identifier, user.name, nt_hashes_[index], random);
+    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChapChallenge, peer.authenticator_challenge);
+    builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response, peer.value);
+    outstanding.authenticator_response = peer.authenticator_response;
   }
   auto wire = builder.finish();
   if (!wire) return fail(wire.error());

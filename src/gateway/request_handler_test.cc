@@ -197,15 +197,11 @@ class RequestHandlerTest : public ::testing::Test {
 
   // An MS-CHAPv2 request whose response was computed from `password`.
   std::vector<std::uint8_t> ms_chap2(std::string_view user, std::string_view password, std::uint8_t id) {
-    std::array<std::uint8_t, 16> authenticator_challenge{};
-    std::array<std::uint8_t, 16> peer_challenge{};
-    random_.fill(authenticator_challenge);
-    random_.fill(peer_challenge);
-    const auto response = auth::ms_chap2_peer_response(0x42, peer_challenge, authenticator_challenge, user,
-                                                       *auth::nt_password_hash(password));
+    const auto response =
+        auth::ms_chap2_peer_response(0x42, user, *auth::nt_password_hash(password), random_);
     auto& b = begin(Code::kAccessRequest, id);
     b.add(attr::kUserName, as_bytes(user));
-    b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
+    b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, response.authenticator_challenge);
     b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response.value);
     return send(finish_request());
   }
@@ -324,29 +320,23 @@ TEST_F(RequestHandlerTest, ChapWithRequestAuthenticatorAsChallenge) {
 
 TEST_F(RequestHandlerTest, MsChap2AcceptCarriesSuccessAndDecryptableKeys) {
   const std::string_view user = "bob";
-  std::array<std::uint8_t, 16> authenticator_challenge{};
-  std::array<std::uint8_t, 16> peer_challenge{};
-  random_.fill(authenticator_challenge);
-  random_.fill(peer_challenge);
   const auth::NtHash hash = *auth::nt_password_hash("clientPass");
-  const auto [nt_response, response] =
-      auth::ms_chap2_peer_response(0x42, peer_challenge, authenticator_challenge, user, hash);
+  const auto peer = auth::ms_chap2_peer_response(0x42, user, hash, random_);
 
   auto& b = begin(Code::kAccessRequest, 4);
   b.add(attr::kUserName, as_bytes(user));
-  b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
-  b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
+  b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, peer.authenticator_challenge);
+  b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, peer.value);
   const radius::Packet packet = verified(send(finish_request()));
   ASSERT_EQ(packet.code(), Code::kAccessAccept);
 
   const auto success = packet.find_vendor(radius::kVendorMicrosoft, ms::kChap2Success);
   ASSERT_TRUE(success.has_value());
-  const auto expected =
-      auth::authenticator_response(hash, nt_response, peer_challenge, authenticator_challenge, user);
+  const auto& expected = peer.authenticator_response;
   EXPECT_EQ((*success)[0], 0x42);
   EXPECT_EQ(as_chars(success->subspan(1)), std::string_view(expected.data(), expected.size()));
 
-  const auth::MppeKeys keys = auth::ms_chap2_mppe_keys(hash, nt_response);
+  const auth::MppeKeys keys = auth::ms_chap2_mppe_keys(hash, peer.nt_response);
   std::array<std::uint8_t, 64> plain{};
   const auto send_key = packet.find_vendor(radius::kVendorMicrosoft, ms::kMppeSendKey);
   ASSERT_TRUE(send_key.has_value());

@@ -208,22 +208,16 @@ TEST_F(SqlAuthenticationTest, ChapAgainstCleartextPassword) {
 
 TEST_F(SqlAuthenticationTest, MsChap2AgainstNtPassword) {
   const std::string_view user = "bob";
-  std::array<std::uint8_t, 16> authenticator_challenge{};
-  std::array<std::uint8_t, 16> peer_challenge{};
-  random_.fill(authenticator_challenge);
-  random_.fill(peer_challenge);
   const auth::NtHash hash = *auth::nt_password_hash("clientPass");
-  const auto [nt_response, response] =
-      auth::ms_chap2_peer_response(0x42, peer_challenge, authenticator_challenge, user, hash);
+  const auto peer = auth::ms_chap2_peer_response(0x42, user, hash, random_);
   auto& b = begin(4, user);
-  b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, authenticator_challenge);
-  b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, response);
+  b.add_vendor(radius::kVendorMicrosoft, ms::kChapChallenge, peer.authenticator_challenge);
+  b.add_vendor(radius::kVendorMicrosoft, ms::kChap2Response, peer.value);
   auto packet = send();
   ASSERT_EQ(code_of(packet), Code::kAccessAccept);
   const auto success = packet->find_vendor(radius::kVendorMicrosoft, ms::kChap2Success);
   ASSERT_TRUE(success);
-  const auto expected =
-      auth::authenticator_response(hash, nt_response, peer_challenge, authenticator_challenge, user);
+  const auto& expected = peer.authenticator_response;
   EXPECT_EQ(as_chars(success->subspan(1)), std::string_view(expected.data(), expected.size()));
 }
 
