@@ -3,10 +3,7 @@
 // (docs/consensus.md traps 1, 9-12).
 #include "consensus/node.h"
 
-#include <pthread.h>
 #include <uv.h>
-
-#include <csignal>
 
 #include <deque>
 #include <filesystem>
@@ -437,13 +434,9 @@ Result<std::unique_ptr<Node>, StartError> Node::start(NodeOptions options, Repli
   self->publish();
   // The loop thread owns every raft_* call from here on (trap 1).
   self->thread = std::thread([self] {
-    // A peer that closed its connection must give EPIPE, not kill the
-    // process: SIGPIPE from write() goes to the writing thread, so blocking it
-    // here changes nothing for the rest of the process.
-    sigset_t pipe_signal;
-    sigemptyset(&pipe_signal);
-    sigaddset(&pipe_signal, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    // SIGPIPE goes to the writing thread: blocked here, it changes nothing
+    // for the rest of the process.
+    block_sigpipe_in_this_thread();
     uv_run(&self->loop, UV_RUN_DEFAULT);
   });
   return std::unique_ptr<Node>(new Node(std::move(loop)));

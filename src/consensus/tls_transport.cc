@@ -113,14 +113,16 @@ std::string take_ssl_error() {
   return text;
 }
 
-void block_sigpipe() {
-  // OpenSSL writes with write(): a peer that went away must give EPIPE, not
-  // kill the process. Per thread, so the process disposition is untouched.
+}  // namespace
+
+void block_sigpipe_in_this_thread() {
   sigset_t pipe_signal;
   sigemptyset(&pipe_signal);
   sigaddset(&pipe_signal, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
 }
+
+namespace {
 
 // The socket readiness a non-blocking OpenSSL call that returned `rv` waits
 // for, or nullopt when it failed or the peer closed.
@@ -425,7 +427,7 @@ struct TlsTransport::Impl {
   // ---- Bridge threads ---------------------------------------------------
 
   void run_outbound(struct raft_uv_connect* request, std::uint64_t peer, std::string peer_address) {
-    block_sigpipe();
+    block_sigpipe_in_this_thread();
     const auto deadline = Clock::now() + std::chrono::milliseconds(options.handshake_timeout_ms);
     int tcp = -1;
     SSL* ssl = nullptr;
@@ -499,7 +501,7 @@ struct TlsTransport::Impl {
   }
 
   void run_inbound(int tcp, std::string peer) {
-    block_sigpipe();
+    block_sigpipe_in_this_thread();
     const auto deadline = Clock::now() + std::chrono::milliseconds(options.handshake_timeout_ms);
     SSL* ssl = nullptr;
     int pair[2] = {-1, -1};
@@ -579,7 +581,7 @@ struct TlsTransport::Impl {
   }
 
   void run_acceptor() {
-    block_sigpipe();
+    block_sigpipe_in_this_thread();
     for (;;) {
       if (wait(listen_fd, POLLIN, Clock::time_point::max()) == Wait::kStopped) return;
       sockaddr_storage from{};

@@ -27,6 +27,12 @@ namespace rw::consensus {
 // copy goes.
 [[nodiscard]] std::shared_ptr<SSL_CTX> share_ssl_context(SSL_CTX* context);
 
+// Blocks SIGPIPE in the calling thread: a raft peer that went away must give
+// EPIPE (OpenSSL and libuv write with write(2)), not kill the process. Per
+// thread, so the process's disposition is untouched. Every thread that
+// writes to a raft socket calls it first.
+void block_sigpipe_in_this_thread();
+
 struct TlsTransportOptions {
   // Accepting side: the member's certificate and key, the cluster CA (and its
   // CRL with X509_V_FLAG_CRL_CHECK when one is configured). The transport
