@@ -85,24 +85,29 @@ class SnapshotAtTheBounds : public ::testing::Test {
   }
 
   // Submits `entries` to member `leader` and waits for every outcome; returns
-  // their log indices (0 for one that did not commit).
+  // their log indices (0 for one that did not commit or was not answered in
+  // time). The answers live in shared state: a callback that comes after the
+  // deadline, from a later deliver_completions(), still writes somewhere valid.
   std::vector<std::uint64_t> commit(int leader, std::vector<std::vector<std::uint8_t>> entries) {
-    std::vector<std::uint64_t> indices(entries.size(), 0);
-    std::size_t answered = 0;
+    struct Answers {
+      std::vector<std::uint64_t> indices;
+      std::size_t answered = 0;
+    };
+    auto answers = std::make_shared<Answers>();
+    answers->indices.assign(entries.size(), 0);
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      const auto status =
-          nodes_[leader]->submit(std::move(entries[i]), [&indices, &answered, i](const Outcome& o) {
-            if (o.kind == OutcomeKind::kCommitted) indices[i] = o.index;
-            ++answered;
-          });
-      if (status != Node::SubmitStatus::kQueued) ++answered;
+      const auto status = nodes_[leader]->submit(std::move(entries[i]), [answers, i](const Outcome& o) {
+        if (o.kind == OutcomeKind::kCommitted) answers->indices[i] = o.index;
+        ++answers->answered;
+      });
+      if (status != Node::SubmitStatus::kQueued) ++answers->answered;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (answered < entries.size() && std::chrono::steady_clock::now() < deadline) {
+    while (answers->answered < answers->indices.size() && std::chrono::steady_clock::now() < deadline) {
       if (nodes_[leader]->deliver_completions() == 0)
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    return indices;
+    return answers->indices;
   }
 
   std::filesystem::path root_;
