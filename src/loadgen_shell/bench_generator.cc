@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <memory>
 
@@ -203,8 +204,14 @@ void Generator::on_answer(std::uint32_t socket, Bytes datagram, Instant now) {
   ++result_.step.answered;
   if (acked_log_ != nullptr && slot.to_accounting) {
     const std::string id = factory_.session_id(slot.outstanding.session);
-    std::fprintf(acked_log_, "%s %s\n", id.c_str(),
-                 std::string(bench::status_name(slot.outstanding.kind)).c_str());
+    // Wall-clock time of the answer and its wait, so that a fault test can
+    // tell when answers resumed after a fault healed (docs/benchmarking.md).
+    timespec wall{};
+    ::clock_gettime(CLOCK_REALTIME, &wall);
+    const auto wall_us = static_cast<long long>(wall.tv_sec) * 1'000'000 + wall.tv_nsec / 1000;
+    std::fprintf(acked_log_, "%s %s %lld %lld\n", id.c_str(),
+                 std::string(bench::status_name(slot.outstanding.kind)).c_str(), wall_us,
+                 static_cast<long long>((now - slot.scheduled).ns / 1000));
   }
   release(socket, slot);
 }

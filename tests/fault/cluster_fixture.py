@@ -260,7 +260,7 @@ class Cluster:
         acknowledgements, the records held, the acknowledged ones not held,
         and the (session, status) pairs held more than once."""
         with open(acked_log) as f:
-            acked = [tuple(line.split()) for line in f if line.strip()]
+            acked = [tuple(line.split()[:2]) for line in f if line.strip()]
         records = self.wait_converged(timeout)
         held = collections.Counter(
             (str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"])) for r in records)

@@ -17,7 +17,6 @@ the exporter took to catch up once PostgreSQL was back.
 
 Usage: export_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep]"""
 
-import collections
 import json
 import os
 import sys
@@ -29,62 +28,14 @@ sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "support"))
 from cluster_fixture import Cluster  # noqa: E402
 from postgres_fixture import PostgresServer  # noqa: E402
+import history  # noqa: E402
 
 RATE = 300  # records per second, steady
 OUTAGE_S = 30
 
 
-def lines(path):
-    try:
-        with open(path) as f:
-            return [tuple(line.split()) for line in f if line.strip()]
-    except OSError:
-        return []
-
-
-def exported(pg):
-    """(Acct-Session-Id, Acct-Status-Type) of every exported record."""
-    out = pg.psql("-c", "SELECT attributes->>'Acct-Session-Id', attributes->>'Acct-Status-Type' "
-                  "FROM radiusward_accounting_log")
-    return collections.Counter(tuple(line.split("|")) for line in out.splitlines() if line.strip())
-
-
-def leader_export(cluster):
-    leader = cluster.leader()
-    status = cluster.status(f"member-{leader}") if leader else None
-    return (status or {}).get("export") or {}
-
-
-def wait_exported(cluster, pg, acked, timeout=120):
-    """Waits until every acknowledged record is in PostgreSQL and the
-    leader's exporter has nothing left; returns the exported counter."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            counts = exported(pg)
-        except Exception:  # noqa: BLE001 - the tables may not exist yet
-            counts = collections.Counter()
-        missing = [k for k in acked if counts[k] == 0]
-        export = leader_export(cluster)
-        if not missing and export.get("lag_records", 1) == 0:
-            return counts
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{len(missing)} acknowledged records not exported within {timeout}s, "
-                                 f"e.g. {missing[:5]}; leader export status {export}")
-        time.sleep(0.5)
-
-
-def check(cluster, pg, acked_log):
-    acked = lines(acked_log)
-    assert acked, "nothing was acknowledged at all"
-    counts = wait_exported(cluster, pg, acked)
-    twice = [k for k, n in counts.items() if n > 1]
-    assert not twice, f"{len(twice)} records exported more than once, e.g. {twice[:5]}"
-    sessions = {k[0] for k in counts}
-    rows = int(pg.psql("-c", "SELECT count(*) FROM radacct").strip())
-    distinct = int(pg.psql("-c", "SELECT count(DISTINCT acctuniqueid) FROM radacct").strip())
-    assert rows == distinct == len(sessions), f"radacct has {rows} rows for {len(sessions)} sessions"
-    return len(acked), sum(counts.values())
+def acknowledged_so_far(path):
+    return len(history.Acknowledged(path))
 
 
 def main():
@@ -104,23 +55,27 @@ def main():
         report = os.path.join(root, "load.json")
         if scenario == "leader_kill":
             load = cluster.load(RATE, 12, acked_log, report)
+            window = (time.time() + 1, time.time() + 12)
             time.sleep(4)
             leader = cluster.wait_leader()
             cluster.kill(f"member-{leader}")
             print(f"{time.strftime('%H:%M:%S')} killed member-{leader}, the exporting leader", flush=True)
             time.sleep(3)
             cluster.start(f"member-{leader}")
+            healed = time.time()
             extra = ""
         elif scenario == "pg_outage":
             load = cluster.load(RATE, OUTAGE_S + 12, acked_log, report)
+            window = (time.time() + 1, time.time() + OUTAGE_S + 12)
             time.sleep(5)
             pg.stop()
-            before = len(lines(acked_log))
+            before = acknowledged_so_far(acked_log)
             print(f"{time.strftime('%H:%M:%S')} PostgreSQL stopped", flush=True)
             time.sleep(OUTAGE_S)
-            during = len(lines(acked_log)) - before
-            status = leader_export(cluster)
+            during = acknowledged_so_far(acked_log) - before
+            status = history.leader_export(cluster)
             pg.start()
+            healed = time.time()
             started = time.monotonic()
             print(f"{time.strftime('%H:%M:%S')} PostgreSQL started; leader export status then: "
                   f"{json.dumps(status)}", flush=True)
@@ -128,7 +83,7 @@ def main():
             assert status.get("lag_records", 0) > 0 and not status.get("connected", True), status
             # Caught up: the exporter has reached what was held when it came back.
             while True:
-                now = leader_export(cluster)
+                now = history.leader_export(cluster)
                 if now.get("connected") and now.get("lag_seconds", 99) < 1.0:
                     break
                 assert time.monotonic() - started < 120, f"no catch-up within 120 s: {now}"
@@ -143,9 +98,12 @@ def main():
         assert load.returncode == 0, f"load generator failed ({load.returncode})"
         with open(report) as f:
             step = json.load(f)
-        acked, rows = check(cluster, pg, acked_log)
-        print(f"export {scenario}: sent {step.get('sent')} acknowledged {acked} lost {step.get('lost')}; "
-              f"PostgreSQL holds {rows} records, every acknowledged one exactly once{extra}", flush=True)
+        figures = history.check(cluster, f"export_{scenario}", acked_log, pg=pg, healed_unix=healed,
+                                resume_bound_s=15, window_unix=window,
+                                extra={"sent": step.get("sent"), "retransmissions": step.get("retransmissions")})
+        print(f"export {scenario}: sent {step.get('sent')} acknowledged {figures['acknowledged']} "
+              f"lost {step.get('lost')}; PostgreSQL holds {figures['exported']} records, every acknowledged "
+              f"one exactly once{extra}", flush=True)
         ok = True
     finally:
         cluster.finish(ok, keep)
