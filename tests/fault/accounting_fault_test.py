@@ -65,9 +65,9 @@ def main():
         report = os.path.join(root, "load.json")
         load = cluster.load(RATE, DURATION_S, acked_log, report)
         load_started = time.time()
-        time.sleep(FAULT_AT_S)
+        time.sleep(history.timing(FAULT_AT_S, 2, DURATION_S - 7))
         victims, delay = inject(cluster, scenario)
-        time.sleep(delay)
+        time.sleep(history.timing(delay, 0.1, 6) if delay > 1 else delay)
         for name in victims:
             cluster.start(name)
         healed = time.time()

@@ -56,11 +56,11 @@ def main():
         if scenario == "leader_kill":
             load = cluster.load(RATE, 12, acked_log, report)
             window = (time.time() + 1, time.time() + 12)
-            time.sleep(4)
+            time.sleep(history.timing(4, 2, 6))
             leader = cluster.wait_leader()
             cluster.kill(f"member-{leader}")
             print(f"{time.strftime('%H:%M:%S')} killed member-{leader}, the exporting leader", flush=True)
-            time.sleep(3)
+            time.sleep(history.timing(3, 0.1, 5))
             cluster.start(f"member-{leader}")
             healed = time.time()
             extra = ""

@@ -24,7 +24,19 @@ aggregates those lines into docs/RELIABILITY.md's table."""
 import collections
 import json
 import os
+import random
 import time
+
+
+def timing(default, low, high):
+    """A scenario's delay in seconds: `default` in the short form that
+    `make test` runs, uniform in [low, high] when the campaign asks for
+    random timing (RW_FAULT_RANDOM=1, scripts/fault-campaign)."""
+    if os.environ.get("RW_FAULT_RANDOM") == "1":
+        value = random.uniform(low, high)
+        print(f"random timing: {value:.2f} s (short form {default} s)", flush=True)
+        return value
+    return default
 
 
 class Acknowledged:
