@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 
 #include "app/exit_codes.h"
+#include "gateway/floor_handler.h"
+#include "gateway_shell/udp_server.h"
 #include "io/clock.h"
+#include "io/signals.h"
 #include "io/socket_address.h"
 #include "loadgen_shell/bench_process_sampler.h"
 #include "loadgen_shell/bench_runner.h"
@@ -145,6 +148,43 @@ int run_search(const BenchCommand& flags) {
   return write_json(flags.json_out, *report);
 }
 
+// The floor server (gateway/floor_handler.h) in the gateway's own UdpServer,
+// until SIGTERM or SIGINT.
+int run_floor(const BenchCommand& flags) {
+  auto listen = loadgen_shell::parse_endpoint(flags.floor_listen);
+  if (!listen) {
+    std::fprintf(stderr, "--listen %s: expected HOST:PORT with a numeric address\n",
+                 flags.floor_listen.c_str());
+    return kExitConfigError;
+  }
+  auto secret = radius::SharedSecret::create(as_bytes(flags.secret));
+  if (!secret) {
+    std::fprintf(stderr, "--secret: %s\n", std::string(radius::to_string(secret.error())).c_str());
+    return kExitConfigError;
+  }
+  if (auto blocked = io::block_process_signals(); !blocked) {
+    std::fprintf(stderr, "bench floor: %s\n", blocked.error().to_string().c_str());
+    return kExitRuntimeFailure;
+  }
+  gateway_shell::UdpServerOptions options;
+  options.listen = {*listen};
+  options.auth_port = listen->port;
+  options.acct_port = 0;  // unused: the floor answers Access-Requests only
+  options.workers = flags.floor_workers;
+  gateway::FloorHandlerFactory factory(std::move(*secret));
+  auto server = gateway_shell::UdpServer::start(options, factory);
+  if (!server) {
+    std::fprintf(stderr, "bench floor: %s\n", server.error().to_string().c_str());
+    return kExitRuntimeFailure;
+  }
+  std::fprintf(stderr, "bench floor: answering %s with %d worker(s)\n",
+               io::to_string((*server)->listeners().front().local).c_str(), (*server)->worker_count());
+  const std::string_view signal = io::wait_for_stop_signal();
+  (*server)->stop();
+  std::fprintf(stderr, "bench floor: %.*s, stopped\n", static_cast<int>(signal.size()), signal.data());
+  return kExitOk;
+}
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
@@ -171,12 +211,21 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
   ceiling.add_option("--settle-ms", flags.settle_ms, "Pause between steps");
   ceiling.add_option("--p99-max-ms", flags.p99_max_ms, "Pass rule: p99 at most this (default 500)");
   ceiling.add_option("--label", flags.label, "Name of the server under test in the report");
+
+  flags.floor_command = bench->add_subcommand(
+      "floor", "The smallest correct Access-Request responder, to measure the gateway against");
+  flags.floor_command->add_option("--listen", flags.floor_listen,
+                                  "HOST:PORT to answer (default 127.0.0.1:1812)");
+  flags.floor_command->add_option("--secret", flags.secret, "Shared secret (default testing123)");
+  flags.floor_command->add_option("--workers", flags.floor_workers,
+                                  "Worker threads, as the gateway's `workers` (0: one per CPU)");
   return bench;
 }
 
 int run_bench(const BenchCommand& flags) {
   if (flags.run_command != nullptr && *flags.run_command) return run_once(flags);
   if (flags.ceiling_command != nullptr && *flags.ceiling_command) return run_search(flags);
+  if (flags.floor_command != nullptr && *flags.floor_command) return run_floor(flags);
   return kExitConfigError;
 }
 

@@ -1,5 +1,5 @@
-// `radiusward bench run` and `radiusward bench ceiling`: the load generator
-// and the ceiling search (docs/benchmarking.md). Flags only; the work is in
+// `radiusward bench run`, `bench ceiling` and `bench floor`: the load
+// generator, the ceiling search and the floor server (docs/benchmarking.md). Flags only; the work is in
 // io/bench_runner.h and bench/.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace rw::app {
 
-// Every flag of both bench subcommands.
+// Every flag of the bench subcommands.
 struct BenchCommand {
   std::string target;       // HOST:PORT of Access-Requests.
   std::string acct_target;  // HOST:PORT of Accounting-Requests; default: target's port + 1.
@@ -36,8 +36,13 @@ struct BenchCommand {
   int p99_max_ms = 500;
   std::string label;
 
+  // floor only: HOST:PORT answered, worker threads (0: one per CPU).
+  std::string floor_listen = "127.0.0.1:1812";
+  int floor_workers = 0;
+
   CLI::App* run_command = nullptr;
   CLI::App* ceiling_command = nullptr;
+  CLI::App* floor_command = nullptr;
 };
 
 // Registers `bench` with its `run` and `ceiling` subcommands on `app`;

@@ -146,6 +146,17 @@ class BenchReportVariants(unittest.TestCase):
         # Without a plaintext twin there is no TLS section.
         self.assertNotIn("What TLS costs", render(self, VARIANTS)["PERFORMANCE.md"])
 
+    def test_pap_beside_the_floor_server_and_freeradius(self):
+        run = dict(RUN, results=RUN["results"] + [
+            {"server": "floor", "scenario": "pap",
+             "report": report("floor", [step(1, 1000, 1000, True), step(2, 4000, 4000, True),
+                                        step(3, 5000, 4000, False, "lost 7")], 4000, False)}])
+        page = render(self, run)["PERFORMANCE.md"]
+        self.assertIn("| authentication (PAP) ≥ 0.5× the floor server | "
+                      "0.50× (radiusward ≥ 2,000/s, floor 4,000/s, FreeRADIUS 1,250/s) | yes |", page)
+        # The floor has no FreeRADIUS twin: the ratio table keeps one pap row.
+        self.assertEqual(page.count("| pap | ≥ 2,000/s | 1,250/s | ≥ 1.60× |"), 1)
+
     def test_export_lag_table_and_summary(self):
         page = render(self, VARIANTS)["PERFORMANCE.md"]
         self.assertIn("radiusward, acct (export): at the ceiling (24,000/s) the exporter kept up (lag at most 900 "
@@ -159,6 +170,7 @@ class BenchReportVariants(unittest.TestCase):
         self.assertIn("| accounting ≥ 8× FreeRADIUS rlm_sql into PostgreSQL | 12.00× | yes |", page)
         self.assertIn("| accounting ≥ 8× FreeRADIUS detail file | 3.00× | **no** |", page)
         self.assertIn("| authentication (PAP) ≥ 2.5× FreeRADIUS users file | 1.60× | **no** |", page)
+        self.assertIn("| authentication (PAP) ≥ 0.5× the floor server | not run |", page)
         self.assertIn("| leader kill: longest wait < 1 s | 800 ms | yes |", page)
         self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest: member-1 in acct (export)) | **no** |", page)
         # The lone gateway of the authentication runs (no role) counts as a gateway.

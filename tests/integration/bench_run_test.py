@@ -13,9 +13,11 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
-from radiusward_fixture import Gateway, binary_from_argv  # noqa: E402
+from radiusward_fixture import Gateway, binary_from_argv, free_udp_port  # noqa: E402
 
+import signal  # noqa: E402
 import subprocess  # noqa: E402
+import time  # noqa: E402
 
 BINARY = binary_from_argv()
 USERS = "".join('bench-user-%d Cleartext-Password := "bench-password-%d"\n' % (i, i) for i in range(20))
@@ -98,6 +100,37 @@ class BenchRun(unittest.TestCase):
         self.assertTrue(all(s["passed"] for s in report["steps"]), stderr)
         self.assertEqual(report["ceiling"], {"rate": 200, "lower_bound": True, "text": "≥ 200/s"})
         self.assertEqual(report["at_ceiling"]["target_rate"], 200)
+
+
+class BenchFloor(unittest.TestCase):
+    """`radiusward bench floor`, the floor server issue 15 measures the
+    gateway against: it answers the generator's PAP with verified
+    Access-Accepts, drops a wrong secret, and stops cleanly on SIGTERM."""
+
+    def test_answers_verified_and_drops_a_wrong_secret(self):
+        port = free_udp_port()
+        floor = subprocess.Popen([BINARY, "bench", "floor", "--listen", "127.0.0.1:%d" % port, "--workers", "1"],
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 10
+            code = None
+            while time.monotonic() < deadline:
+                code, stderr = bench(["run", "--target", "127.0.0.1:%d" % port, "--scenario", "pap",
+                                      "--rate", "200", "--duration-s", "0.5", "--timeout-ms", "500"])
+                if code == 0 and "lost 0" in stderr:
+                    break
+            self.assertEqual(code, 0, stderr)
+            self.assertRegex(stderr, r"answered +200/s .* lost 0 .* invalid 0 +PASS")
+            code, stderr = bench(["run", "--target", "127.0.0.1:%d" % port, "--scenario", "pap", "--secret", "wrong",
+                                  "--rate", "20", "--duration-s", "0.5", "--timeout-ms", "100", "--retries", "0"])
+            self.assertEqual(code, 0, stderr)
+            self.assertRegex(stderr, r"answered +0/s .* lost 10 ")
+        finally:
+            floor.send_signal(signal.SIGTERM)
+            _, stderr = floor.communicate(timeout=10)
+        self.assertEqual(floor.returncode, 0, stderr)
+        self.assertIn("with 1 worker(s)", stderr)
+        self.assertIn("SIGTERM, stopped", stderr)
 
 
 if __name__ == "__main__":
