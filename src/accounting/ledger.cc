@@ -257,11 +257,14 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
       return;
     }
     found = sessions_.emplace_hint(found, record.session, std::move(session));
-  } else {
-    // Its deadline moves: out of the indexes, updated, back in.
-    unindex_session(found->second);
   }
   Session& session = found->second;
+  // An update changes none of what by_nas_, open_by_user_ and
+  // sessions_bytes_ are keyed on (the client, NAS and user texts are set
+  // when the session opens), only its expiry deadline: the update moves that
+  // one node, so its cost does not grow with the other indexes
+  // (docs/accounting.md "Cost against the session table").
+  const std::int64_t old_deadline = opens ? 0 : expiry_of(session);
   session.last_status_type = record.status_type;
   session.updated_index = index;
   session.updated_unix_ms = record.event_unix_ms;
@@ -270,7 +273,14 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
   session.output_octets = octets(record, radius::attr::kAcctOutputOctets, radius::attr::kAcctOutputGigawords);
   session.interim_interval_s = find_u32(record, radius::attr::kAcctInterimInterval).value_or(0);
   session.seen_unix_ms = clock_unix_ms_;
-  index_session(session);
+  if (opens) {
+    index_session(session);
+  } else if (limits_.session_expiry_multiple != 0) {
+    auto node = expiry_.extract({old_deadline, session.key});
+    RW_ASSERT(!node.empty());
+    node.value().first = expiry_of(session);
+    expiry_.insert(std::move(node));
+  }
 }
 
 void Ledger::close_nas_sessions(const Record& record) {

@@ -7,6 +7,9 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -177,6 +180,102 @@ void BM_Restore100k(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes.size()));
 }
 BENCHMARK(BM_Restore100k)->Unit(benchmark::kMillisecond);
+
+// ---- Cost against the session table's size (issue 15, "cost grows linearly")
+//
+// Apply of 64-record entries of Interim-Updates to sessions spread over a
+// table of N live sessions, each entry followed by the export cursor moving
+// past it (as on a member whose exporter keeps up): the per-record cost
+// should not grow with N, and the memory only linearly.
+
+// Resident memory of this process, KiB (/proc/self/statm, 4 KiB pages).
+double resident_kib() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  unsigned long size = 0;
+  unsigned long resident = 0;
+  const int read = std::fscanf(statm, "%lu %lu", &size, &resident);
+  std::fclose(statm);
+  return read == 2 ? static_cast<double>(resident) * 4 : 0;
+}
+
+struct LiveSessions {
+  Ledger ledger;
+  std::uint64_t index = 0;
+  double resident_kib_growth = 0;  // while the table was filled
+};
+
+// A ledger with `count` live sessions (broadband Starts, exported), built
+// once per count. The session bounds are raised so that every one is
+// tracked.
+LiveSessions& ledger_with_sessions(std::size_t count) {
+  static std::map<std::size_t, std::unique_ptr<LiveSessions>> built;
+  auto& slot = built[count];
+  if (slot) return *slot;
+  LedgerLimits limits;
+  limits.sessions_max = count + 1;
+  limits.sessions_bytes_max = std::size_t{4} << 30;
+  const double before = resident_kib();
+  slot = std::make_unique<LiveSessions>(LiveSessions{Ledger(limits)});
+  LiveSessions& live = *slot;
+  const std::int64_t t = 1'700'000'000'000;
+  std::vector<Record> batch;
+  for (std::uint64_t n = 0; n < count; ++n) {
+    batch.push_back(testing::record_of(testing::broadband_start(n), t));
+    if (batch.size() == 64 || n + 1 == count) {
+      (void)live.ledger.apply(++live.index, encode_records_entry(batch, t));
+      (void)live.ledger.apply(live.index + 1, encode_export_cursor_entry(live.index, t));
+      ++live.index;
+      batch.clear();
+    }
+  }
+  live.resident_kib_growth = resident_kib() - before;
+  return live;
+}
+
+void BM_ApplyInterimsWithLiveSessions(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(0));
+  LiveSessions& live = ledger_with_sessions(count);
+  // 200 entries of Interim-Updates of sessions spread over the table (a
+  // stride coprime with the count visits all of it), made again with later
+  // session times after each pass so that no record repeats an earlier one.
+  constexpr std::size_t kEntries = 200;
+  std::vector<std::vector<std::uint8_t>> entries(kEntries);
+  std::uint64_t n = 0;
+  std::uint64_t update = 0;
+  const auto make_entries = [&] {
+    for (auto& entry : entries) {
+      std::vector<Record> batch;
+      for (int r = 0; r < 64; ++r) {
+        n = (n + 7919) % count;
+        testing::RequestSpec spec = testing::broadband_start(n);
+        spec.status_type = status::kInterimUpdate;
+        spec.session_time_s = static_cast<std::uint32_t>(++update);
+        spec.input_octets = static_cast<std::uint32_t>(update * 1500);
+        batch.push_back(testing::record_of(spec, 1'700'000'000'000));
+      }
+      entry = encode_records_entry(batch, 1'700'000'000'000);
+    }
+  };
+  make_entries();
+  std::size_t next = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(live.ledger.apply(++live.index, entries[next]));
+    (void)live.ledger.apply(live.index + 1, encode_export_cursor_entry(live.index, 1'700'000'000'000));
+    ++live.index;
+    if (++next == kEntries) {
+      state.PauseTiming();
+      make_entries();
+      next = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 64);
+  state.counters["sessions"] = static_cast<double>(live.ledger.sessions().size());
+  state.counters["sessions_bytes"] = static_cast<double>(live.ledger.sessions_bytes());
+  state.counters["resident_kib_growth"] = live.resident_kib_growth;
+}
+BENCHMARK(BM_ApplyInterimsWithLiveSessions)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
 }  // namespace
 }  // namespace rw::accounting

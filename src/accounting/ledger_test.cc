@@ -390,6 +390,40 @@ RequestSpec with_interval(RequestSpec spec, std::uint32_t interval_s) {
   return spec;
 }
 
+// Interim-Updates move only a session's expiry deadline (ledger.cc
+// update_sessions); the NAS index, the per-user counts and the byte total
+// must stay what a ledger rebuilt from the same table (restore) has.
+TEST(Ledger, InterimUpdatesLeaveEveryIndexAsARebuildHasIt) {
+  Ledger ledger;
+  std::uint64_t index = 0;
+  ledger.apply(++index, entry_of({record_of(start_of("a", "nas-a")), record_of(start_of("b", "nas-a")),
+                                  record_of(start_of("c", "nas-b"))}));
+  for (std::uint32_t t = 1; t <= 3; ++t) {
+    ledger.apply(++index,
+                 entry_of({record_of(with_interval(
+                               with_status(start_of("a", "nas-a"), status::kInterimUpdate, 60 * t), 30 * t)),
+                           record_of(with_status(start_of("c", "nas-b"), status::kInterimUpdate, 60 * t))}));
+  }
+  auto rebuilt = Ledger::restore(ledger.snapshot());
+  ASSERT_TRUE(rebuilt.has_value());
+  EXPECT_EQ(ledger.sessions_bytes(), rebuilt->sessions_bytes());
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 3u);
+  EXPECT_EQ(rebuilt->open_sessions_of("bob"), 3u);
+
+  RequestSpec on = start_of("on-1", "nas-a");
+  on.status_type = status::kAccountingOn;
+  on.user_name.clear();
+  on.nas_port.reset();
+  for (Ledger* each : {&ledger, &*rebuilt}) {
+    each->apply(index + 1, entry_of({record_of(on)}));
+    ASSERT_EQ(each->sessions().size(), 1u);
+    EXPECT_EQ(each->sessions().begin()->second.acct_session_id, "c");
+    EXPECT_EQ(each->open_sessions_of("bob"), 1u);
+  }
+  EXPECT_EQ(ledger.sessions_bytes(), rebuilt->sessions_bytes());
+  EXPECT_EQ(ledger.snapshot(), rebuilt->snapshot());
+}
+
 TEST(Ledger, ASessionWithoutRecordsForThreeIntervalsExpires) {
   Ledger ledger({.clock_step_max_ms = 100'000'000});
   const std::int64_t t = 1'700'000'000'000;
