@@ -2,6 +2,7 @@
 #include "config/client_table.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -59,6 +60,20 @@ void ClientTable::index(Family& family, const std::vector<ClientDef>& clients, b
     if (prefix_of(a) != prefix_of(b)) return prefix_of(a) > prefix_of(b);
     return a.key < b.key;
   });
+  std::size_t size = 16;
+  while (size < 2 * family.entries.size()) size *= 2;
+  family.slots.assign(size, Slot{});
+  for (const Entry& entry : family.entries) {
+    // Duplicates are refused by build() after indexing; the first one wins here.
+    for (std::size_t at = hash(entry.key, prefix_of(entry)) & (size - 1);; at = (at + 1) & (size - 1)) {
+      Slot& slot = family.slots[at];
+      if (slot.client == kEmpty) {
+        slot = Slot{entry.key, prefix_of(entry), entry.client};
+        break;
+      }
+      if (slot.key == entry.key && slot.prefix_length == prefix_of(entry)) break;
+    }
+  }
   for (std::uint32_t i = 0; i < family.entries.size(); ++i) {
     std::uint8_t length = prefix_of(family.entries[i]);
     if (family.groups.empty() || family.groups.back().prefix_length != length) {
@@ -68,15 +83,30 @@ void ClientTable::index(Family& family, const std::vector<ClientDef>& clients, b
   }
 }
 
+// The two halves of the masked address and the prefix length, mixed (a
+// multiply-xorshift finaliser). The keys are the operator's clients; a
+// NAS's address only probes, so it cannot lengthen a chain.
+std::size_t ClientTable::hash(const std::array<std::uint8_t, 16>& key, std::uint8_t prefix_length) {
+  std::uint64_t high = 0;
+  std::uint64_t low = 0;
+  std::memcpy(&high, key.data(), 8);
+  std::memcpy(&low, key.data() + 8, 8);
+  std::uint64_t h = (high ^ (low * 0x9E3779B97F4A7C15ULL) ^ prefix_length) * 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 31;
+  h *= 0x94D049BB133111EBULL;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
 const ClientDef* ClientTable::find_in(const Family& family,
                                       const std::array<std::uint8_t, 16>& address) const {
   for (const Group& group : family.groups) {
-    std::array<std::uint8_t, 16> key = masked(address, group.prefix_length);
-    auto first = family.entries.begin() + group.begin;
-    auto last = family.entries.begin() + group.end;
-    auto it =
-        std::lower_bound(first, last, key, [](const Entry& entry, const auto& k) { return entry.key < k; });
-    if (it != last && it->key == key) return &clients_[it->client];
+    const std::array<std::uint8_t, 16> key = masked(address, group.prefix_length);
+    const std::size_t mask = family.slots.size() - 1;
+    for (std::size_t at = hash(key, group.prefix_length) & mask;; at = (at + 1) & mask) {
+      const Slot& slot = family.slots[at];
+      if (slot.client == kEmpty) break;
+      if (slot.key == key && slot.prefix_length == group.prefix_length) return &clients_[slot.client];
+    }
   }
   return nullptr;
 }
