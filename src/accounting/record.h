@@ -147,10 +147,13 @@ class KeyRecipe {
   static Result<KeyRecipe, std::string> parse(std::string_view spec, std::string_view class_prefix,
                                               std::shared_ptr<const radius::Dictionary> dictionary);
 
-  // The session key of a request. Pure; allocates a small string.
+  // The session key of a request. Pure; allocates nothing once its
+  // per-thread text buffer has grown to the longest text seen.
   [[nodiscard]] SessionKey session_key(const radius::Packet& request) const;
   // The text MD5 is taken of (for tests and traces).
   [[nodiscard]] std::string session_text(const radius::Packet& request) const;
+  // The same text appended to `text`.
+  void append_session_text(std::string& text, const radius::Packet& request) const;
 
  private:
   std::shared_ptr<const radius::Dictionary> dictionary_;

@@ -125,6 +125,21 @@ TEST(RecordKey, DifferentEventsHaveDifferentKeys) {
   EXPECT_NE(record_of(start, 0, "nas1").key, record_of(start, 0, "nas2").key);
 }
 
+// Known answers, computed outside radiusward from docs/wire_formats.md
+// "Record key" (Python hashlib: SHA-256 of 0x01, the client's length and
+// name, the kept TLVs stably sorted by type; the first 16 bytes). Keys are
+// stored in ledgers and compared across gateway versions, so any change of
+// how they are computed must fail here.
+TEST(RecordKey, MatchesTheDocumentedFormula) {
+  EXPECT_EQ(record_of(RequestSpec{}).key.hex(), "6fa1e2acc27de7b48f9a0ae40d9a44b9");
+  RequestSpec stop;
+  stop.status_type = status::kStop;
+  stop.session_time_s = 60;
+  stop.class_value = "class-a";
+  stop.delay_s = 5;  // excluded from the key
+  EXPECT_EQ(record_of(stop).key.hex(), "83c5b2ebfdfd7b5683889bde3b7ae13a");
+}
+
 TEST(RecordKey, ByteIdenticalInterimUpdatesAreOneKey) {
   // Intended: two Interim-Updates with identical attributes carry no new
   // information (docs/wire_formats.md "Record key").

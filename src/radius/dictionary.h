@@ -183,5 +183,8 @@ Result<std::vector<std::uint8_t>, std::string> parse_value(const AttributeDef& d
 // integers, dotted quads, "Jan  1 2024 00:00:00 UTC" for dates, 0x-hex for
 // octets. Bytes that are malformed for the type are printed as 0x-hex.
 std::string format_value(const AttributeDef& def, Bytes value);
+// The same text, appended to `out`: no allocation once `out` has the
+// capacity (the gateway's session key, per accounting request).
+void append_value(std::string& out, const AttributeDef& def, Bytes value);
 
 }  // namespace rw::radius

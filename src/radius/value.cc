@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
@@ -46,14 +47,12 @@ std::uint64_t read_be(Bytes bytes) {
   return value;
 }
 
-std::string to_hex(Bytes bytes) {
-  std::string text = "0x";
-  text.reserve(2 + bytes.size() * 2);
+void append_hex(std::string& text, Bytes bytes) {
+  text += "0x";
   for (std::uint8_t byte : bytes) {
     text.push_back(kHexDigits[byte >> 4]);
     text.push_back(kHexDigits[byte & 0x0F]);
   }
-  return text;
 }
 
 Parsed parse_hex_octets(std::string_view digits) {
@@ -366,19 +365,27 @@ Parsed parse_date(std::string_view text) {
   return out;
 }
 
-std::string format_date(std::uint32_t seconds) {
+void append_date(std::string& out, std::uint32_t seconds) {
   const std::int64_t days = seconds / 86400;
   const std::int64_t rest = seconds % 86400;
   const Civil civil = civil_from_days(days);
   // FreeRADIUS prints "%b %e %Y %H:%M:%S %Z": the day padded with a space.
-  return fmt::format("{} {:>2} {} {:02}:{:02}:{:02} UTC", kMonths[civil.month - 1], civil.day, civil.year,
-                     rest / 3600, rest / 60 % 60, rest % 60);
+  fmt::format_to(std::back_inserter(out), "{} {:>2} {} {:02}:{:02}:{:02} UTC", kMonths[civil.month - 1],
+                 civil.day, civil.year, rest / 3600, rest / 60 % 60, rest % 60);
 }
 
-std::string format_address(int family, Bytes bytes) {
+void append_address(std::string& out, int family, Bytes bytes) {
+  if (family == AF_INET) {
+    // inet_ntop's dotted quad, without its trip through printf.
+    fmt::format_to(std::back_inserter(out), "{}.{}.{}.{}", bytes[0], bytes[1], bytes[2], bytes[3]);
+    return;
+  }
   std::array<char, 64> buffer{};
-  if (inet_ntop(family, bytes.data(), buffer.data(), buffer.size()) == nullptr) return to_hex(bytes);
-  return buffer.data();
+  if (inet_ntop(family, bytes.data(), buffer.data(), buffer.size()) == nullptr) {
+    append_hex(out, bytes);
+    return;
+  }
+  out += buffer.data();
 }
 
 // A VALUE name that reads as a number ("56" in dictionary.usr) would parse
@@ -388,32 +395,38 @@ bool reads_as_number(std::string_view name) {
   return parse_unsigned(name).has_value();
 }
 
-std::string format_integer(const AttributeDef& def, Bytes value) {
+void append_integer(std::string& out, const AttributeDef& def, Bytes value) {
   const std::uint64_t number = read_be(value);
   if (number <= 0xFFFFFFFF) {
     auto name = def.name_of_value(static_cast<std::uint32_t>(number));
-    if (name && !reads_as_number(*name)) return std::string(*name);
+    if (name && !reads_as_number(*name)) {
+      out += *name;
+      return;
+    }
   }
-  if (def.data_type == DataType::kSigned) return fmt::format("{}", static_cast<std::int32_t>(number));
-  return fmt::format("{}", number);
+  if (def.data_type == DataType::kSigned) {
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<std::int32_t>(number));
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "{}", number);
 }
 
-std::string format_ipv6_prefix(Bytes value) {
+void append_ipv6_prefix(std::string& out, Bytes value) {
   const unsigned length = value[1];
   std::array<std::uint8_t, 16> address{};
   std::memcpy(address.data(), value.data() + 2, value.size() - 2);
-  return fmt::format("{}/{}", format_address(AF_INET6, address), length);
+  append_address(out, AF_INET6, address);
+  fmt::format_to(std::back_inserter(out), "/{}", length);
 }
 
-std::string format_ifid(Bytes value) {
-  return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", read_be(value.subspan(0, 2)),
-                     read_be(value.subspan(2, 2)), read_be(value.subspan(4, 2)),
-                     read_be(value.subspan(6, 2)));
+void append_ifid(std::string& out, Bytes value) {
+  fmt::format_to(std::back_inserter(out), "{:04x}:{:04x}:{:04x}:{:04x}", read_be(value.subspan(0, 2)),
+                 read_be(value.subspan(2, 2)), read_be(value.subspan(4, 2)), read_be(value.subspan(6, 2)));
 }
 
-std::string format_ether(Bytes value) {
-  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", value[0], value[1], value[2], value[3],
-                     value[4], value[5]);
+void append_ether(std::string& out, Bytes value) {
+  fmt::format_to(std::back_inserter(out), "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", value[0], value[1],
+                 value[2], value[3], value[4], value[5]);
 }
 
 // The exact wire length of fixed-size types; nullopt for variable ones.
@@ -511,36 +524,57 @@ Result<std::vector<std::uint8_t>, std::string> parse_value(const AttributeDef& d
   return fail(std::string("unknown data type"));
 }
 
-std::string format_value(const AttributeDef& def, Bytes value) {
-  if (!well_formed(def.data_type, value)) return to_hex(value);
+void append_value(std::string& out, const AttributeDef& def, Bytes value) {
+  if (!well_formed(def.data_type, value)) {
+    append_hex(out, value);
+    return;
+  }
   switch (def.data_type) {
     case DataType::kString:
-      return std::string(as_chars(value));
+      out += as_chars(value);
+      return;
     case DataType::kIpAddr:
-      return format_address(AF_INET, value);
+      append_address(out, AF_INET, value);
+      return;
     case DataType::kIpv6Addr:
-      return format_address(AF_INET6, value);
+      append_address(out, AF_INET6, value);
+      return;
     case DataType::kComboIp:
-      return format_address(value.size() == 4 ? AF_INET : AF_INET6, value);
+      append_address(out, value.size() == 4 ? AF_INET : AF_INET6, value);
+      return;
     case DataType::kIpv6Prefix:
-      return format_ipv6_prefix(value);
+      append_ipv6_prefix(out, value);
+      return;
     case DataType::kIpv4Prefix:
-      return fmt::format("{}/{}", format_address(AF_INET, value.subspan(2)), value[1]);
+      append_address(out, AF_INET, value.subspan(2));
+      fmt::format_to(std::back_inserter(out), "/{}", value[1]);
+      return;
     case DataType::kByte:
     case DataType::kShort:
     case DataType::kInteger:
     case DataType::kInteger64:
     case DataType::kSigned:
-      return format_integer(def, value);
+      append_integer(out, def, value);
+      return;
     case DataType::kDate:
-      return format_date(static_cast<std::uint32_t>(read_be(value)));
+      append_date(out, static_cast<std::uint32_t>(read_be(value)));
+      return;
     case DataType::kIfid:
-      return format_ifid(value);
+      append_ifid(out, value);
+      return;
     case DataType::kEther:
-      return format_ether(value);
+      append_ether(out, value);
+      return;
     default:
-      return to_hex(value);
+      append_hex(out, value);
+      return;
   }
+}
+
+std::string format_value(const AttributeDef& def, Bytes value) {
+  std::string out;
+  append_value(out, def, value);
+  return out;
 }
 
 }  // namespace rw::radius
