@@ -99,6 +99,7 @@ consensus::NodeOptions node_options(const config::MemberConfig& config,
   options.heartbeat_timeout_ms = config.raft.heartbeat_timeout_ms;
   options.snapshot_threshold = config.raft.snapshot_threshold;
   options.snapshot_trailing = config.raft.snapshot_trailing;
+  options.log_bytes_max = config.raft.log_bytes_max;
   options.log = [](consensus::LogLevel level, std::string_view message) {
     switch (level) {
       case consensus::LogLevel::kDebug:
@@ -298,6 +299,13 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshot_max_microseconds",
           "Longest loop-thread time of a snapshot since start.", snapshots.max_us);
     gauge("radiusward_member_raft_snapshot_last_bytes", "Size of the latest snapshot.", snapshots.last_bytes);
+    // The raft log held in memory is bounded in bytes (raft.log_bytes_max,
+    // docs/consensus.md "Log held in memory").
+    gauge("radiusward_member_raft_snapshots_for_log_bytes",
+          "Snapshots taken because the log since the last one reached half of raft.log_bytes_max.",
+          snapshots.for_log_bytes);
+    gauge("radiusward_member_raft_log_bytes_since_snapshot",
+          "Bytes of the entries applied since this member's latest snapshot.", snapshots.log_bytes_since);
   });
 }
 

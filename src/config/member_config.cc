@@ -174,21 +174,28 @@ class MemberParser : YamlReader {
   void on_raft(const YAML::Node& value, const SourceLocation& where) {
     if (!expect_map(value, where, "of raft settings")) return;
     MemberConfig::Raft& raft = config_.raft;
-    each_key(value, "raft.",
-             [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
-               if (key == "election_timeout_ms") {
-                 set_integer(raft.election_timeout_ms, item, at_key, 50, 60'000);
-               } else if (key == "heartbeat_timeout_ms") {
-                 set_integer(raft.heartbeat_timeout_ms, item, at_key, 5, 10'000);
-               } else if (key == "snapshot_threshold") {
-                 set_integer(raft.snapshot_threshold, item, at_key, 16, 1'000'000'000);
-               } else if (key == "snapshot_trailing") {
-                 set_integer(raft.snapshot_trailing, item, at_key, 0, 1'000'000'000);
-               } else {
-                 return false;
-               }
-               return true;
-             });
+    each_key(
+        value, "raft.", [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+          if (key == "election_timeout_ms") {
+            set_integer(raft.election_timeout_ms, item, at_key, 50, 60'000);
+          } else if (key == "heartbeat_timeout_ms") {
+            set_integer(raft.heartbeat_timeout_ms, item, at_key, 5, 10'000);
+          } else if (key == "snapshot_threshold") {
+            set_integer(raft.snapshot_threshold, item, at_key, 16, 1'000'000'000);
+          } else if (key == "snapshot_trailing") {
+            set_integer(raft.snapshot_trailing, item, at_key, 0, 1'000'000'000);
+          } else if (key == "log_bytes_max") {
+            // 0 turns the byte bound off; else at least 1 MiB.
+            set_integer(raft.log_bytes_max, item, at_key, 0, std::int64_t{64} << 30);
+            if (raft.log_bytes_max != 0 && raft.log_bytes_max < (std::size_t{1} << 20)) {
+              errors_.push_back(value_at(item, at_key)
+                                    .error("raft.log_bytes_max must be 0 (off) or at least 1048576 (1 MiB)"));
+            }
+          } else {
+            return false;
+          }
+          return true;
+        });
     if (raft.heartbeat_timeout_ms * 2 > raft.election_timeout_ms) {
       errors_.push_back(
           value_at(value, where)

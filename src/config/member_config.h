@@ -66,6 +66,8 @@ struct MemberConfig {
     unsigned heartbeat_timeout_ms = 50;
     unsigned snapshot_threshold = 16384;
     unsigned snapshot_trailing = 8192;
+    // The raft log held in memory, bytes (docs/consensus.md "Log held in memory").
+    std::size_t log_bytes_max = std::size_t{64} << 20;
     friend bool operator==(const Raft&, const Raft&) = default;
   } raft;
 

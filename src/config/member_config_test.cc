@@ -54,6 +54,7 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
       "  heartbeat_timeout_ms: 40\n"
       "  snapshot_threshold: 2048\n"
       "  snapshot_trailing: 1024\n"
+      "  log_bytes_max: 33554432\n"
       "ledger:\n"
       "  held_records_max: 1000\n"
       "  held_bytes_max: 1048576\n"
@@ -82,6 +83,7 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
   EXPECT_EQ(config.raft.heartbeat_timeout_ms, 40u);
   EXPECT_EQ(config.raft.snapshot_threshold, 2048u);
   EXPECT_EQ(config.raft.snapshot_trailing, 1024u);
+  EXPECT_EQ(config.raft.log_bytes_max, 33554432u);
   EXPECT_EQ(config.ledger.held_records_max, 1000u);
   EXPECT_EQ(config.ledger.held_bytes_max, 1048576u);
   EXPECT_EQ(config.ledger.sessions_max, 10u);
@@ -160,6 +162,18 @@ TEST(MemberConfig, RefusesANonMapping) {
   EXPECT_THAT(errors_of("- 1\n"),
               ElementsAre("/etc/rw/member.yaml:1:1: the configuration must be a mapping of keys to values"));
   EXPECT_THAT(errors_of(""), ElementsAre("/etc/rw/member.yaml:1:1: the configuration is empty"));
+}
+
+TEST(MemberConfig, RaftLogBytesMaxIsOffOrAtLeastOneMebibyte) {
+  EXPECT_EQ(parse_member_config(minimal(""), "/etc/rw/member.yaml")->raft.log_bytes_max,
+            std::size_t{64} << 20);
+  EXPECT_EQ(
+      parse_member_config(minimal("raft: {log_bytes_max: 0}\n"), "/etc/rw/member.yaml")->raft.log_bytes_max,
+      0u);
+  EXPECT_THAT(
+      errors_of(minimal("raft: {log_bytes_max: 4096}\n")),
+      ElementsAre(
+          "/etc/rw/member.yaml:9:23: raft.log_bytes_max must be 0 (off) or at least 1048576 (1 MiB)"));
 }
 
 TEST(MemberConfig, ReportsUnknownAndDuplicateKeys) {

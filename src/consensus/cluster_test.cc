@@ -255,6 +255,41 @@ TYPED_TEST(Scenario, FollowerCatchesUpBySnapshot) {
     EXPECT_EQ(cluster.state(behind).copies(this->entry("r" + std::to_string(i))), 1U);
 }
 
+// The log held in memory is bounded in bytes (FsmAdapter::bound_log_bytes,
+// docs/consensus.md "Log held in memory"): entry counts that would never
+// snapshot, 4 KiB entries, a 64 KiB bound. Every member snapshots once half
+// the bound has been applied since its last snapshot, keeps only the
+// trailing entries that fit the other half, and holds at most the bound
+// plus what arrives while a snapshot is written or before it is applied (the
+// test has one entry in flight at a time: allowed three entries' slack).
+TEST(LogBytes, SnapshotsAtHalfTheBoundAndKeepsTheLogUnderIt) {
+  constexpr std::size_t kBound = 64 * 1024;
+  FixtureCluster cluster(
+      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const unsigned leader = *cluster.ready_leader();
+  std::size_t largest = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
+    ASSERT_TRUE(cluster.step_until(
+        [&] {
+          for (unsigned m = 0; m < 3; ++m) largest = std::max(largest, cluster.log_bytes(m));
+          return submitted->outcome.has_value();
+        },
+        5000));
+    ASSERT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
+  }
+  EXPECT_LE(largest, kBound + 3 * 4100);
+  EXPECT_GE(largest, kBound / 2);  // the bound was reached, not idle
+  for (unsigned m = 0; m < 3; ++m) {
+    const SnapshotFigures& figures = cluster.adapter(m).snapshot_figures();
+    // 100 entries of ~4 KiB against 32 KiB per snapshot: about a dozen.
+    EXPECT_GE(figures.for_log_bytes, 8U) << "member " << m;
+    EXPECT_EQ(figures.for_log_bytes, figures.taken) << "member " << m;
+    EXPECT_LE(figures.log_bytes_since, kBound / 2 + 4200) << "member " << m;
+  }
+}
+
 TYPED_TEST(Scenario, ReplacesALostMemberWhichCatchesUpEmpty) {
   typename TestFixture::Cluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
   ASSERT_TRUE(cluster.step_until_ready_leader());

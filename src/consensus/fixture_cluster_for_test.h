@@ -40,6 +40,7 @@ class BasicFixtureCluster {
     unsigned snapshot_threshold = 1 << 20;
     unsigned snapshot_trailing = 1 << 19;
     std::size_t max_in_flight = 16;
+    std::size_t log_bytes_max = 0;  // FsmAdapter::bound_log_bytes; 0: off
   };
 
   explicit BasicFixtureCluster(Options options) : options_(options) {
@@ -66,6 +67,10 @@ class BasicFixtureCluster {
     adapters_.back()->attach(r);
     raft_set_snapshot_threshold(r, options_.snapshot_threshold);
     raft_set_snapshot_trailing(r, options_.snapshot_trailing);
+    if (options_.log_bytes_max != 0) {
+      adapters_.back()->bound_log_bytes(options_.log_bytes_max, options_.snapshot_threshold,
+                                        options_.snapshot_trailing);
+    }
     proposers_.push_back(
         std::make_unique<Proposer>(r, Proposer::Options{.max_in_flight = options_.max_in_flight}, [] {}));
     // A server grown into a running fixture starts by itself, empty.
@@ -140,6 +145,16 @@ class BasicFixtureCluster {
         open_envelope(Bytes(static_cast<const std::uint8_t*>(stored.buf.base), stored.buf.len));
     return payload && std::equal(payload->begin(), payload->end(), entry.begin(), entry.end());
   }
+
+  // The bytes of the entries member i holds in its in-memory log.
+  [[nodiscard]] std::size_t log_bytes(unsigned i) const {
+    const struct raft_log& log = raft(i)->log;
+    const std::size_t count = log.back >= log.front ? log.back - log.front : log.size - log.front + log.back;
+    std::size_t bytes = 0;
+    for (std::size_t k = 0; k < count; ++k) bytes += log.entries[(log.front + k) % log.size].buf.len;
+    return bytes;
+  }
+  [[nodiscard]] const FsmAdapter& adapter(unsigned i) const { return *adapters_[i]; }
 
   [[nodiscard]] unsigned size() const { return static_cast<unsigned>(states_.size()); }
   [[nodiscard]] struct raft_fixture* fixture() { return &fixture_; }

@@ -36,6 +36,7 @@ int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, vo
   } else {
     ++self->entries_malformed_;  // Not ours: skipped, never an error (trap 7).
   }
+  if (self->log_bytes_max_ != 0) self->note_applied(buf->len);
   *result = nullptr;
   return 0;  // Never an error: an error silently stops applying (docs/consensus.md trap 7).
 }
@@ -63,6 +64,17 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
           .count());
   SnapshotFigures& figures = self->snapshot_figures_;
   ++figures.taken;
+  if (self->log_bytes_max_ != 0) {
+    // libraft truncates the log behind this snapshot when the write is done,
+    // keeping r->snapshot.trailing entries: set it for this snapshot now.
+    raft_set_snapshot_trailing(self->raft_, self->trailing_within_bound());
+    if (self->snapshot_forced_) {
+      ++figures.for_log_bytes;
+      raft_set_snapshot_threshold(self->raft_, self->threshold_);
+      self->snapshot_forced_ = false;
+    }
+    figures.log_bytes_since = 0;
+  }
   figures.last_us = us;
   figures.max_us = std::max(figures.max_us, us);
   figures.last_bytes = buffer.size();
@@ -105,7 +117,46 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   }
   // On success the buffer is ours (docs/consensus.md trap 3).
   raft_free(buf->base);
+  // An installed snapshot replaces the log: nothing is held since.
+  self->snapshot_figures_.log_bytes_since = 0;
+  self->recent_sizes_.clear();
   return 0;
+}
+
+void FsmAdapter::bound_log_bytes(std::size_t bytes, unsigned threshold, unsigned trailing) {
+  RW_ASSERT(raft_ != nullptr);
+  log_bytes_max_ = bytes;
+  threshold_ = threshold;
+  trailing_ = trailing;
+  snapshot_forced_ = false;
+  raft_set_snapshot_threshold(raft_, threshold);
+  raft_set_snapshot_trailing(raft_, trailing);
+}
+
+void FsmAdapter::note_applied(std::size_t bytes) {
+  snapshot_figures_.log_bytes_since += bytes;
+  recent_sizes_.push_back(static_cast<std::uint32_t>(bytes));
+  while (recent_sizes_.size() > trailing_) recent_sizes_.pop_front();
+  if (!snapshot_forced_ && snapshot_figures_.log_bytes_since >= log_bytes_max_ / 2) {
+    // libraft checks its threshold after each apply (shouldTakeSnapshot:
+    // entries since the last snapshot >= threshold): 1 takes one now, or as
+    // soon as a snapshot in progress is done.
+    raft_set_snapshot_threshold(raft_, 1);
+    snapshot_forced_ = true;
+  }
+}
+
+unsigned FsmAdapter::trailing_within_bound() const {
+  // Barriers and configuration entries are not applied here and are not
+  // counted, so keeping this many log entries keeps at most these bytes.
+  std::size_t sum = 0;
+  unsigned count = 0;
+  for (auto size = recent_sizes_.rbegin(); size != recent_sizes_.rend(); ++size) {
+    if (sum + *size > log_bytes_max_ / 2) break;
+    sum += *size;
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace rw::consensus

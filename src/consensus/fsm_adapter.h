@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "consensus/raft_c.h"
@@ -30,6 +31,19 @@ class FsmAdapter {
   // gives each entry its index. Requires: called before the instance starts.
   void attach(struct raft* raft) { raft_ = raft; }
 
+  // Bounds, in bytes, the raft log libraft keeps in memory (the entries
+  // since the last snapshot plus the trailing ones kept behind it), which its
+  // entry-count threshold and trailing leave unbounded when entries are
+  // large (docs/consensus.md "Log held in memory"). With `bytes` > 0: once
+  // the entries applied since the last snapshot reach half of `bytes`, the
+  // next apply takes a snapshot (libraft's threshold is lowered to 1 until
+  // it does); every snapshot keeps as trailing entries only the latest that
+  // fit in the other half, and at most `trailing`. `threshold` and
+  // `trailing` are the configured entry counts, restored after each such
+  // snapshot. 0 leaves libraft's entry counts alone.
+  // Requires: attach() first; on the loop thread (or before start).
+  void bound_log_bytes(std::size_t bytes, unsigned threshold, unsigned trailing);
+
   // Counts of restore calls refused as corrupt (the library then fails).
   [[nodiscard]] unsigned restores_refused() const { return restores_refused_; }
   // Counts of committed entries whose envelope was malformed (skipped).
@@ -47,6 +61,10 @@ class FsmAdapter {
   // the kernel for huge pages for it (a fresh 35 MB buffer took ~120 ms of
   // page faults on the reference machine, trap 8).
   void reserve_snapshot_buffer(std::size_t bytes);
+  // The byte bound's bookkeeping for one applied entry of `bytes`.
+  void note_applied(std::size_t bytes);
+  // The trailing entry count that keeps the latest entries within half the bound.
+  [[nodiscard]] unsigned trailing_within_bound() const;
 
   ReplicatedState& state_;
   struct raft* raft_ = nullptr;
@@ -59,6 +77,14 @@ class FsmAdapter {
   struct raft_buffer snapshot_array_ {};
   bool snapshot_lent_ = false;
   SnapshotFigures snapshot_figures_;
+  // bound_log_bytes: the bound (0: off), the configured entry counts, the
+  // sizes of the latest applied entries (at most `trailing_` of them), and
+  // whether the threshold is lowered now.
+  std::size_t log_bytes_max_ = 0;
+  unsigned threshold_ = 0;
+  unsigned trailing_ = 0;
+  std::deque<std::uint32_t> recent_sizes_;
+  bool snapshot_forced_ = false;
 };
 
 }  // namespace rw::consensus

@@ -362,6 +362,9 @@ Result<void, StartError> Node::Loop::configure_and_start() {
   raft_set_pre_vote(&raft, options.pre_vote);
   raft_set_snapshot_threshold(&raft, options.snapshot_threshold);
   raft_set_snapshot_trailing(&raft, options.snapshot_trailing);
+  if (options.log_bytes_max != 0) {
+    fsm.bound_log_bytes(options.log_bytes_max, options.snapshot_threshold, options.snapshot_trailing);
+  }
 
   if (options.bootstrap) {
     struct raft_configuration configuration {};

@@ -73,6 +73,10 @@ struct NodeOptions {
   // thread and caused the 30-60 ms tail (trap 8).
   unsigned snapshot_threshold = 16384;
   unsigned snapshot_trailing = 8192;
+  // The raft log held in memory, in bytes (FsmAdapter::bound_log_bytes): a
+  // snapshot once the entries since the last reach half of it, and only the
+  // trailing entries that fit in the other half. 0: entry counts only.
+  std::size_t log_bytes_max = 0;
   unsigned connect_retry_delay_ms = 100;
 
   std::size_t max_in_flight = 16;  // raft_apply awaiting callbacks.

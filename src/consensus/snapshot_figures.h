@@ -13,6 +13,10 @@ struct SnapshotFigures {
   std::uint64_t last_us = 0;     // loop-thread time of the latest
   std::uint64_t max_us = 0;      // the longest since start
   std::uint64_t last_bytes = 0;  // size of the latest (its envelope)
+  // Of `taken`, those the log byte bound asked for (FsmAdapter::bound_log_bytes).
+  std::uint64_t for_log_bytes = 0;
+  // Bytes of the entries applied since the latest snapshot (or restore).
+  std::uint64_t log_bytes_since = 0;
 };
 
 }  // namespace rw::consensus
