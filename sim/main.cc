@@ -51,7 +51,7 @@ std::string summary(std::uint64_t seed, const rw::sim::RunReport& r) {
 // tell a crash inside libraft from one in radiusward's or the simulator's
 // code; glibc's heap abort alone cannot (the heap libraft corrupts may be
 // freed by anyone).
-void on_fatal_signal(int signal) {
+[[maybe_unused]] void on_fatal_signal(int signal) {
   void* frames[64];
   const int n = backtrace(frames, 64);
   static const char kHead[] = "backtrace:\n";
@@ -62,9 +62,13 @@ void on_fatal_signal(int signal) {
 }
 
 void print_stack_on_crash() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizer's own report names the faulting frames (has_library_signature reads it).
+#else
   void* warm[1];
   (void)backtrace(warm, 1);  // Loads the unwinder now, not in the handler.
   for (int signal : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(signal, on_fatal_signal);
+#endif
 }
 
 // A crash inside libraft (docs/consensus.md "Known library problems seen in
