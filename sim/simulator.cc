@@ -1035,8 +1035,8 @@ class Simulation {
       case 5:
         if (profile_.slow_disks) {
           const unsigned m = static_cast<unsigned>(below(kMembers));
-          set_disk_latency(
-              m, below(3) == 0 ? 200 + static_cast<unsigned>(below(400)) : 1 + static_cast<unsigned>(below(60)));
+          set_disk_latency(m, below(3) == 0 ? 200 + static_cast<unsigned>(below(400))
+                                            : 1 + static_cast<unsigned>(below(60)));
         }
         break;
       case 6:
