@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "consensus/forked_seed_for_test.h"
 #include "sim/known_library_crashes.h"
@@ -28,7 +29,8 @@ using rw::consensus::SeedEnd;
 void usage() {
   std::fprintf(
       stderr,
-      "usage: radiusward-sim (--seed N | --seeds A-B) [--trace] [--fault-ms MS] [--quiet-ms MS]\n"
+      "usage: radiusward-sim (--seed N | --seeds A-B | --seeds A,B,...) [--trace] [--fault-ms MS] "
+      "[--quiet-ms MS]\n"
       "                      [--tolerate-library-crashes] [--sabotage early-answer|split-transaction]\n");
 }
 
@@ -110,6 +112,8 @@ int main(int argc, char** argv) {
   rw::sim::RunOptions options;
   std::uint64_t first = 0;
   std::uint64_t last = 0;
+  std::vector<std::uint64_t> listed;
+  std::string seeds_text;
   bool single = false;
   bool tolerate = false;
   for (int i = 1; i < argc; ++i) {
@@ -120,9 +124,17 @@ int main(int argc, char** argv) {
       single = true;
       ++i;
     } else if (arg == "--seeds" && value) {
-      char* dash = nullptr;
-      first = std::strtoull(value, &dash, 10);
-      last = (dash && *dash == '-') ? std::strtoull(dash + 1, nullptr, 10) : first;
+      // A-B, or a list a,b,c (the named regression seeds).
+      seeds_text = value;
+      char* end = nullptr;
+      first = std::strtoull(value, &end, 10);
+      last = first;
+      if (end && *end == '-') {
+        last = std::strtoull(end + 1, nullptr, 10);
+      } else {
+        while (end && *end == ',') listed.push_back(std::strtoull(end + 1, &end, 10));
+        if (!listed.empty()) listed.insert(listed.begin(), first);
+      }
       ++i;
     } else if (arg == "--trace") {
       options.trace = true;
@@ -164,7 +176,10 @@ int main(int argc, char** argv) {
   }
 
   unsigned passed = 0, violated = 0, crashed = 0, library_crashes = 0;
-  for (std::uint64_t seed = first; seed <= last; ++seed) {
+  if (listed.empty()) {
+    for (std::uint64_t seed = first; seed <= last; ++seed) listed.push_back(seed);
+  }
+  for (const std::uint64_t seed : listed) {
     options.seed = seed;
     std::string line;
     const rw::consensus::SeedReport report = rw::consensus::run_forked(
@@ -198,8 +213,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  std::printf("seeds %" PRIu64 "-%" PRIu64
-              ": %u passed, %u violated, %u crashed, %u libraft crashes tolerated\n",
-              first, last, passed, violated, crashed, library_crashes);
+  std::printf("seeds %s: %u passed, %u violated, %u crashed, %u libraft crashes tolerated\n",
+              seeds_text.c_str(), passed, violated, crashed, library_crashes);
   return violated == 0 && crashed == 0 ? 0 : 1;
 }
