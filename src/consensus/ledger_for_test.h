@@ -44,6 +44,7 @@ class TestLedger : public ReplicatedState {
 
   [[nodiscard]] const accounting::Ledger& ledger() const { return ledger_; }
   [[nodiscard]] unsigned restores() const { return restores_; }
+  [[nodiscard]] std::size_t records_held() const { return ledger_.records().size(); }
 
   // True if every record of a records entry is in the de-duplication
   // window (held, as nothing is exported here). False for other entries.

@@ -83,4 +83,9 @@ std::uint32_t LedgerState::open_sessions_of(std::string_view user_name) const {
   return ledger_.open_sessions_of(user_name);
 }
 
+bool LedgerState::knows(const accounting::RecordKey& key) const {
+  std::lock_guard lock(mutex_);
+  return ledger_.knows(key);
+}
+
 }  // namespace rw::member_shell

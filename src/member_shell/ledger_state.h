@@ -60,6 +60,10 @@ class LedgerState final : public consensus::ReplicatedState {
   // Open sessions of `user_name` as of the latest apply or restore
   // (Ledger::open_sessions_of): one indexed look-up under the lock.
   [[nodiscard]] std::uint32_t open_sessions_of(std::string_view user_name) const;
+  // Whether `key` is in the de-duplication window (held or recently
+  // exported): the simulator's check that an applied index left its
+  // records in the ledger (sim/, docs/RELIABILITY.md "Simulator").
+  [[nodiscard]] bool knows(const accounting::RecordKey& key) const;
 
  private:
   void publish_locked();

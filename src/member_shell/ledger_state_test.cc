@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "accounting/accounting_request_for_test.h"
+#include "accounting/entry.h"
 #include "config/member_config.h"
 #include "consensus/node.h"
 
@@ -34,6 +35,18 @@ TEST(LedgerState, AppliesEntriesAndPublishesFigures) {
   EXPECT_EQ(figures.counters.records_duplicate, 2u);
   EXPECT_TRUE(figures.accepting);
   EXPECT_TRUE(state.accepting());
+}
+
+// The simulator's invariant reads it (sim/): keys applied stay known after
+// their export, while in the de-duplication window.
+TEST(LedgerState, KnowsAppliedKeysBeforeAndAfterExport) {
+  LedgerState state;
+  state.apply(1, entry_of({start_of("a")}));
+  EXPECT_TRUE(state.knows(start_of("a").key));
+  EXPECT_FALSE(state.knows(start_of("b").key));
+  state.apply(2, accounting::encode_export_cursor_entry(1));
+  EXPECT_EQ(state.figures().records_held, 0u);
+  EXPECT_TRUE(state.knows(start_of("a").key));
 }
 
 TEST(LedgerState, StopsAcceptingAtTheHeldRecordsBound) {
