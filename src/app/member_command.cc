@@ -298,6 +298,9 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshot_max_microseconds",
           "Longest loop-thread time of a snapshot since start.", snapshots.max_us);
     gauge("radiusward_member_raft_snapshot_last_bytes", "Size of the latest snapshot.", snapshots.last_bytes);
+    gauge("radiusward_member_raft_snapshots_restored",
+          "Snapshots restored since start: loaded from data_dir at start or installed from the leader.",
+          snapshots.restored);
   });
 }
 

@@ -105,6 +105,7 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   }
   // On success the buffer is ours (docs/consensus.md trap 3).
   raft_free(buf->base);
+  ++self->snapshot_figures_.restored;
   return 0;
 }
 
