@@ -29,6 +29,10 @@ Every scenario ends with history.check (nothing acknowledged lost or
 duplicated, members converge, PostgreSQL exactly once, answers resumed) and
 asserts the longest time the NAS saw no answer against the scenario's bound.
 With --long or RW_FAULT_RANDOM=1 the timing is randomised (scripts/fault-campaign).
+Two knobs for the measurements of docs/RELIABILITY.md, off by default:
+RW_OPS_SESSION_INTERIM_S sets every member's ledger.session_default_interim_s
+(how soon a jumped log clock expires sessions), RW_OPS_FAKE_MONOTONIC=1 lets
+libfaketime move CLOCK_MONOTONIC too (no real clock step does).
 
 Usage: ops_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep] [--long]"""
 
@@ -200,8 +204,10 @@ class FakeClock:
         self.set(0)
 
     def env(self):
-        return {"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": self.path, "FAKETIME_NO_CACHE": "1",
-                "DONT_FAKE_MONOTONIC": "1"}
+        env = {"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": self.path, "FAKETIME_NO_CACHE": "1"}
+        if os.environ.get("RW_OPS_FAKE_MONOTONIC") != "1":
+            env["DONT_FAKE_MONOTONIC"] = "1"
+        return env
 
     def set(self, offset_s):
         temporary = self.path + ".tmp"
@@ -269,7 +275,10 @@ def main():
               "  retry_initial_ms: 50\n  retry_max_ms: 1000\n")
     volume = scenario.startswith("volume_replaced")
     gateways = 2 if scenario.startswith("rolling") else 1
-    cluster = Cluster(binary, root, gateways=gateways, member_extra=export + (LOW_SNAPSHOTS if volume else ""))
+    interim = os.environ.get("RW_OPS_SESSION_INTERIM_S")
+    ledger = f"ledger:\n  session_default_interim_s: {int(interim)}\n" if interim else ""
+    cluster = Cluster(binary, root, gateways=gateways,
+                      member_extra=export + (LOW_SNAPSHOTS if volume else "") + ledger)
     clock = None
     ok = False
     try:
