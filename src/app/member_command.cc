@@ -306,6 +306,9 @@ void add_metrics(Member& m) {
           snapshots.for_log_bytes);
     gauge("radiusward_member_raft_log_bytes_since_snapshot",
           "Bytes of the entries applied since this member's latest snapshot.", snapshots.log_bytes_since);
+    gauge("radiusward_member_raft_snapshots_restored",
+          "Snapshots restored since start: loaded from data_dir at start or installed from the leader.",
+          snapshots.restored);
   });
 }
 

@@ -252,6 +252,7 @@ TYPED_TEST(Scenario, FollowerCatchesUpBySnapshot) {
   raft_fixture_revive(cluster.fixture(), behind);
   this->expect_identical_snapshots(cluster, last->outcome->index);
   EXPECT_GE(cluster.state(behind).restores(), 1U);
+  EXPECT_EQ(cluster.adapter(behind).snapshot_figures().restored, cluster.state(behind).restores());
   for (int i = 0; i < 60; ++i)
     EXPECT_EQ(cluster.state(behind).copies(this->entry("r" + std::to_string(i))), 1U);
 }
@@ -315,6 +316,9 @@ TYPED_TEST(Scenario, ReplacesALostMemberWhichCatchesUpEmpty) {
   ASSERT_TRUE(
       cluster.step_until([&] { return cluster.raft(fresh)->last_applied >= last->outcome->index; }, 20000));
   EXPECT_GE(cluster.state(fresh).restores(), 1U);
+  // What the member's /metrics shows as radiusward_member_raft_snapshots_restored.
+  EXPECT_EQ(cluster.adapter(fresh).snapshot_figures().restored, cluster.state(fresh).restores());
+  EXPECT_EQ(cluster.adapter(leader).snapshot_figures().restored, 0U);
   EXPECT_EQ(cluster.state(fresh).snapshot(), cluster.state(leader).snapshot());
 }
 

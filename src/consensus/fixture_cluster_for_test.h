@@ -162,6 +162,7 @@ class BasicFixtureCluster {
     return raft_fixture_get(const_cast<raft_fixture*>(&fixture_), i);
   }
   [[nodiscard]] State& state(unsigned i) { return *states_[i]; }
+  [[nodiscard]] const FsmAdapter& adapter(unsigned i) const { return *adapters_[i]; }
   [[nodiscard]] Proposer& proposer(unsigned i) { return *proposers_[i]; }
   [[nodiscard]] bool alive(unsigned i) const {
     return raft_fixture_alive(const_cast<raft_fixture*>(&fixture_), i);

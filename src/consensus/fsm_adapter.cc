@@ -120,6 +120,7 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   // An installed snapshot replaces the log: nothing is held since.
   self->snapshot_figures_.log_bytes_since = 0;
   self->recent_sizes_.clear();
+  ++self->snapshot_figures_.restored;
   return 0;
 }
 

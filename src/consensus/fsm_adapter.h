@@ -49,7 +49,8 @@ class FsmAdapter {
   // Counts of committed entries whose envelope was malformed (skipped).
   [[nodiscard]] unsigned entries_malformed() const { return entries_malformed_; }
   // Snapshots taken here and how long the latest and longest held the loop
-  // thread (what a leader's followers wait without a heartbeat, trap 8).
+  // thread (what a leader's followers wait without a heartbeat, trap 8), and
+  // snapshots restored.
   [[nodiscard]] const SnapshotFigures& snapshot_figures() const { return snapshot_figures_; }
 
  private:

@@ -7,9 +7,14 @@
 
 namespace rw::consensus {
 
-// The snapshots a member took (its own, not the ones it installed).
+// The snapshots a member took (its own), and those it restored.
 struct SnapshotFigures {
   std::uint64_t taken = 0;
+  // Snapshots restored since start: the one a restart loads from data_dir,
+  // and every one installed from the leader. A member started on an empty
+  // data_dir restores only installed ones, which is how an operator (and the
+  // replaced-volume fault test) sees a replacement caught up by snapshot.
+  std::uint64_t restored = 0;
   std::uint64_t last_us = 0;     // loop-thread time of the latest
   std::uint64_t max_us = 0;      // the longest since start
   std::uint64_t last_bytes = 0;  // size of the latest (its envelope)

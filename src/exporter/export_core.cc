@@ -42,17 +42,17 @@ bool ExportCore::on_cursor(std::uint64_t database_cursor, std::uint64_t ledger_e
 }
 
 std::optional<std::uint64_t> ExportCore::cursor_to_submit(std::uint64_t ledger_exported_through,
-                                                          std::int64_t now_ms) const {
+                                                          Instant now) const {
   if (!cursor_known_ || ledger_exported_through >= cursor_) return std::nullopt;
-  if (submitted_at_ms_ && submitted_cursor_ == cursor_ &&
-      now_ms - *submitted_at_ms_ < options_.cursor_resubmit_ms)
+  if (submitted_at_ && submitted_cursor_ == cursor_ &&
+      now - *submitted_at_ < Duration::milliseconds(options_.cursor_resubmit_ms))
     return std::nullopt;
   return cursor_;
 }
 
-void ExportCore::on_submitted(std::uint64_t cursor, std::int64_t now_ms) {
+void ExportCore::on_submitted(std::uint64_t cursor, Instant now) {
   submitted_cursor_ = cursor;
-  submitted_at_ms_ = now_ms;
+  submitted_at_ = now;
 }
 
 Plan ExportCore::plan(std::span<const accounting::HeldRecord> fetched) {

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "accounting/ledger.h"
+#include "base/time.h"
 
 namespace rw::exporter {
 
@@ -75,10 +76,12 @@ class ExportCore {
   // The cursor entry to submit now, if any: the database is ahead of the
   // ledger and the same entry was not submitted in the last
   // cursor_resubmit_ms (a lost submission is sent again, a stale one is a
-  // no-op in the ledger).
+  // no-op in the ledger). `now` is monotonic: a wall clock stepped back an
+  // hour must not hold a lost cursor entry back for an hour
+  // (docs/RELIABILITY.md, clock jumps).
   [[nodiscard]] std::optional<std::uint64_t> cursor_to_submit(std::uint64_t ledger_exported_through,
-                                                              std::int64_t now_ms) const;
-  void on_submitted(std::uint64_t cursor, std::int64_t now_ms);
+                                                              Instant now) const;
+  void on_submitted(std::uint64_t cursor, Instant now);
 
   // How many records to fetch after cursor().
   [[nodiscard]] std::size_t fetch_max() const { return options_.batch_records_max; }
@@ -106,7 +109,7 @@ class ExportCore {
   std::uint64_t cursor_ = 0;
   std::optional<CursorAlarm> alarm_;
   std::uint64_t submitted_cursor_ = 0;
-  std::optional<std::int64_t> submitted_at_ms_;
+  std::optional<Instant> submitted_at_;
   unsigned backoff_ms_;
   std::optional<std::uint64_t> refused_through_;
   Plan last_plan_;

@@ -92,8 +92,9 @@ unsigned run_round(ExportCore& core, FakeDatabase& db, FakeLedger& ledger, std::
     if (!core.on_cursor(db.cursor, ledger.exported_through)) return core.alarm_recheck_ms();
   }
   auto submit = [&] {
-    if (auto c = core.cursor_to_submit(ledger.exported_through, now_ms)) {
-      core.on_submitted(*c, now_ms);
+    const Instant now = Instant{} + Duration::milliseconds(now_ms);
+    if (auto c = core.cursor_to_submit(ledger.exported_through, now)) {
+      core.on_submitted(*c, now);
       ledger.apply_cursor(*c);
     }
   };
@@ -230,11 +231,12 @@ TEST(ExportCore, TheCursorEntryIsSubmittedAgainOnlyAfterTheResubmitTime) {
   ExportCore core(CoreOptions{.cursor_resubmit_ms = 1000});
   core.on_round(true);
   ASSERT_TRUE(core.on_cursor(9, 5));
-  EXPECT_EQ(core.cursor_to_submit(5, 0), std::optional<std::uint64_t>(9));
-  core.on_submitted(9, 0);
-  EXPECT_FALSE(core.cursor_to_submit(5, 999).has_value());
-  EXPECT_EQ(core.cursor_to_submit(5, 1000), std::optional<std::uint64_t>(9));
-  EXPECT_FALSE(core.cursor_to_submit(9, 5000).has_value());  // applied
+  const auto at = [](std::int64_t ms) { return Instant{} + Duration::milliseconds(ms); };
+  EXPECT_EQ(core.cursor_to_submit(5, at(0)), std::optional<std::uint64_t>(9));
+  core.on_submitted(9, at(0));
+  EXPECT_FALSE(core.cursor_to_submit(5, at(999)).has_value());
+  EXPECT_EQ(core.cursor_to_submit(5, at(1000)), std::optional<std::uint64_t>(9));
+  EXPECT_FALSE(core.cursor_to_submit(9, at(5000)).has_value());  // applied
 }
 
 TEST(ExportCore, ARefusalInTheIsolatingWriteBacksOff) {

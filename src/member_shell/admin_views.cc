@@ -55,7 +55,8 @@ std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& st
             {"sessions", figures.sessions},
             {"records_held", figures.records_held},
             {"held_bytes", figures.held_bytes},
-            {"accepting", figures.accepting}};
+            {"accepting", figures.accepting},
+            {"log_clock_unix_ms", figures.log_clock_unix_ms}};
   return dump(body) + "\n";
 }
 

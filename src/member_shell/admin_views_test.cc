@@ -23,6 +23,7 @@ TEST(AdminViews, StatusNamesTheLeaderAndItsSubmissionAddress) {
   LedgerFigures figures;
   figures.sessions = 3;
   figures.records_held = 9;
+  figures.log_clock_unix_ms = 1764464823000;
   const json body = json::parse(status_json(1, status, figures, 4, {{2, "127.0.0.1:7302"}}));
   EXPECT_EQ(body["role"], "member");
   EXPECT_EQ(body["id"], 1);
@@ -36,6 +37,7 @@ TEST(AdminViews, StatusNamesTheLeaderAndItsSubmissionAddress) {
   EXPECT_EQ(body["pending_submissions"], 4);
   EXPECT_EQ(body["sessions"], 3);
   EXPECT_EQ(body["records_held"], 9);
+  EXPECT_EQ(body["log_clock_unix_ms"], 1764464823000);
 }
 
 TEST(AdminViews, StatusWithoutALeaderSaysNull) {

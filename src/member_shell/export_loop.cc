@@ -209,13 +209,17 @@ void ExportLoop::publish_lag(const member_shell::LedgerFigures& figures,
 }
 
 void ExportLoop::submit_cursor(std::uint64_t ledger_exported_through) {
-  const std::int64_t now = io::unix_now_ms();
+  // Two clocks: the resubmission is paced by the monotonic one (a wall clock
+  // stepped back must not hold a lost cursor entry back), while the entry
+  // carries the wall clock as every entry does: the log clock
+  // (docs/accounting.md "The log clock").
+  const Instant now = io::monotonic_now();
   const std::optional<std::uint64_t> cursor = core_.cursor_to_submit(ledger_exported_through, now);
   if (!cursor) return;
   // Fire and forget: a lost cursor entry is submitted again, and a stale
   // one is a no-op in the ledger (Ledger::apply_cursor).
-  const auto outcome =
-      node_.submit(accounting::encode_export_cursor_entry(*cursor, now), [](const consensus::Outcome&) {});
+  const auto outcome = node_.submit(accounting::encode_export_cursor_entry(*cursor, io::unix_now_ms()),
+                                    [](const consensus::Outcome&) {});
   if (outcome == consensus::Node::SubmitStatus::kQueued) core_.on_submitted(*cursor, now);
 }
 

@@ -46,6 +46,7 @@ LedgerFigures LedgerState::figures() const {
                        .sessions = ledger_.sessions().size(),
                        .window_keys = ledger_.window_keys(),
                        .accepting = ledger_.accepting(),
+                       .log_clock_unix_ms = ledger_.clock_unix_ms(),
                        .counters = ledger_.counters()};
 }
 

@@ -25,6 +25,9 @@ struct LedgerFigures {
   std::size_t sessions = 0;
   std::size_t window_keys = 0;
   bool accepting = true;
+  // The log clock (docs/accounting.md): the ledger's only time, moved by
+  // leaders' stamps. Shown so an operator can see a leader's clock jump.
+  std::int64_t log_clock_unix_ms = 0;
   accounting::LedgerCounters counters{};
 };
 

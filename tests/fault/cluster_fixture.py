@@ -120,14 +120,19 @@ class Cluster:
 
     # --- processes ---------------------------------------------------------
 
-    def start(self, name):
+    def start(self, name, binary=None, env=None):
+        """Starts `name`; `binary` runs another build than the cluster's (a
+        rolling upgrade), `env` adds variables to its environment (e.g.
+        LD_PRELOAD of libfaketime for a clock that jumps in that process
+        only)."""
         assert name not in self.processes or self.processes[name].poll() is not None, name
         command = "gateway" if name.startswith("gateway") else "member"
         log = open(os.path.join(self.root, "logs", f"{name}.log"), "ab")
         self.logs[name] = log
         self.processes[name] = subprocess.Popen(
-            self.prefix + [self.binary, command, "--config", self.config_path(name)],
+            self.prefix + [binary or self.binary, command, "--config", self.config_path(name)],
             stdout=log, stderr=subprocess.STDOUT, cwd=self.root,
+            env=dict(os.environ, **env) if env else None,
             start_new_session=True)
 
     def start_all(self):
@@ -148,6 +153,29 @@ class Cluster:
         process = self.processes[name]
         process.send_signal(sig)
         process.wait(timeout=30)
+
+    def stop(self, name, timeout=30):
+        """SIGTERM, as an orchestrator stops a process, and waits for it to
+        exit; returns its exit status (0 after a clean stop,
+        docs/operations.md)."""
+        process = self.processes[name]
+        process.send_signal(signal.SIGTERM)
+        return process.wait(timeout=timeout)
+
+    def metrics(self, name):
+        """`name`'s /metrics as {"metric{labels}": value}, or None."""
+        body = self.ctl(name, "metrics")
+        if body is None:
+            return None
+        values = {}
+        for line in body.splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                try:
+                    values[key] = float(value)
+                except ValueError:
+                    pass
+        return values
 
     def running(self, name):
         return name in self.processes and self.processes[name].poll() is None

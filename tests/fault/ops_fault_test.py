@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+"""Operations under load (issue 12, docs/RELIABILITY.md "Rolling restarts,
+replaced volumes and clock jumps"): what an operator or the machine does to a
+running cluster, on real processes exporting into a real PostgreSQL while the
+project's load generator sends Start/Interim/Stop and retransmits as a NAS:
+
+  rolling_restart         every member in turn as an orchestrator does it
+                          (SIGTERM, wait for the exit, start, wait until its
+                          /status shows it caught up), then every gateway of
+                          two that share the ports (SO_REUSEPORT)
+  rolling_upgrade         the same, each process restarting on another binary
+                          path (a copy of the build standing for the new
+                          version); checks the versions each process reports
+  volume_replaced_follower / volume_replaced_leader
+                          the member is killed, its data_dir replaced by an
+                          empty folder, the member started with
+                          `bootstrap: false` and re-joined with `radiusward ctl
+                          --dir DIR members replace ID RAFT`; it must catch up
+                          by an installed snapshot (low snapshot thresholds;
+                          radiusward_member_raft_snapshots_restored)
+  clock_jump_gateway / clock_jump_member
+                          the wall clock of one process (the gateway; the
+                          leader) jumps +1 h, then to -1 h, then back to true
+                          time, through libfaketime with a timestamp file the
+                          test rewrites (CLOCK_MONOTONIC left alone:
+                          DONT_FAKE_MONOTONIC=1, as a real clock step leaves it)
+
+Every scenario ends with history.check (nothing acknowledged lost or
+duplicated, members converge, PostgreSQL exactly once, answers resumed) and
+asserts the longest time the NAS saw no answer against the scenario's bound.
+With --long or RW_FAULT_RANDOM=1 the timing is randomised (scripts/fault-campaign).
+Two knobs for the measurements of docs/RELIABILITY.md, off by default:
+RW_OPS_SESSION_INTERIM_S sets every member's ledger.session_default_interim_s
+(how soon a jumped log clock expires sessions), RW_OPS_FAKE_MONOTONIC=1 lets
+libfaketime move CLOCK_MONOTONIC too (no real clock step does).
+
+Usage: ops_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep] [--long]"""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, "..", "support"))
+from cluster_fixture import Cluster  # noqa: E402
+from postgres_fixture import PostgresServer  # noqa: E402
+import history  # noqa: E402
+
+RATE = 300  # records per second, steady
+LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+# Low enough that a few seconds of load pass several snapshots, so the log
+# behind them is gone and an empty member can only catch up by an install.
+LOW_SNAPSHOTS = "raft:\n  snapshot_threshold: 64\n  snapshot_trailing: 16\n"
+
+SCENARIOS = ("rolling_restart", "rolling_upgrade", "volume_replaced_follower", "volume_replaced_leader",
+             "clock_jump_gateway", "clock_jump_member")
+
+# The longest time without any answer the NAS may see during the fault
+# (history's longest_unavailable_ms over the load window). A restart moves
+# leadership once (docs/operations.md "Start, restart, stop") and a stopped
+# gateway drops what was in its socket; the NAS's 1 s retransmission
+# recovers both. Measured figures are in docs/RELIABILITY.md.
+UNAVAILABLE_BOUND_MS = {
+    "rolling_restart": 3000,
+    "rolling_upgrade": 3000,
+    "volume_replaced_follower": 3000,
+    "volume_replaced_leader": 3000,
+    "clock_jump_gateway": 3000,
+    "clock_jump_member": 3000,
+}
+
+
+def log(message):
+    print(f"{time.strftime('%H:%M:%S')} {message}", flush=True)
+
+
+class Timing:
+    """Fixed in the short form; randomised for the campaign."""
+
+    def __init__(self, randomise):
+        self.random = random.Random() if randomise else None
+
+    def pick(self, fixed, low, high):
+        return self.random.uniform(low, high) if self.random else fixed
+
+
+def wait_for(what, predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(0.05)
+
+
+def leader_commit(cluster):
+    leader = cluster.wait_leader()
+    return (cluster.status(f"member-{leader}") or {}).get("commit_index", 0)
+
+
+def caught_up(cluster, name, target):
+    """The readiness an orchestrator checks: the member answers /status,
+    follows or leads, and has applied what the leader had committed when
+    it came back."""
+    status = cluster.status(name)
+    return bool(status) and status.get("raft_role") in ("follower", "leader") and \
+        status.get("applied_index", 0) >= target
+
+
+def gateway_ready(cluster, name):
+    status = cluster.status(name)
+    return bool(status) and status.get("submission", {}).get("state") == "ready"
+
+
+def restart(cluster, name, binary=None, env=None, timeout=30):
+    """One step of a roll: SIGTERM, wait for the exit (status 0), start,
+    wait until ready. Returns seconds from SIGTERM to ready."""
+    began = time.monotonic()
+    code = cluster.stop(name)
+    assert code == 0, f"{name} exited {code} on SIGTERM\n{cluster.log_tail(name)}"
+    cluster.start(name, binary=binary, env=env)
+    if name.startswith("member"):
+        target = leader_commit(cluster)
+        wait_for(f"{name} caught up to index {target}", lambda: caught_up(cluster, name, target), timeout)
+    else:
+        wait_for(f"{name} connected to the leader", lambda: gateway_ready(cluster, name), timeout)
+    took = time.monotonic() - began
+    log(f"{name} restarted{' on ' + binary if binary else ''}, ready after {took:.2f} s")
+    return took
+
+
+def roll(cluster, timing, binary=None):
+    """Every member in id order, then every gateway: one at a time, the next
+    only once the previous is ready, with a pause between as an orchestrator
+    leaves. Returns {name: seconds to ready}."""
+    steps = {}
+    for name in [f"member-{i}" for i in cluster.ids] + cluster.gateways:
+        leader = cluster.leader()
+        steps[name] = round(restart(cluster, name, binary=binary), 2)
+        if name == f"member-{leader}":
+            log(f"  ({name} was the leader; now member-{cluster.wait_leader()})")
+        time.sleep(timing.pick(1.0, 0.2, 2.0))
+    return steps
+
+
+def process_versions(cluster):
+    return {name: (cluster.ctl(name, "version") or "").strip() for name in cluster.pids()}
+
+
+def running_binaries(cluster):
+    return {name: os.readlink(f"/proc/{pid}/exe") for name, pid in cluster.pids().items()}
+
+
+def replace_volume(cluster, root, victim_id):
+    """The runbook of docs/operations.md "Replacing a lost volume": the
+    volume is gone (SIGKILL: a dead disk gives no warning), an empty one
+    takes its place, the member starts with `bootstrap: false` and is
+    re-joined by the leader. Returns (seconds to caught up, restored)."""
+    name = f"member-{victim_id}"
+    cluster.kill(name)
+    began = time.monotonic()
+    data_dir = os.path.join(root, name)
+    shutil.rmtree(data_dir)
+    os.mkdir(data_dir)
+    with open(cluster.config_path(name), "a") as f:
+        f.write("bootstrap: false\n")
+    cluster.start(name)
+    cluster.wait_leader()
+    replace = subprocess.run([cluster.binary, "ctl", "--dir", root, "members", "replace", str(victim_id),
+                              f"127.0.0.1:{cluster.raft[victim_id]}"],
+                             capture_output=True, text=True, timeout=60)
+    log(f"ctl members replace {victim_id}: exit {replace.returncode} {replace.stdout.strip()} "
+        f"{replace.stderr.strip()}")
+    assert replace.returncode == 0, f"members replace failed\n{cluster.log_tail(name)}"
+    target = leader_commit(cluster)
+    wait_for(f"{name} caught up to index {target}", lambda: caught_up(cluster, name, target), 60)
+    took = time.monotonic() - began
+    metrics = cluster.metrics(name) or {}
+    restored = metrics.get("radiusward_member_raft_snapshots_restored", 0)
+    log(f"{name} replaced and caught up after {took:.2f} s, snapshots restored {restored:.0f}")
+    assert restored >= 1, f"{name} caught up without installing a snapshot: {metrics}"
+    return took, restored
+
+
+class FakeClock:
+    """One process's wall clock, through libfaketime: FAKETIME_TIMESTAMP_FILE
+    holds the offset and FAKETIME_NO_CACHE=1 makes every clock read see the
+    file as it is now. CLOCK_MONOTONIC is deliberately left true
+    (DONT_FAKE_MONOTONIC=1): a real clock step (NTP, `date -s`, a VM
+    resumed) moves CLOCK_REALTIME only, while libfaketime by default would
+    also move CLOCK_MONOTONIC — by the whole Unix time, as measured on
+    0.9.10 — which no kernel ever does."""
+
+    def __init__(self, root, name):
+        self.path = os.path.join(root, f"{name}.faketime")
+        self.set(0)
+
+    def env(self):
+        env = {"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": self.path, "FAKETIME_NO_CACHE": "1"}
+        if os.environ.get("RW_OPS_FAKE_MONOTONIC") != "1":
+            env["DONT_FAKE_MONOTONIC"] = "1"
+        return env
+
+    def set(self, offset_s):
+        temporary = self.path + ".tmp"
+        with open(temporary, "w") as f:
+            f.write(f"{offset_s:+d}\n")
+        os.replace(temporary, self.path)  # never a half-written file
+        self.offset_s = offset_s
+
+
+def jump_clock(clock, timing, probe):
+    """+1 h, then -1 h (a 2 h step back, behind true time), then true time
+    again. `probe()` samples the cluster throughout each offset ({name:
+    figure}); returns the largest of each figure at each offset (a single
+    sample may fall when nothing waits)."""
+    samples = {}
+    for offset in (3600, -3600, 0):
+        clock.set(offset)
+        log(f"clock offset {offset:+d} s")
+        until = time.monotonic() + timing.pick(3.0, 1.0, 5.0)
+        largest = {}
+        while time.monotonic() < until:
+            for name, value in probe().items():
+                largest[name] = max(largest.get(name, value), value)
+            time.sleep(0.1)
+        samples[offset] = largest
+    return samples
+
+
+def clock_probe(cluster):
+    """The leader's export lag_seconds (its wall clock against the gateway's
+    receive times) and how far its log clock is ahead of true time."""
+    leader = cluster.wait_leader()
+    status = cluster.status(f"member-{leader}") or {}
+    figures = {"lag_s": (status.get("export") or {}).get("lag_seconds") or 0.0}
+    if status.get("log_clock_unix_ms"):
+        figures["log_clock_ahead_s"] = round(status["log_clock_unix_ms"] / 1000 - time.time(), 1)
+    return figures
+
+
+def timestamps(pg):
+    """Per exported record: received and event time as Unix seconds, by
+    Acct-Session-Id and status."""
+    out = pg.psql("-c", "SELECT attributes->>'Acct-Session-Id', attributes->>'Acct-Status-Type', "
+                  "extract(epoch from received_time)::bigint, extract(epoch from event_time)::bigint "
+                  "FROM radiusward_accounting_log")
+    rows = []
+    for line in out.splitlines():
+        fields = line.split("|")
+        if len(fields) == 4:
+            rows.append((fields[0], fields[1], int(fields[2]), int(fields[3])))
+    return rows
+
+
+def clock_figures(pg, jumped_from, jumped_until):
+    """How the jump shows in the exported times: records whose receive time
+    is an hour ahead of or behind the real time, and radacct rows that end
+    before they start."""
+    ahead = behind = 0
+    for _, _, received, _ in timestamps(pg):
+        if received > jumped_until + 1800:
+            ahead += 1
+        elif received < jumped_from - 1800:
+            behind += 1
+    inverted = int(pg.psql("-c", "SELECT count(*) FROM radacct WHERE acctstoptime < acctstarttime").strip())
+    return {"received_hour_ahead": ahead, "received_hour_behind": behind, "radacct_stop_before_start": inverted}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binary, scenario = os.path.abspath(sys.argv[1]), sys.argv[2]
+    if scenario not in SCENARIOS:
+        sys.exit(f"unknown scenario {scenario}; one of {', '.join(SCENARIOS)}")
+    keep = "--keep" in sys.argv
+    timing = Timing("--long" in sys.argv or os.environ.get("RW_FAULT_RANDOM") == "1")
+    root = tempfile.mkdtemp(prefix=f"rw-ops-{scenario}-")
+    pg = PostgresServer()
+    export = (f"export:\n  postgresql:\n    conninfo: \"{pg.conninfo()}\"\n"
+              "  retry_initial_ms: 50\n  retry_max_ms: 1000\n")
+    volume = scenario.startswith("volume_replaced")
+    gateways = 2 if scenario.startswith("rolling") else 1
+    interim = os.environ.get("RW_OPS_SESSION_INTERIM_S")
+    ledger = f"ledger:\n  session_default_interim_s: {int(interim)}\n" if interim else ""
+    cluster = Cluster(binary, root, gateways=gateways,
+                      member_extra=export + (LOW_SNAPSHOTS if volume else "") + ledger)
+    clock = None
+    ok = False
+    try:
+        if scenario.startswith("clock_jump"):
+            # Each process of the victim's kind gets its own clock file; only
+            # the victim's moves. Which member leads is known only once they
+            # run, so every member is started under libfaketime.
+            kind = cluster.gateways if scenario == "clock_jump_gateway" else [f"member-{i}" for i in cluster.ids]
+            clocks = {name: FakeClock(root, name) for name in kind}
+            for name in [f"member-{i}" for i in cluster.ids] + cluster.gateways:
+                cluster.start(name, env=clocks[name].env() if name in clocks else None)
+            cluster.wait_leader()
+            cluster.wait_gateway_connected()
+        else:
+            cluster.start_ready()
+        acked_log = os.path.join(root, "acked.log")
+        report = os.path.join(root, "load.json")
+        duration = 30 if scenario.startswith("rolling") else 20
+        load = cluster.load(RATE, duration, acked_log, report)
+        load_started = time.time()
+        window = (load_started + 1, load_started + duration)
+        time.sleep(timing.pick(3.0, 2.0, 5.0))
+        extra = {}
+
+        if scenario in ("rolling_restart", "rolling_upgrade"):
+            new_binary = None
+            if scenario == "rolling_upgrade":
+                # The "new version": the same build under another path, as a
+                # package upgrade puts it; the roll must move every process.
+                new_binary = os.path.join(root, "next", "radiusward")
+                os.makedirs(os.path.dirname(new_binary))
+                shutil.copy2(binary, new_binary)
+                before = process_versions(cluster)
+                log(f"versions before: {json.dumps(before)}")
+            steps = roll(cluster, timing, binary=new_binary)
+            extra["ready_s"] = steps
+            if new_binary:
+                exes = running_binaries(cluster)
+                assert all(exe == new_binary for exe in exes.values()), f"not every process upgraded: {exes}"
+                after = process_versions(cluster)
+                log(f"versions after: {json.dumps(after)}")
+                assert all(after.values()), f"a process did not report its version: {after}"
+        elif volume:
+            leader = cluster.wait_leader()
+            victim = leader if scenario == "volume_replaced_leader" else \
+                next(i for i in cluster.ids if i != leader)
+            log(f"member-{victim}'s volume is lost (leader was member-{leader})")
+            took, restored = replace_volume(cluster, root, victim)
+            extra.update(caught_up_s=round(took, 2), snapshots_restored=int(restored))
+        else:
+            victim = "gateway" if scenario == "clock_jump_gateway" else f"member-{cluster.wait_leader()}"
+            clock = clocks[victim]
+            jumped_from = time.time()
+            log(f"jumping {victim}'s wall clock")
+            samples = jump_clock(clock, timing, lambda: clock_probe(cluster))
+            jumped_until = time.time()
+            extra["at_offset"] = {str(k): v for k, v in samples.items()}
+            log(f"largest figures at each offset: {samples}")
+            ahead = samples[3600].get("log_clock_ahead_s")
+            assert ahead is not None, f"no log clock in the leader's /status: {samples}"
+            if scenario == "clock_jump_member":
+                # The leader stamps its wall clock into every entry: the log
+                # clock an hour ahead shows the fault reached the process
+                # (else this test could not fail).
+                assert ahead > 1800, f"the leader's clock did not move the log clock: {samples}"
+            else:
+                # Gateway receive times age nothing (docs/accounting.md).
+                assert ahead < 60, f"a gateway's clock moved the log clock: {samples}"
+            if victim.startswith("member") and cluster.leader() != int(victim.split("-")[1]):
+                log(f"note: {victim} is no longer the leader after the jumps")
+            # The log clock ages sessions (docs/accounting.md "Session
+            # expiry"): a leader an hour ahead moves it an hour.
+            metrics = cluster.metrics(f"member-{cluster.wait_leader()}") or {}
+            extra["sessions_expired"] = metrics.get(
+                'radiusward_member_ledger_events_total{reason="sessions_expired"}')
+            extra["log_clock_ahead_after_s"] = clock_probe(cluster).get("log_clock_ahead_s")
+
+        healed = time.time()
+        output, _ = load.communicate(timeout=duration + 120)
+        print(output.strip())
+        assert load.returncode == 0, f"load generator failed ({load.returncode})"
+        with open(report) as f:
+            step = json.load(f)
+        extra.update(sent=step.get("sent"), retransmissions=step.get("retransmissions"))
+        figures = history.check(cluster, f"ops_{scenario}", acked_log, pg=pg, healed_unix=healed,
+                                resume_bound_s=15, window_unix=window, extra=extra)
+        if clock is not None:
+            times = clock_figures(pg, jumped_from, jumped_until)
+            log(f"exported times: {times}")
+            if scenario == "clock_jump_gateway":
+                # The gateway's receive times are its wall clock: the fault
+                # reached the process (else this test could not fail).
+                assert times["received_hour_ahead"] > 0 and times["received_hour_behind"] > 0, times
+            else:
+                # A member's clock never reaches a record's times.
+                assert times["received_hour_ahead"] == times["received_hour_behind"] == 0, times
+        bound = UNAVAILABLE_BOUND_MS[scenario]
+        assert figures["longest_unavailable_ms"] <= bound, (
+            f"the NAS saw no answer for {figures['longest_unavailable_ms']} ms (bound {bound} ms)")
+        ok = True
+    finally:
+        cluster.finish(ok, keep)
+        pg.close()
+
+
+if __name__ == "__main__":
+    main()
