@@ -154,7 +154,6 @@ class BasicFixtureCluster {
     for (std::size_t k = 0; k < count; ++k) bytes += log.entries[(log.front + k) % log.size].buf.len;
     return bytes;
   }
-  [[nodiscard]] const FsmAdapter& adapter(unsigned i) const { return *adapters_[i]; }
 
   [[nodiscard]] unsigned size() const { return static_cast<unsigned>(states_.size()); }
   [[nodiscard]] struct raft_fixture* fixture() { return &fixture_; }
