@@ -961,12 +961,15 @@ class Simulation {
   }
 
   void submit_cursor(unsigned m, exporter::ExportCore& core, std::uint64_t ledger_exported_through) {
-    const std::int64_t now = kEpochUnixMs + now_ms_;
-    const std::optional<std::uint64_t> cursor = core.cursor_to_submit(ledger_exported_through, now);
+    // As ExportLoop: resubmission paced by the monotonic clock (virtual
+    // time here), the entry stamped with the wall clock.
+    const Instant monotonic = Instant{} + Duration::milliseconds(static_cast<std::int64_t>(now_ms_));
+    const std::int64_t wall = kEpochUnixMs + now_ms_;
+    const std::optional<std::uint64_t> cursor = core.cursor_to_submit(ledger_exported_through, monotonic);
     if (!cursor) return;
-    const auto status = submit_to_node(m, accounting::encode_export_cursor_entry(*cursor, now),
+    const auto status = submit_to_node(m, accounting::encode_export_cursor_entry(*cursor, wall),
                                        [](const consensus::Outcome&) {});
-    if (status == consensus::Node::SubmitStatus::kQueued) core.on_submitted(*cursor, now);
+    if (status == consensus::Node::SubmitStatus::kQueued) core.on_submitted(*cursor, monotonic);
   }
 
   // --- faults ---
