@@ -55,9 +55,9 @@ class PowerFs:
     def unmount(self):
         if self.process is None:
             return
-        if os.path.ismount(self.mountpoint):
-            if subprocess.run(["fusermount3", "-u", self.mountpoint], capture_output=True).returncode != 0:
-                subprocess.run(["umount", "-l", self.mountpoint], capture_output=True)
+        # Not os.path.ismount: with the power off, stat of the mount fails.
+        if subprocess.run(["fusermount3", "-u", self.mountpoint], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", self.mountpoint], capture_output=True)
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
