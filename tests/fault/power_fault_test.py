@@ -112,7 +112,7 @@ def main():
                   flush=True)
             time.sleep(plan["slow_s"])
             disks[victim].set_fsync_delay_ms(0)
-            extra["slow_fsyncs"] = disks[victim].counters()["fsyncs"]
+            extra["victim_fsyncs"] = disks[victim].counters()["fsyncs"]
             print(f"{time.strftime('%H:%M:%S')} member-{victim}'s disk is fast again", flush=True)
         else:
             victims = {"power_follower": [follower], "power_leader": [leader]}.get(scenario, list(cluster.ids))
