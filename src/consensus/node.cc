@@ -6,15 +6,14 @@
 #include <uv.h>
 
 #include <deque>
-#include <filesystem>
 #include <mutex>
-#include <system_error>
 #include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "base/assert.h"
+#include "consensus/data_folder.h"
 #include "consensus/fsm_adapter.h"
 #include "consensus/proposer.h"
 #include "consensus/raft_c.h"
@@ -311,11 +310,9 @@ Result<void, StartError> Node::Loop::init_transport() {
 }
 
 Result<void, StartError> Node::Loop::open() {
-  std::error_code error;
-  std::filesystem::create_directories(options.data_dir, error);
-  if (error) {
+  if (auto created = create_data_folder(options.data_dir); !created) {
     return fail(
-        StartError{fmt::format("cannot create data folder {}: {}", options.data_dir, error.message())});
+        StartError{fmt::format("cannot create data folder {}: {}", options.data_dir, created.error())});
   }
   if (const int rv = uv_loop_init(&loop); rv != 0) {
     return fail(StartError{fmt::format("uv_loop_init: {}", uv_strerror(rv))});

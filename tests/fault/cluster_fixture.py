@@ -30,7 +30,7 @@ class Cluster:
     SECRET = "testing123"
 
     def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
-                 log_level="info", prefix=(), member_extra="", gateway_extra="", tls=True):
+                 log_level="info", prefix=(), member_extra="", gateway_extra="", tls=True, data_dirs=None):
         self.binary = binary
         self.root = root
         self.secret = secret or self.SECRET
@@ -43,6 +43,9 @@ class Cluster:
         # False: both cluster ports in the explicit plaintext mode (loopback
         # only, docs/security.md), for the bench's TLS-cost comparison.
         self.tls = tls
+        # {member id: folder} to put a member's data elsewhere than
+        # root/member-<id> (e.g. on its own powerfs mount, power_fault_test.py).
+        self.data_dirs = dict(data_dirs or {})
         self.ids = list(range(1, members + 1))
         self.gateways = ["gateway"] if gateways == 1 else [f"gateway-{k}" for k in range(1, gateways + 1)]
         self.processes = {}
@@ -80,7 +83,7 @@ class Cluster:
         for i in self.ids:
             with open(self.config_path(f"member-{i}"), "w") as f:
                 f.write(f"id: {i}\n"
-                        f"data_dir: member-{i}\n"
+                        f"data_dir: {self.data_dirs.get(i, f'member-{i}')}\n"
                         f"raft_address: 127.0.0.1:{self.raft[i]}\n"
                         f"submission_listen: 127.0.0.1:{self.submission[i]}\n"
                         f"admin_socket: admin/member-{i}.sock\n"
