@@ -46,6 +46,10 @@ struct NodeStatus {
   std::size_t pending_submissions = 0;  // Queued or in flight.
   TlsTransportCounters transport;       // All zero in plaintext mode.
   SnapshotFigures snapshots;            // Snapshots this member took (trap 8).
+  // Set once libraft turned a running node RAFT_UNAVAILABLE, which 0.15.0
+  // never leaves: its raft_errmsg, or why there is none. The process must
+  // then exit and be restarted (docs/consensus.md "Known library problems").
+  std::string failure;
 };
 
 struct NodeOptions {
