@@ -674,8 +674,9 @@ constexpr const char* kSnapshotOverflow =
 // take the same path through a seed, so a seed may crash in one only.
 // Beyond 150: triaged under gdb in release (the doubly freed batch, or the
 // over-reading truncate on a member whose stub log an installed snapshot had
-// emptied) and by ASan's report (150, 198, 213 with disk faults; 154, 223,
-// 241, 244, 282, 297 with snapshots, whose over-read release survives).
+// emptied) and by ASan's report (150, 198, 213 with disk faults; 150, 261
+// with both; 154, 223, 241, 244, 282, 297 with snapshots, whose over-read
+// release survives).
 const std::map<std::uint64_t, const char*> kSnapshotLibraryCrashes = {
     {60, kSnapshotOverflow},  {154, kSnapshotOverflow}, {207, kSnapshotOverflow}, {223, kSnapshotOverflow},
     {241, kSnapshotOverflow}, {244, kSnapshotOverflow}, {271, kSnapshotOverflow}, {281, kSnapshotOverflow},
@@ -686,8 +687,9 @@ const std::map<std::uint64_t, const char*> kDiskFaultLibraryCrashes = {
     {178, kDoubleFree}, {182, kDoubleFree}, {198, kDoubleFree}, {213, kDoubleFree}, {220, kDoubleFree},
 };
 const std::map<std::uint64_t, const char*> kSnapshotAndDiskFaultLibraryCrashes = {
-    {43, kDoubleFree},  {52, kDoubleFree},  {68, kDoubleFree},  {79, kDoubleFree},  {88, kDoubleFree},
-    {126, kDoubleFree}, {152, kDoubleFree}, {184, kDoubleFree}, {220, kDoubleFree}, {257, kDoubleFree},
+    {43, kDoubleFree},  {52, kDoubleFree},  {68, kDoubleFree},  {79, kDoubleFree},
+    {88, kDoubleFree},  {126, kDoubleFree}, {150, kDoubleFree}, {152, kDoubleFree},
+    {184, kDoubleFree}, {220, kDoubleFree}, {257, kDoubleFree}, {261, kDoubleFree},
 };
 
 TEST(LedgerCluster, RandomisedFaultsWithSnapshots) {
