@@ -360,10 +360,15 @@ bool wait_for_stop(const consensus::Node& node) {
       spdlog::info("{} received: stopping", *signal);
       return true;
     }
-    const bool running = node.status().role != consensus::Role::kUnavailable;
+    const consensus::NodeStatus status = node.status();
+    const bool running = status.role != consensus::Role::kUnavailable;
     if (running) seen_running = true;
     if (!running && (seen_running || std::chrono::steady_clock::now() - started > kNodeStartGrace)) {
-      spdlog::critical("the raft node failed (no role); exiting");
+      // libraft 0.15.0 never leaves RAFT_UNAVAILABLE: only a restart from
+      // the data folder brings the member back (docs/consensus.md).
+      spdlog::critical(
+          "the raft node is unavailable ({}); exiting so that the supervisor restarts this member",
+          status.failure.empty() ? "no raft role" : status.failure);
       return false;
     }
   }

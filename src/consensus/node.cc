@@ -17,6 +17,7 @@
 #include "consensus/fsm_adapter.h"
 #include "consensus/proposer.h"
 #include "consensus/raft_c.h"
+#include "consensus/raft_heap.h"
 
 namespace rw::consensus {
 
@@ -105,6 +106,7 @@ struct Node::Loop {
   bool handles_closed = false;
   Role last_role = Role::kUnavailable;
   std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
+  std::string failure;               // NodeStatus::failure, kept once set
 
   void log(LogLevel level, std::string_view message) const {
     if (options.log) options.log(level, message);
@@ -198,10 +200,24 @@ struct Node::Loop {
                                  : ""));
     }
     if (next.role != last_role) {
-      log(LogLevel::kInfo,
-          fmt::format("raft member {}: {} in term {}", options.id, to_string(next.role), next.term));
+      if (next.role == Role::kUnavailable && failure.empty()) {
+        // libraft 0.15.0 goes RAFT_UNAVAILABLE after a failed disk write
+        // (term, vote, entries) or a failed reply, and never comes back.
+        // raft_errmsg is often empty on this path; raft_uv keeps the failed
+        // I/O's message in its own errmsg.
+        failure = raft_errmsg(&raft);
+        if (failure.empty()) failure = io.errmsg;
+        if (failure.empty()) failure = "libraft gave no reason";
+        log(LogLevel::kError,
+            fmt::format("raft member {}: libraft turned the node unavailable in term {}: {}", options.id,
+                        next.term, failure));
+      } else {
+        log(LogLevel::kInfo,
+            fmt::format("raft member {}: {} in term {}", options.id, to_string(next.role), next.term));
+      }
       last_role = next.role;
     }
+    next.failure = failure;
     ready.store(next.ready_for_work, std::memory_order_release);
     std::lock_guard lock(status_mutex);
     status = std::move(next);
@@ -413,6 +429,7 @@ void Node::Loop::abandon(bool raft_initialised) {
 Result<std::unique_ptr<Node>, StartError> Node::start(NodeOptions options, ReplicatedState& state) {
   RW_ASSERT(options.id != 0);
   RW_ASSERT(options.max_in_flight > 0 && options.max_queued > 0 && options.poll_interval_ms > 0);
+  install_raft_heap();  // Before the first libraft allocation of this Node.
   auto loop = std::make_unique<Loop>(std::move(options), state);
   if (auto opened = loop->open(); !opened) return fail(opened.error());
   if (auto started = loop->configure_and_start(); !started) {

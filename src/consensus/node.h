@@ -46,6 +46,11 @@ struct NodeStatus {
   std::size_t pending_submissions = 0;  // Queued or in flight.
   TlsTransportCounters transport;       // All zero in plaintext mode.
   SnapshotFigures snapshots;            // Snapshots this member took (trap 8).
+  // Set once libraft turned a running node RAFT_UNAVAILABLE, which 0.15.0
+  // never leaves: raft_errmsg, else raft_uv's errmsg, else that there is
+  // none. The process must then exit and be restarted (docs/consensus.md,
+  // "Known library problems seen in tests").
+  std::string failure;
 };
 
 struct NodeOptions {
