@@ -143,7 +143,9 @@ def check(cluster, scenario, acked_log, pg=None, healed_unix=None, resume_bound_
     records = converged(cluster, timeout)
     held = collections.Counter(
         (str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"])) for r in records)
-    missing = [k for k in acks.keys if held[k] == 0]
+    # A member holds a record only until it is exported (docs/admin_api.md
+    # "/records"); with PostgreSQL check 4 finds the exported ones there.
+    missing = [k for k in acks.keys if held[k] == 0] if pg is None else []
     twice = [k for k, n in held.items() if n > 1]
     assert not missing, f"{len(missing)} acknowledged records are not held, e.g. {missing[:5]}"
     assert not twice, f"{len(twice)} records are held more than once, e.g. {twice[:5]}"

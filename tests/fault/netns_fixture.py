@@ -104,31 +104,45 @@ class Network:
     def exec_prefix(self, name):
         return ["ip", "netns", "exec", self.namespaces[name]]
 
-    def _nft(self, name, *rule):
-        run("ip", "netns", "exec", self.namespaces[name], "nft", *rule)
+    def _apply(self, rules):
+        """Adds (name, chain, rule) rules, one `nft -f` per namespace, so a
+        partition takes effect at once rather than link by link."""
+        by_name = {}
+        for name, chain, rule in rules:
+            by_name.setdefault(name, []).append(f"add rule inet {TABLE} {chain} {rule}\n")
+        for name, lines in by_name.items():
+            run("ip", "netns", "exec", self.namespaces[name], "nft", "-f", "-", input="".join(lines))
 
-    # --- faults ------------------------------------------------------------
+    @staticmethod
+    def _one_way(source_name, source, destination_name, destination):
+        return [(source_name, "out", f"ip daddr {destination} drop"),
+                (destination_name, "in", f"ip saddr {source} drop")]
+
+    def drop_one_way(self, source, destinations):
+        """Every packet from `source` to each of `destinations` is dropped,
+        on the way out of `source` and on the way into the destination; the
+        reverse direction is untouched."""
+        rules = []
+        for destination in destinations:
+            rules += self._one_way(source, self.hosts[source], destination, self.hosts[destination])
+        self._apply(rules)
 
     def cut(self, a, b):
         """No packet between `a` and `b` in either direction."""
-        self.drop_one_way(a, b)
-        self.drop_one_way(b, a)
-
-    def drop_one_way(self, source, destination):
-        """Every packet from `source` to `destination` is dropped, on the way
-        out of `source` and on the way into `destination`; the reverse
-        direction is untouched."""
-        self._nft(source, "add", "rule", "inet", TABLE, "out", "ip", "daddr", self.hosts[destination], "drop")
-        self._nft(destination, "add", "rule", "inet", TABLE, "in", "ip", "saddr", self.hosts[source], "drop")
+        self.isolate(a, [b])
 
     def isolate(self, name, from_names):
+        """No packet between `name` and any of `from_names`."""
+        rules = []
         for other in from_names:
-            self.cut(name, other)
+            rules += self._one_way(name, self.hosts[name], other, self.hosts[other])
+            rules += self._one_way(other, self.hosts[other], name, self.hosts[name])
+        self._apply(rules)
 
-    def random_loss(self, name, percent):
-        """Drops `percent` % of the packets `name` sends, drawn per packet."""
-        self._nft(name, "add", "rule", "inet", TABLE, "out", "numgen", "random", "mod", "100", "<", str(percent),
-                  "drop")
+    def random_loss(self, names, percent):
+        """Each of `names` drops `percent` % of the packets it sends, drawn
+        per packet (nftables numgen: loss without sch_netem)."""
+        self._apply([(name, "out", f"numgen random mod 100 < {percent} drop") for name in names])
 
     def netem(self, name, delay_ms, jitter_ms=0, loss_percent=0):
         """Delay (and loss) on everything `name` sends, with tc netem; Skip

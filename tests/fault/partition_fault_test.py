@@ -72,44 +72,47 @@ def new_leader_among(cluster, candidates):
 
 
 class Isolation:
-    """Watches an isolated old leader and the majority while a fault holds:
+    """Watches a cut-off old leader and the majority while a fault holds:
     when the majority elected a leader, when the old one stopped leading,
-    and whether the old one committed anything while it still led."""
+    and whether the old one committed anything it could not have: nothing
+    at all when `fully_isolated`, else nothing while it still said it led."""
 
-    def __init__(self, cluster, old):
-        self.cluster, self.old = cluster, old
+    def __init__(self, cluster, old, fully_isolated):
+        self.cluster, self.old, self.fully_isolated = cluster, old, fully_isolated
         self.cut_at = time.monotonic()
         self.elected_s = None
         self.stepped_down_s = None
-        self.commit_at_cut = None
-        self.commit_while_leading = None
+        self.commit_at_settle = None
+        self.commit_last = None
 
     def watch(self, seconds):
         # Half a second for what was already in the old leader's receive
-        # buffers at the cut: after it, its commit index may not move while
-        # it still says it leads (it has no majority to count).
+        # buffers at the cut; after it, its commit index may not move (it
+        # has no majority to count, nor a leader to learn a commit from).
         settle = self.cut_at + 0.5
         deadline = self.cut_at + seconds
         others = [i for i in self.cluster.ids if i != self.old]
         while time.monotonic() < deadline:
-            now = time.monotonic()
             old = status(self.cluster, self.old)
-            if now >= settle and old.get("raft_role") == "leader":
-                if self.commit_at_cut is None:
-                    self.commit_at_cut = old.get("commit_index")
-                self.commit_while_leading = old.get("commit_index")
+            elected = new_leader_among(self.cluster, others) is not None
+            now = time.monotonic()
+            leading = old.get("raft_role") == "leader"
+            if now >= settle and (leading or self.fully_isolated):
+                if self.commit_at_settle is None:
+                    self.commit_at_settle = old.get("commit_index")
+                self.commit_last = old.get("commit_index")
             if self.stepped_down_s is None and old.get("raft_role") not in (None, "leader"):
                 self.stepped_down_s = now - self.cut_at
-            if self.elected_s is None and new_leader_among(self.cluster, others) is not None:
+            if self.elected_s is None and elected:
                 self.elected_s = now - self.cut_at
             time.sleep(0.05)
 
     def assert_safe(self, what):
         assert self.elected_s is not None, f"{what}: no follower was elected while the leader was cut off"
         assert self.stepped_down_s is not None, f"{what}: the old leader still said it led after the fault"
-        assert self.commit_while_leading == self.commit_at_cut, (
-            f"{what}: the old leader committed {self.commit_at_cut} -> {self.commit_while_leading} "
-            "while cut off from its followers")
+        assert self.commit_last == self.commit_at_settle, (
+            f"{what}: the old leader's commit index moved {self.commit_at_settle} -> {self.commit_last} "
+            "while it was cut off from its followers")
 
     def hold(self, seconds, what):
         """Watches for `seconds`, asserts, returns the figures."""
@@ -118,14 +121,17 @@ class Isolation:
         return self.figures()
 
     def figures(self):
-        return {"elected_s": None if self.elected_s is None else round(self.elected_s, 3),
-                "old_leader_stepped_down_s": None if self.stepped_down_s is None else round(self.stepped_down_s, 3)}
+        def rounded(seconds):
+            return None if seconds is None else round(seconds, 3)
+        return {"elected_within_s": rounded(self.elected_s),
+                "old_leader_stepped_down_within_s": rounded(self.stepped_down_s),
+                "old_leader_commit_index": [self.commit_at_settle, self.commit_last]}
 
 
 def leader_isolated(cluster, leader, hold_s):
     cluster.net.isolate(f"member-{leader}", members_except(cluster, leader) + cluster.gateways)
     log(f"isolated member-{leader} (the leader) from both followers and the gateway")
-    return Isolation(cluster, leader).hold(hold_s, "leader_isolated")
+    return Isolation(cluster, leader, fully_isolated=True).hold(hold_s, "leader_isolated")
 
 
 def minority(cluster, leader, hold_s):
@@ -137,8 +143,7 @@ def minority(cluster, leader, hold_s):
 
 
 def gateway_cut_from_leader(cluster, leader, hold_s):
-    for gateway in cluster.gateways:
-        cluster.net.cut(gateway, f"member-{leader}")
+    cluster.net.isolate(f"member-{leader}", cluster.gateways)
     log(f"cut the gateway from member-{leader} (the leader); it still reaches the followers")
     time.sleep(hold_s)
     submission = (cluster.status(cluster.gateways[0]) or {}).get("submission", {})
@@ -147,10 +152,9 @@ def gateway_cut_from_leader(cluster, leader, hold_s):
 
 
 def one_way_loss(cluster, leader, hold_s):
-    for follower in members_except(cluster, leader):
-        cluster.net.drop_one_way(f"member-{leader}", follower)
+    cluster.net.drop_one_way(f"member-{leader}", members_except(cluster, leader))
     log(f"dropping everything member-{leader} (the leader) sends to the followers; the reverse is kept")
-    return Isolation(cluster, leader).hold(hold_s, "one_way_loss")
+    return Isolation(cluster, leader, fully_isolated=False).hold(hold_s, "one_way_loss")
 
 
 def flapping(cluster, leader, hold_s):
@@ -176,8 +180,7 @@ def flapping(cluster, leader, hold_s):
 
 def random_loss(cluster, leader, hold_s):
     percent = round(draw(5, 20, 10))
-    for name in [f"member-{i}" for i in cluster.ids] + cluster.gateways:
-        cluster.net.random_loss(name, percent)
+    cluster.net.random_loss([f"member-{i}" for i in cluster.ids] + cluster.gateways, percent)
     log(f"every member and the gateway drop {percent} % of what they send")
     time.sleep(hold_s)
     return {"loss_percent": percent}
@@ -230,6 +233,7 @@ def main():
     ok = False
     try:
         leader = cluster.start_ready()
+        log(f"cluster ready, member-{leader} leads")
         acked_log = os.path.join(root, "acked.log")
         report = os.path.join(root, "load.json")
         load = cluster.load(RATE, duration, acked_log, report)
@@ -246,6 +250,7 @@ def main():
         assert load.returncode == 0, f"load generator failed ({load.returncode})"
         with open(report) as f:
             step = json.load(f)
+        log("load ended")
         acks = history.Acknowledged(acked_log)
         extra.update({
             "sent": step.get("sent"), "retransmissions": step.get("retransmissions"),
