@@ -7,6 +7,8 @@ a NAS namespace, while packets between them are dropped with nftables:
   leader_isolated          the leader cut from both followers and the gateway;
                            a follower must take over, and the old leader must
                            step down and commit nothing while isolated
+  leader_cut_from_followers  the leader cut from both followers only: the gateway
+                           still reaches it; the same assertions
   minority                 one follower cut from everyone; answers must not stop
   gateway_cut_from_leader  the gateway cut from the leader only (it still
                            reaches both followers); what it does is measured
@@ -45,6 +47,9 @@ HOLD_S = 6           # a partition lasts this long
 AFTER_S = 5          # of load after the fault healed
 FLAP_FOR_S = 20
 RESUME_BOUND_S = 10  # first answer after the heal, at most this late
+# Scenarios where a majority with the leader keeps reaching the gateway:
+# answers may not stop for longer than this at any time of the load.
+NEVER_UNAVAILABLE_MS = {"minority": 2000}
 RANDOM = "--long" in sys.argv or os.environ.get("RW_FAULT_RANDOM") == "1"
 
 
@@ -134,6 +139,12 @@ def leader_isolated(cluster, leader, hold_s):
     return Isolation(cluster, leader, fully_isolated=True).hold(hold_s, "leader_isolated")
 
 
+def leader_cut_from_followers(cluster, leader, hold_s):
+    cluster.net.isolate(f"member-{leader}", members_except(cluster, leader))
+    log(f"cut member-{leader} (the leader) from both followers; the gateway still reaches it")
+    return Isolation(cluster, leader, fully_isolated=True).hold(hold_s, "leader_cut_from_followers")
+
+
 def minority(cluster, leader, hold_s):
     follower = next(i for i in cluster.ids if i != leader)
     cluster.net.isolate(f"member-{follower}", members_except(cluster, follower) + cluster.gateways)
@@ -195,7 +206,7 @@ def netem(cluster, leader, hold_s):
     return {"delay_ms": delay, "jitter_ms": jitter, "loss_percent": loss}
 
 
-SCENARIOS = {f.__name__: f for f in (leader_isolated, minority, gateway_cut_from_leader, one_way_loss, flapping,
+SCENARIOS = {f.__name__: f for f in (leader_isolated, leader_cut_from_followers, minority, gateway_cut_from_leader, one_way_loss, flapping,
                                      random_loss, netem)}
 
 
@@ -258,6 +269,9 @@ def main():
             "answered_during_fault": acks.answered_between(fault_started, healed),
             "longest_unavailable_during_fault_ms": round(acks.longest_gap_ms(fault_started, healed)),
         })
+        bound = NEVER_UNAVAILABLE_MS.get(scenario)
+        gap = acks.longest_gap_ms(load_started + 1, load_started + duration)
+        assert bound is None or gap <= bound, f"answers stopped for {gap:.0f} ms (bound {bound} ms)"
         history.check(cluster, f"partition_{scenario}", acked_log, pg=pg, healed_unix=healed,
                       resume_bound_s=RESUME_BOUND_S, window_unix=(load_started + 1, load_started + duration),
                       extra=extra)
