@@ -236,12 +236,6 @@ class NetnsCluster(Cluster):
         finally:
             self.prefix = saved
 
-    def address(self, name):
-        return self.net.hosts[name]
-
-    def member_name(self, member_id):
-        return f"member-{member_id}"
-
     def load(self, rate, duration_s, acked_log, report, timeout_ms=1000, retries=4):
         """The load generator in the NAS namespace, aimed at the first
         gateway's address."""

@@ -4,22 +4,22 @@
 namespace (tests/fault/netns_fixture.py), under steady accounting load from
 a NAS namespace, while packets between them are dropped with nftables:
 
-  leader_isolated          the leader cut from both followers and the gateway;
-                           a follower must take over, and the old leader must
-                           step down and commit nothing while isolated
+  leader_isolated            the leader cut from both followers and the gateway;
+                             a follower must take over, and the old leader must
+                             step down and commit nothing while isolated
   leader_cut_from_followers  the leader cut from both followers only: the gateway
-                           still reaches it; the same assertions
-  minority                 one follower cut from everyone; answers must not stop
-  gateway_cut_from_leader  the gateway cut from the leader only (it still
-                           reaches both followers); what it does is measured
-  one_way_loss             everything the leader sends to the followers dropped,
-                           the reverse kept; a follower must take over
-  flapping                 whoever leads is isolated for 2-3 s, then healed for
-                           2-3 s, for about 20 s
-  random_loss              every member and the gateway lose 10 % of the
-                           packets they send (nftables, no netem needed)
-  netem                    added latency, jitter and loss on the members' links
-                           with tc netem; exit 77 (skipped) without sch_netem
+                             still reaches it; the same assertions
+  minority                   one follower cut from everyone; answers must not stop
+  gateway_cut_from_leader    the gateway cut from the leader only (it still
+                             reaches both followers); what it does is measured
+  one_way_loss               everything the leader sends to the followers dropped,
+                             the reverse kept; a follower must take over
+  flapping                   whoever leads is isolated for 2-3 s, then healed for
+                             2-3 s, for about 20 s
+  random_loss                every member and the gateway lose 10 % of the
+                             packets they send (nftables, no netem needed)
+  netem                      added latency, jitter and loss on the members' links
+                             with tc netem; exit 77 (skipped) without sch_netem
 
 Each ends with history.check (nothing acknowledged lost or duplicated,
 members converge) and a bound on the first answer after the fault healed.
