@@ -15,7 +15,8 @@ namespace rw::submission {
 // A warning when `now` counts more submit or connect timeouts than
 // `last_warned` (the counters at the previous warning, or zero), naming the
 // timeouts since then, the next address tried and the records waiting for a
-// commit; nullopt when no timeout happened since. The caller rate-limits.
+// commit; nullopt when no timeout happened since, or when the link is ready
+// again (the timeouts were the way back). The caller rate-limits.
 [[nodiscard]] std::optional<std::string> link_warning(const ForwarderCounters& last_warned,
                                                       const ForwarderStatus& now);
 

@@ -31,5 +31,14 @@ TEST(LinkWarning, NamesTheTimeoutsSinceTheLastWarningTheAddressAndThePendingReco
   EXPECT_NE(text->find("10.0.0.1:1813"), std::string::npos) << *text;
 }
 
+TEST(LinkWarning, SilentOnceTheLinkIsReadyAgain) {
+  ForwarderStatus now;
+  now.counters.connect_timeouts = 3;
+  now.state = LinkState::kReady;
+  EXPECT_FALSE(link_warning(ForwarderCounters{}, now).has_value());
+  now.state = LinkState::kWaiting;
+  EXPECT_TRUE(link_warning(ForwarderCounters{}, now).has_value());
+}
+
 }  // namespace
 }  // namespace rw::submission
