@@ -25,6 +25,7 @@
 #include "io/clock.h"
 #include "io/socket_address.h"
 #include "submission/frames.h"
+#include "submission/link_warning.h"
 
 namespace rw::gateway_shell {
 namespace {
@@ -468,6 +469,16 @@ void SubmissionClient::publish_status(Instant now, bool force) {
   if (!force && now - status_published_at_ < options_.status_interval) return;
   status_published_at_ = now;
   submission::ForwarderStatus status = forwarder_->status();
+  // Often enough to be seen during a partition, rarely enough that a long
+  // one does not flood the log.
+  constexpr Duration kLinkWarningInterval = Duration::seconds(5);
+  if (!warned_at_ || now - *warned_at_ >= kLinkWarningInterval) {
+    if (std::optional<std::string> warning = submission::link_warning(warned_counters_, status)) {
+      spdlog::warn("{}", *warning);
+      warned_counters_ = status.counters;
+      warned_at_ = now;
+    }
+  }
   std::lock_guard lock(status_mutex_);
   status_ = std::move(status);
 }

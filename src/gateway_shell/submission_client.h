@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -152,6 +153,10 @@ class SubmissionClient final : public gateway::AccountingSink {
   std::unique_ptr<Connection> connection_;
   std::vector<std::vector<AnswerNotice>> answers_by_worker_;
   Instant status_published_at_{};
+  // The counters at the last link warning (submission/link_warning.h) and
+  // when it was logged: at most one per kLinkWarningInterval.
+  submission::ForwarderCounters warned_counters_{};
+  std::optional<Instant> warned_at_{};
 
   mutable std::mutex status_mutex_;
   submission::ForwarderStatus status_{};  // Guarded by status_mutex_.

@@ -301,12 +301,15 @@ class Cluster:
 
     # --- load --------------------------------------------------------------
 
-    def load(self, rate, duration_s, acked_log, report, timeout_ms=1000, retries=4):
+    def load(self, rate, duration_s, acked_log, report, timeout_ms=1000, retries=4,
+             target_host="127.0.0.1", exec_prefix=()):
         """Starts `radiusward bench run` sending Start/Interim/Stop of fresh
-        sessions through the gateway at a steady rate; returns the Popen."""
+        sessions through the gateway at a steady rate; returns the Popen.
+        `target_host` and `exec_prefix` place the generator elsewhere (in a
+        network namespace, tests/fault/netns_fixture.py)."""
         return subprocess.Popen(
-            [self.binary, "bench", "run", "--scenario", "acct",
-             "--target", f"127.0.0.1:{self.auth_port}", "--acct-target", f"127.0.0.1:{self.acct_port}",
+            list(exec_prefix) + [self.binary, "bench", "run", "--scenario", "acct",
+             "--target", f"{target_host}:{self.auth_port}", "--acct-target", f"{target_host}:{self.acct_port}",
              "--secret", self.secret, "--rate", str(rate), "--duration-s", str(duration_s),
              "--timeout-ms", str(timeout_ms), "--retries", str(retries),
              "--acked-log", acked_log, "--json", report, "--no-require-message-authenticator"],

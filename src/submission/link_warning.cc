@@ -1,0 +1,18 @@
+#include "submission/link_warning.h"
+
+#include <fmt/format.h>
+
+namespace rw::submission {
+
+std::optional<std::string> link_warning(const ForwarderCounters& last_warned, const ForwarderStatus& now) {
+  const std::uint64_t submits = now.counters.submit_timeouts - last_warned.submit_timeouts;
+  const std::uint64_t connects = now.counters.connect_timeouts - last_warned.connect_timeouts;
+  // Once ready again the link has recovered: the timeouts were the way back.
+  if ((submits == 0 && connects == 0) || now.state == LinkState::kReady) return std::nullopt;
+  return fmt::format(
+      "submission: no leader reached: {} submit and {} connect timeout(s) since the last warning; "
+      "{} record(s) wait for a commit and their NAS requests stay unanswered; next attempt {}",
+      submits, connects, now.pending_records, now.address);
+}
+
+}  // namespace rw::submission
