@@ -184,6 +184,8 @@ class MemberParser : YamlReader {
                  set_integer(raft.snapshot_threshold, item, at_key, 16, 1'000'000'000);
                } else if (key == "snapshot_trailing") {
                  set_integer(raft.snapshot_trailing, item, at_key, 0, 1'000'000'000);
+               } else if (key == "segment_bytes") {
+                 set_integer(raft.segment_bytes, item, at_key, 65'536, 1'073'741'824);
                } else {
                  return false;
                }

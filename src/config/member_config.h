@@ -66,6 +66,7 @@ struct MemberConfig {
     unsigned heartbeat_timeout_ms = 50;
     unsigned snapshot_threshold = 16384;
     unsigned snapshot_trailing = 8192;
+    std::uint64_t segment_bytes = 8 << 20;
     friend bool operator==(const Raft&, const Raft&) = default;
   } raft;
 

@@ -56,6 +56,7 @@ std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& st
             {"records_held", figures.records_held},
             {"held_bytes", figures.held_bytes},
             {"accepting", figures.accepting}};
+  if (!status.storage_error.empty()) body["storage_error"] = status.storage_error;
   return dump(body) + "\n";
 }
 
