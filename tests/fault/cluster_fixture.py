@@ -120,13 +120,15 @@ class Cluster:
 
     # --- processes ---------------------------------------------------------
 
-    def start(self, name):
+    def start(self, name, args=()):
+        """Starts `name`; `args` are extra command-line flags (e.g.
+        ["--recover-alone"] for a member)."""
         assert name not in self.processes or self.processes[name].poll() is not None, name
         command = "gateway" if name.startswith("gateway") else "member"
         log = open(os.path.join(self.root, "logs", f"{name}.log"), "ab")
         self.logs[name] = log
         self.processes[name] = subprocess.Popen(
-            self.prefix + [self.binary, command, "--config", self.config_path(name)],
+            self.prefix + [self.binary, command, "--config", self.config_path(name)] + list(args),
             stdout=log, stderr=subprocess.STDOUT, cwd=self.root,
             start_new_session=True)
 

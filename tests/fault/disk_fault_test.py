@@ -10,6 +10,9 @@ quorum loss"), on real processes under the project's accounting load:
   pg_outage_bounds    PostgreSQL stopped with small held bounds, long enough
                       for the bound to be reached; then started again
   quorum_lost         two members SIGKILLed for ~10 s, then restarted
+  quorum_rebuilt      two members SIGKILLed and their data_dirs wiped for
+                      good; the survivor restarted with --recover-alone, the
+                      two started empty (bootstrap: false) and added again
 
 Each ends with history.check (tests/fault/history.py). Usage:
 disk_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep] [--long]; --long or
@@ -20,6 +23,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -334,12 +338,78 @@ def full_disk(cluster, root, scenario):
                                 "full_for_s": round(full_for_s, 1)})
 
 
+def quorum_rebuilt(cluster, root):
+    """Two disks lost for good (docs/operations.md "Two disks lost for
+    good"): the leader and a follower are killed and their data_dirs
+    removed; the surviving follower is stopped, started once with
+    --recover-alone (it becomes the only voter of its log), the two are
+    started empty with `bootstrap: false` and added with `ctl members add`.
+
+    What may be lost: records a majority acknowledged without the survivor
+    (the two lost members formed that majority). So every acknowledged
+    record the survivor held when the others died must be held afterwards;
+    an acknowledged record not held must have been answered before the
+    loss (plus in-flight margin) and be absent from the survivor's listing.
+    Those are counted (`lost_with_two_disks`) and left out of the history
+    check; everything else meets it as in every scenario."""
+    acked_log, report = os.path.join(root, "acked.log"), os.path.join(root, "load.json")
+    duration_s = 30
+    leader = cluster.start_ready()
+    follower = next(i for i in cluster.ids if i != leader)
+    survivor_id = next(i for i in cluster.ids if i not in (leader, follower))
+    survivor = f"member-{survivor_id}"
+    load = cluster.load(RATE, duration_s, acked_log, report, timeout_ms=1000, retries=30)
+    started = time.time()
+    time.sleep(jitter(5, 10))
+    lost = [leader, follower]
+    for i in lost:
+        cluster.kill(f"member-{i}")
+    gone = time.time()
+    held_by_survivor = {(str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"]))
+                        for r in cluster.records(survivor)}
+    for i in lost:
+        shutil.rmtree(os.path.join(root, f"member-{i}"))
+        with open(cluster.config_path(f"member-{i}"), "a") as f:
+            f.write("bootstrap: false\n")
+    log(f"killed member-{leader} and member-{follower}, their data_dirs removed; {survivor} held "
+        f"{len(held_by_survivor)} records")
+    cluster.kill(survivor, signal.SIGTERM)
+    cluster.start(survivor, ["--recover-alone"])
+    assert cluster.wait_leader(30) == survivor_id
+    for i in lost:
+        cluster.start(f"member-{i}")
+    for i in lost:
+        result = subprocess.run([cluster.binary, "ctl", "--socket", cluster.socket_path(survivor), "members", "add",
+                                 str(i), f"127.0.0.1:{cluster.raft[i]}"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, f"members add {i}: {result.stdout}{result.stderr}"
+    healed = time.time()
+    log(f"{survivor} recovered alone and added member-{leader} and member-{follower} again "
+        f"{healed - gone:.1f} s after the loss")
+    step = finish_load(load, report)
+    acks = history.Acknowledged(acked_log)
+    records = cluster.wait_converged(120)
+    held = {(str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"])) for r in records}
+    missing = [(k, t) for k, t in zip(acks.keys, acks.times_us) if k not in held]
+    for key, unix_us in missing:
+        assert key not in held_by_survivor, f"{key} was held by the survivor and is gone"
+        assert unix_us < (gone + 1.0) * 1e6, f"{key} acknowledged after the loss and not held"
+    kept_log = os.path.join(root, "acked-kept.log")
+    lost_keys = {k for k, _ in missing}
+    with open(acked_log) as f, open(kept_log, "w") as out:
+        out.writelines(line for line in f if tuple(line.split()[:2]) not in lost_keys)
+    return history.check(cluster, "disk_quorum_rebuilt", kept_log, healed_unix=healed, resume_bound_s=15,
+                         window_unix=(started + 1, started + duration_s),
+                         extra={"sent": step.get("sent"), "retransmissions": step.get("retransmissions"),
+                                "lost_with_two_disks": len(missing), "rebuilt_s": round(healed - gone, 1)})
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     binary, scenario = os.path.abspath(sys.argv[1]), sys.argv[2]
     keep = "--keep" in sys.argv
-    if scenario not in ("full_disk_leader", "full_disk_follower", "pg_outage_bounds", "quorum_lost"):
+    if scenario not in ("full_disk_leader", "full_disk_follower", "pg_outage_bounds", "quorum_lost",
+                        "quorum_rebuilt"):
         sys.exit(f"unknown scenario {scenario}")
     # Data under /var/tmp, never /tmp (docs/consensus.md "File systems").
     root = tempfile.mkdtemp(prefix=f"rw-fault-disk-{scenario}-", dir="/var/tmp")
@@ -365,6 +435,8 @@ def main():
                 pg_outage_bounds(cluster, root, pg)
             elif scenario == "quorum_lost":
                 quorum_lost(cluster, root)
+            elif scenario == "quorum_rebuilt":
+                quorum_rebuilt(cluster, root)
             else:
                 full_disk(cluster, root, scenario)
             ok = True
