@@ -49,6 +49,7 @@ struct Member {
   std::unique_ptr<consensus::Node> node;
   std::unique_ptr<member_shell::ExportLoop> exporter;  // Absent without an export: section.
   io::AdminServer admin;
+  bool recover_alone = false;  // MemberCommand::recover_alone
 };
 
 Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
@@ -100,6 +101,7 @@ consensus::NodeOptions node_options(const config::MemberConfig& config,
   options.snapshot_threshold = config.raft.snapshot_threshold;
   options.snapshot_trailing = config.raft.snapshot_trailing;
   options.log_bytes_max = config.raft.log_bytes_max;
+  options.segment_bytes = config.raft.segment_bytes;
   options.log = [](consensus::LogLevel level, std::string_view message) {
     switch (level) {
       case consensus::LogLevel::kDebug:
@@ -361,6 +363,11 @@ bool wait_for_stop(const consensus::Node& node) {
       return true;
     }
     const consensus::NodeStatus status = node.status();
+    if (!status.storage_error.empty()) {
+      spdlog::critical("storage error in {}; exiting so that the supervisor restarts this member",
+                       status.storage_error);
+      return false;
+    }
     const bool running = status.role != consensus::Role::kUnavailable;
     if (running) seen_running = true;
     if (!running && (seen_running || std::chrono::steady_clock::now() - started > kNodeStartGrace)) {
@@ -411,7 +418,9 @@ int start_and_run(Member& m) {
     return kExitRuntimeFailure;
   }
   m.submission = std::move(*submission);
-  auto node = consensus::Node::start(node_options(m.config, std::move(raft_tls), *m.submission), *m.ledger);
+  consensus::NodeOptions options = node_options(m.config, std::move(raft_tls), *m.submission);
+  options.recover_alone = m.recover_alone;
+  auto node = consensus::Node::start(std::move(options), *m.ledger);
   if (!node) {
     spdlog::critical("raft node: {}", node.error().message);
     return kExitRuntimeFailure;
@@ -448,6 +457,10 @@ CLI::App* add_member_command(CLI::App& app, MemberCommand& command) {
   member->add_option("--config", command.config_file, "Member YAML config file (docs/configuration.md)")
       ->type_name("FILE")
       ->required();
+  member->add_flag(
+      "--recover-alone", command.recover_alone,
+      "Make this member the only voter of its log before starting, once, after a majority of the "
+      "members lost their disks for good (docs/operations.md \"Two disks lost for good\")");
   return member;
 }
 
@@ -460,6 +473,7 @@ int run_member(const MemberCommand& command) {
   }
   Member m;
   m.config = std::move(*config);
+  m.recover_alone = command.recover_alone;
   io::setup_logging(m.config.logging);
   auto dictionary = load_dictionary(m.config);
   if (!dictionary) {

@@ -11,6 +11,7 @@ namespace rw::app {
 
 struct MemberCommand {
   std::string config_file{};
+  bool recover_alone = false;  // --recover-alone: NodeOptions::recover_alone
 };
 
 // Registers the `member` subcommand and its flags on `app`, filling `command`.

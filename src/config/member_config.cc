@@ -191,6 +191,8 @@ class MemberParser : YamlReader {
               errors_.push_back(value_at(item, at_key)
                                     .error("raft.log_bytes_max must be 0 (off) or at least 1048576 (1 MiB)"));
             }
+          } else if (key == "segment_bytes") {
+            set_integer(raft.segment_bytes, item, at_key, 65'536, 1'073'741'824);
           } else {
             return false;
           }

@@ -68,6 +68,7 @@ struct MemberConfig {
     unsigned snapshot_trailing = 8192;
     // The raft log held in memory, bytes (docs/consensus.md "Log held in memory").
     std::size_t log_bytes_max = std::size_t{64} << 20;
+    std::uint64_t segment_bytes = 8 << 20;
     friend bool operator==(const Raft&, const Raft&) = default;
   } raft;
 

@@ -55,6 +55,7 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
       "  snapshot_threshold: 2048\n"
       "  snapshot_trailing: 1024\n"
       "  log_bytes_max: 33554432\n"
+      "  segment_bytes: 262144\n"
       "ledger:\n"
       "  held_records_max: 1000\n"
       "  held_bytes_max: 1048576\n"
@@ -84,6 +85,7 @@ TEST(MemberConfig, ParsesTheDocumentedExample) {
   EXPECT_EQ(config.raft.snapshot_threshold, 2048u);
   EXPECT_EQ(config.raft.snapshot_trailing, 1024u);
   EXPECT_EQ(config.raft.log_bytes_max, 33554432u);
+  EXPECT_EQ(config.raft.segment_bytes, 262144u);
   EXPECT_EQ(config.ledger.held_records_max, 1000u);
   EXPECT_EQ(config.ledger.held_bytes_max, 1048576u);
   EXPECT_EQ(config.ledger.sessions_max, 10u);

@@ -105,6 +105,8 @@ struct Node::Loop {
   bool close_due = false;
   bool handles_closed = false;
   Role last_role = Role::kUnavailable;
+  std::string io_error_seen;         // raft_io's errmsg as of raft_start, then as last reported
+  std::string storage_error;         // NodeStatus::storage_error
   std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
   std::string failure;               // NodeStatus::failure, kept once set
 
@@ -199,6 +201,29 @@ struct Node::Loop {
                                                options.election_timeout_ms)
                                  : ""));
     }
+    // libraft reports a failed write (a full disk) only in raft_io's errmsg
+    // and stops writing for good while keeping its role: the member must
+    // say so and exit (docs/consensus.md "Known library problems seen in
+    // tests").
+    if (const std::string_view io_error = io.errmsg; !io_error.empty() && io_error != io_error_seen) {
+      io_error_seen = io_error;
+      storage_error = fmt::format("{}: {}{}", options.data_dir, io_error, space_note());
+      log(LogLevel::kError, fmt::format("raft member {}: storage error in {}", options.id, storage_error));
+    }
+    // libraft 0.15.0 crashes (SIGSEGV inside its log, no radiusward frame)
+    // when a leader's next segment cannot be allocated, before this poll
+    // could see the error above. So the member stops first: with less than
+    // one segment free, that allocation is the one that fails.
+    if (storage_error.empty()) {
+      std::error_code failed;
+      const std::filesystem::space_info space = std::filesystem::space(options.data_dir, failed);
+      if (!failed && space.available < options.segment_bytes) {
+        storage_error = fmt::format("{}: less than one log segment ({} bytes) free{}", options.data_dir,
+                                    options.segment_bytes, space_note());
+        log(LogLevel::kError, fmt::format("raft member {}: storage error in {}", options.id, storage_error));
+      }
+    }
+    next.storage_error = storage_error;
     if (next.role != last_role) {
       if (next.role == Role::kUnavailable && failure.empty()) {
         // libraft 0.15.0 goes RAFT_UNAVAILABLE after a failed disk write
@@ -294,6 +319,18 @@ struct Node::Loop {
   [[nodiscard]] Result<void, StartError> init_transport();
   [[nodiscard]] Result<void, StartError> open();
   [[nodiscard]] Result<void, StartError> configure_and_start();
+  [[nodiscard]] Result<void, StartError> recover_alone();
+
+  // libraft says "not enough space to allocate N bytes" when a segment
+  // cannot be allocated; the operator looks for ENOSPC and the free space.
+  std::string space_note() const {
+    std::error_code failed;
+    const std::filesystem::space_info space = std::filesystem::space(options.data_dir, failed);
+    if (failed) return {};
+    const bool full = space.available < options.segment_bytes;
+    return fmt::format(" ({}{} bytes free on its file system)",
+                       full ? "ENOSPC, no space left on device: " : "", space.available);
+  }
   void abandon(bool raft_initialised);
 };
 
@@ -344,6 +381,7 @@ Result<void, StartError> Node::Loop::open() {
     return fail(StartError{std::move(message)});
   }
   raft_uv_set_connect_retry_delay(&io, options.connect_retry_delay_ms);
+  raft_uv_set_segment_size(&io, options.segment_bytes);
   tracer.impl = this;
   tracer.enabled = options.trace_library;
   tracer.emit = &Loop::on_trace;
@@ -352,8 +390,10 @@ Result<void, StartError> Node::Loop::open() {
   fsm.attach(&raft);
   if (const int rv = raft_init(&raft, &io, fsm.fsm(), options.id, options.address.c_str()); rv != 0) {
     // Trap 11: the I/O probe refuses file systems without O_DIRECT or AIO.
-    std::string message = fmt::format("raft_init (data folder {}): {}", options.data_dir, raft_errmsg(&raft));
-    if (message.find("file system") != std::string::npos) {
+    const std::string reason = raft_errmsg(&raft);
+    std::string message =
+        fmt::format("raft_init (data folder {}): {}{}", options.data_dir, reason, space_note());
+    if (reason.find("file system") != std::string::npos) {
       message +=
           " (libraft needs a file system with O_DIRECT and Linux AIO, such as ext4, xfs or btrfs; "
           "see docs/consensus.md)";
@@ -379,7 +419,9 @@ Result<void, StartError> Node::Loop::configure_and_start() {
     fsm.bound_log_bytes(options.log_bytes_max, options.snapshot_threshold, options.snapshot_trailing);
   }
 
-  if (options.bootstrap) {
+  if (options.recover_alone) {
+    if (auto recovered = recover_alone(); !recovered) return recovered;
+  } else if (options.bootstrap) {
     struct raft_configuration configuration {};
     raft_configuration_init(&configuration);
     for (const Member& voter : options.voters) {
@@ -407,8 +449,33 @@ Result<void, StartError> Node::Loop::configure_and_start() {
     std::string reason = raft_errmsg(&raft);
     if (reason.empty()) reason = transport.errmsg;
     if (reason.empty()) reason = raft_strerror(rv);
-    return fail(StartError{fmt::format("raft_start: {}", reason)});
+    return fail(StartError{fmt::format("raft_start ({}): {}{}", options.data_dir, reason, space_note())});
   }
+  io_error_seen = io.errmsg;  // The probe's notes, not a failure.
+  return {};
+}
+
+// raft_recover with this member as the only voter (NodeOptions::recover_alone).
+// A folder without libraft's metadata files was never used: it holds no log
+// to recover, and recovering it would start a new cluster of one.
+Result<void, StartError> Node::Loop::recover_alone() {
+  const std::filesystem::path folder(options.data_dir);
+  std::error_code ignored;
+  if (!std::filesystem::exists(folder / "metadata1", ignored) &&
+      !std::filesystem::exists(folder / "metadata2", ignored)) {
+    return fail(
+        StartError{fmt::format("recover: {} holds no raft log; nothing to recover", options.data_dir)});
+  }
+  struct raft_configuration alone {};
+  raft_configuration_init(&alone);
+  int rv = raft_configuration_add(&alone, options.id, options.address.c_str(), RAFT_VOTER);
+  if (rv == 0) rv = raft_recover(&raft, &alone);
+  raft_configuration_close(&alone);
+  if (rv != 0)
+    return fail(StartError{fmt::format("raft_recover ({}): {}", options.data_dir, raft_strerror(rv))});
+  log(LogLevel::kWarning, fmt::format("raft member {}: recovered from {} as the only voter; add the other "
+                                      "members again with `radiusward ctl members add`",
+                                      options.id, options.data_dir));
   return {};
 }
 

@@ -51,6 +51,11 @@ struct NodeStatus {
   // none. The process must then exit and be restarted (docs/consensus.md,
   // "Known library problems seen in tests").
   std::string failure;
+  // Empty, or "DATA_DIR: libraft's message" once a write to data_dir failed
+  // after start (a full disk: "... no space left on device"). libraft stops
+  // writing for good then, yet keeps its role (docs/RELIABILITY.md "Full
+  // disk, database outage and quorum loss"), so the process must exit.
+  std::string storage_error;
 };
 
 struct NodeOptions {
@@ -63,6 +68,14 @@ struct NodeOptions {
   // False for a member that joins an existing cluster empty (a replacement):
   // it waits to be added by the leader and catches up by snapshot.
   bool bootstrap = true;
+  // True: before starting, append a configuration whose only voter is this
+  // member to its log (raft_recover), so that the last member of a cluster
+  // that lost a majority of its disks for good leads again and can add
+  // empty replacements (docs/operations.md "Two disks lost for good"). Run
+  // it once, on one member, with every other member stopped; refused on an
+  // empty data_dir. Records committed by a majority that did not include
+  // this member are lost.
+  bool recover_alone = false;
   // Set: raft traffic goes over TLS 1.3 with member certificates (the
   // production mode; docs/security.md "Raft port"). Unset: plain TCP, for the
   // explicit plaintext mode only. An empty tls->is_member accepts the ids of
@@ -83,6 +96,10 @@ struct NodeOptions {
   // trailing entries that fit in the other half. 0: entry counts only.
   std::size_t log_bytes_max = 0;
   unsigned connect_retry_delay_ms = 100;
+  // Size of each open segment libraft preallocates in data_dir (it keeps a
+  // few ready ahead of need): the space a member takes before it writes a
+  // record, and how much log a full disk still lets it append.
+  std::size_t segment_bytes = 8 << 20;
 
   std::size_t max_in_flight = 16;  // raft_apply awaiting callbacks.
   std::size_t max_queued = 65536;  // Submissions queued plus in flight.

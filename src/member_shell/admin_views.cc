@@ -57,6 +57,7 @@ std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& st
             {"held_bytes", figures.held_bytes},
             {"accepting", figures.accepting},
             {"log_clock_unix_ms", figures.log_clock_unix_ms}};
+  if (!status.storage_error.empty()) body["storage_error"] = status.storage_error;
   return dump(body) + "\n";
 }
 

@@ -123,17 +123,18 @@ class Cluster:
 
     # --- processes ---------------------------------------------------------
 
-    def start(self, name, binary=None, env=None):
+    def start(self, name, binary=None, env=None, args=()):
         """Starts `name`; `binary` runs another build than the cluster's (a
         rolling upgrade), `env` adds variables to its environment (e.g.
         LD_PRELOAD of libfaketime for a clock that jumps in that process
-        only)."""
+        only), `args` are extra command-line flags (e.g. ["--recover-alone"]
+        for a member)."""
         assert name not in self.processes or self.processes[name].poll() is not None, name
         command = "gateway" if name.startswith("gateway") else "member"
         log = open(os.path.join(self.root, "logs", f"{name}.log"), "ab")
         self.logs[name] = log
         self.processes[name] = subprocess.Popen(
-            self.prefix + [binary or self.binary, command, "--config", self.config_path(name)],
+            self.prefix + [binary or self.binary, command, "--config", self.config_path(name)] + list(args),
             stdout=log, stderr=subprocess.STDOUT, cwd=self.root,
             env=dict(os.environ, **env) if env else None,
             start_new_session=True)
