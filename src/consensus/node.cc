@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 #include <utility>
