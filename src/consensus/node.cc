@@ -324,13 +324,14 @@ struct Node::Loop {
 
   // libraft says "not enough space to allocate N bytes" when a segment
   // cannot be allocated; the operator looks for ENOSPC and the free space.
+  // Nothing when the folder has room for a segment: the failure was
+  // something else (a busy port, say) and the free space would mislead.
   std::string space_note() const {
     std::error_code failed;
     const std::filesystem::space_info space = std::filesystem::space(options.data_dir, failed);
-    if (failed) return {};
-    const bool full = space.available < options.segment_bytes;
-    return fmt::format(" ({}{} bytes free on its file system)",
-                       full ? "ENOSPC, no space left on device: " : "", space.available);
+    if (failed || space.available >= options.segment_bytes) return {};
+    return fmt::format(" (ENOSPC, no space left on device: {} bytes free on its file system)",
+                       space.available);
   }
   void abandon(bool raft_initialised);
 };

@@ -13,15 +13,13 @@
 namespace rw::gateway {
 namespace {
 
-using radius::attr::kUserName;
 using radius::Code;
+using radius::attr::kUserName;
 
 class FloorHandlerTest : public ::testing::Test {
  protected:
   FloorHandlerTest()
-      : random_(7),
-        secret_(*radius::SharedSecret::create(as_bytes("testing123"))),
-        handler_(secret_) {}
+      : random_(7), secret_(*radius::SharedSecret::create(as_bytes("testing123"))), handler_(secret_) {}
 
   // A request of `code` from a client with `secret`, with or without a
   // Message-Authenticator.

@@ -657,8 +657,11 @@ TEST(TlsPort, ABusyRaftPortFailsTheStartCleanly) {
   options.log = [&](LogLevel, std::string_view message) { logged += std::string(message) + "\n"; };
   auto node = Node::start(std::move(options), state);
   ASSERT_FALSE(node.has_value());
-  EXPECT_NE(node.error().message.find("raft_start: raft tls: listen on " + voters[0].address),
-            std::string::npos)
+  // "raft_start (DATA_DIR): raft tls: listen on ADDRESS: Address already in use"
+  EXPECT_NE(
+      node.error().message.find("raft_start (" + (root / "member1").string() + "): raft tls: listen on " +
+                                voters[0].address + ": Address already in use"),
+      std::string::npos)
       << node.error().message;
   EXPECT_NE(logged.find("listen on " + voters[0].address), std::string::npos) << logged;
   std::filesystem::remove_all(root);
