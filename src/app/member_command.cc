@@ -363,19 +363,23 @@ bool wait_for_stop(const consensus::Node& node) {
       return true;
     }
     const consensus::NodeStatus status = node.status();
-    if (!status.storage_error.empty()) {
-      spdlog::critical("storage error in {}; exiting so that the supervisor restarts this member",
-                       status.storage_error);
-      return false;
-    }
     const bool running = status.role != consensus::Role::kUnavailable;
     if (running) seen_running = true;
+    // A node turned unavailable is said so first, with its storage error
+    // when one caused it; a storage error alone (libraft keeps its role
+    // after a failed write, docs/consensus.md) ends the member too.
     if (!running && (seen_running || std::chrono::steady_clock::now() - started > kNodeStartGrace)) {
       // libraft 0.15.0 never leaves RAFT_UNAVAILABLE: only a restart from
       // the data folder brings the member back (docs/consensus.md).
+      const std::string reason = status.failure.empty() ? "no raft role" : status.failure;
       spdlog::critical(
-          "the raft node is unavailable ({}); exiting so that the supervisor restarts this member",
-          status.failure.empty() ? "no raft role" : status.failure);
+          "the raft node is unavailable ({}{}); exiting so that the supervisor restarts this member", reason,
+          status.storage_error.empty() ? "" : "; storage error in " + status.storage_error);
+      return false;
+    }
+    if (!status.storage_error.empty()) {
+      spdlog::critical("storage error in {}; exiting so that the supervisor restarts this member",
+                       status.storage_error);
       return false;
     }
   }

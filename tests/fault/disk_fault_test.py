@@ -374,7 +374,7 @@ def quorum_rebuilt(cluster, root):
     log(f"killed member-{leader} and member-{follower}, their data_dirs removed; {survivor} held "
         f"{len(held_by_survivor)} records")
     cluster.kill(survivor, signal.SIGTERM)
-    cluster.start(survivor, ["--recover-alone"])
+    cluster.start(survivor, args=["--recover-alone"])
     assert cluster.wait_leader(30) == survivor_id
     for i in lost:
         cluster.start(f"member-{i}")
