@@ -110,17 +110,6 @@ class SmallFileSystems:
         self.mounts = []
 
 
-def wait_for(predicate, timeout, what, step=0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} within {timeout} s")
-        time.sleep(step)
-
-
 def finish_load(load, report):
     output, _ = load.communicate(timeout=240)
     print(output.strip())
@@ -226,7 +215,7 @@ def pg_outage_bounds(cluster, root, pg):
         status = cluster.status(f"member-{leader}") if leader else None
         return status if status and status.get("accepting") is False else None
 
-    bound_status = wait_for(at_bound, 60, "the leader did not reach its held bound", step=0.2)
+    bound_status = history.wait_for("the leader did not reach its held bound", at_bound, 60, step=0.2)
     bounded = time.time()
     log(f"leader at the bound after {bounded - stopped:.1f} s: records_held {bound_status.get('records_held')}")
     time.sleep(held_for_s)
@@ -299,8 +288,8 @@ def full_disk(cluster, root, scenario):
     filled = time.time()
     log(f"filled {data_dir} ({victim}, {'the leader' if victim_id == leader else 'a follower'}); "
         f"{cluster.disks.free_bytes(data_dir)} bytes free")
-    wait_for(lambda: disk_error_logged(cluster, victim, data_dir) or not cluster.running(victim), 30,
-             f"{victim} neither failed nor logged an error")
+    history.wait_for(f"{victim} neither failed nor logged an error",
+                     lambda: disk_error_logged(cluster, victim, data_dir) or not cluster.running(victim), 30)
     errors = disk_error_logged(cluster, victim, data_dir)
     assert errors, (f"{victim} ended ({cluster.processes[victim].poll()}) without an error naming {data_dir} "
                     f"and ENOSPC:\n{cluster.log_tail(victim, 10)}")
@@ -308,7 +297,7 @@ def full_disk(cluster, root, scenario):
     log(f"{victim} after {noticed - filled:.1f} s: {errors[-1].strip()}")
     # libraft stops writing for good after a failed write but keeps its
     # role; the member must exit rather than linger as a silent voter.
-    wait_for(lambda: not cluster.running(victim), 10, f"{victim} did not exit after its storage error")
+    history.wait_for(f"{victim} did not exit after its storage error", lambda: not cluster.running(victim), 10)
     log(f"{victim} exited ({cluster.processes[victim].returncode})")
     # The supervisor restarts it while the disk is still full: it must fail
     # again with a clear error, not corrupt its folder or linger.
@@ -318,7 +307,7 @@ def full_disk(cluster, root, scenario):
         before = len(disk_error_logged(cluster, victim, data_dir))
         cluster.start(victim)
         restarts_while_full += 1
-        wait_for(lambda: not cluster.running(victim), 20, f"{victim} kept running on a full disk")
+        history.wait_for(f"{victim} kept running on a full disk", lambda: not cluster.running(victim), 20)
         again = disk_error_logged(cluster, victim, data_dir)
         assert len(again) > before, f"{victim} exited on a full disk without naming it:\n" + \
             cluster.log_tail(victim, 10)

@@ -91,6 +91,19 @@ class Acknowledged:
         return sum(1 for t in self.times_us if start_unix * 1e6 <= t < end_unix * 1e6)
 
 
+def wait_for(what, predicate, timeout, step=0.05):
+    """Polls `predicate` until it returns something true and returns that;
+    raises AssertionError "`what`: not within `timeout` s" otherwise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(step)
+
+
 def exported(pg):
     """(Acct-Session-Id, Acct-Status-Type) of every exported record."""
     out = pg.psql("-c", "SELECT attributes->>'Acct-Session-Id', attributes->>'Acct-Status-Type' "

@@ -90,17 +90,6 @@ class Timing:
         return self.random.uniform(low, high) if self.random else fixed
 
 
-def wait_for(what, predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(0.05)
-
-
 def leader_commit(cluster):
     leader = cluster.wait_leader()
     return (cluster.status(f"member-{leader}") or {}).get("commit_index", 0)
@@ -129,9 +118,9 @@ def restart(cluster, name, binary=None, env=None, timeout=30):
     cluster.start(name, binary=binary, env=env)
     if name.startswith("member"):
         target = leader_commit(cluster)
-        wait_for(f"{name} caught up to index {target}", lambda: caught_up(cluster, name, target), timeout)
+        history.wait_for(f"{name} caught up to index {target}", lambda: caught_up(cluster, name, target), timeout)
     else:
-        wait_for(f"{name} connected to the leader", lambda: gateway_ready(cluster, name), timeout)
+        history.wait_for(f"{name} connected to the leader", lambda: gateway_ready(cluster, name), timeout)
     took = time.monotonic() - began
     log(f"{name} restarted{' on ' + binary if binary else ''}, ready after {took:.2f} s")
     return took
@@ -181,7 +170,7 @@ def replace_volume(cluster, root, victim_id):
         f"{replace.stderr.strip()}")
     assert replace.returncode == 0, f"members replace failed\n{cluster.log_tail(name)}"
     target = leader_commit(cluster)
-    wait_for(f"{name} caught up to index {target}", lambda: caught_up(cluster, name, target), 60)
+    history.wait_for(f"{name} caught up to index {target}", lambda: caught_up(cluster, name, target), 60)
     took = time.monotonic() - began
     metrics = cluster.metrics(name) or {}
     restored = metrics.get("radiusward_member_raft_snapshots_restored", 0)
