@@ -239,7 +239,7 @@ def pg_outage_bounds(cluster, root, pg):
     assert after_bound <= rate, f"{after_bound} answers more than 1 s after the bound was reached"
     step = finish_load(load, report)
     figures = history.check(cluster, "disk_pg_outage_bounds", acked_log, pg=pg, healed_unix=healed,
-                            resume_bound_s=15, exported_counts_as_held=True, window_unix=(started + 1, started + duration_s),
+                            resume_bound_s=15, window_unix=(started + 1, started + duration_s),
                             extra={"sent": step.get("sent"), "retransmissions": step.get("retransmissions"),
                                    "held_records_max": HELD_RECORDS_MAX, "acked_during_outage": during,
                                    "acked_after_bound": after_bound,

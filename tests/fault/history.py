@@ -155,7 +155,7 @@ def converged(cluster, timeout):
 
 
 def check(cluster, scenario, acked_log, pg=None, healed_unix=None, resume_bound_s=None,
-          window_unix=None, timeout=120, extra=None, exported_counts_as_held=True):
+          window_unix=None, timeout=120, extra=None):
     """Runs checks 1-5 (module docstring); raises AssertionError on the first
     that fails. `healed_unix` is when the fault healed (wall clock) and
     `resume_bound_s` how soon after it an answer must have come;
@@ -163,9 +163,7 @@ def check(cluster, scenario, acked_log, pg=None, healed_unix=None, resume_bound_
     `pg`, check 3 counts the records in radiusward_accounting_log as held
     too: a member's /records lists only what is not exported yet, so once
     the export drained, the database is where an acknowledged record is
-    held (`exported_counts_as_held` is accepted for the scenarios that name
-    it; it is always so). Returns the figures and appends them to
-    $RW_FAULT_RESULTS."""
+    held. Returns the figures and appends them to $RW_FAULT_RESULTS."""
     acks = Acknowledged(acked_log)
     assert len(acks), "nothing was acknowledged at all"
     logged_twice = [k for k, n in collections.Counter(acks.keys).items() if n > 1]
