@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """Fault tests on real processes (issue 3, docs/design.md invariants 1 and 2):
 a load generator sends Accounting Start/Interim/Stop of fresh sessions
-through the gateway at a steady rate and logs every record it got an
-Accounting-Response for, while the test kills processes with SIGKILL:
+through two gateways at a steady rate and logs every record it got an
+Accounting-Response for, while the members export into a real PostgreSQL
+and the test kills processes with SIGKILL:
 
   leader_kill    the raft leader, restarted a few seconds later
   follower_kill  a follower, restarted a few seconds later
   all_kill       all three members at once, then all restarted
-  gateway_kill   the gateway, restarted at once
+  gateway_kill   one of the two gateways, restarted at once
 
-Afterwards every member (the killed ones after they catch up) must hold
-every acknowledged record exactly once, and no record twice. Records that
+Afterwards every acknowledged record must be held by every member (the
+killed ones after they catch up) or exported, exactly once, and no record
+twice (tests/fault/history.py). Records that
 were never acknowledged may or may not be held: nothing requires them.
 Prints the longest wait the generator saw and its retransmissions.
 
@@ -23,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_fixture import Cluster  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 import history  # noqa: E402
 
 RATE = 400          # records per second, steady
@@ -42,7 +44,7 @@ def inject(cluster, scenario):
     elif scenario == "all_kill":
         victims = [f"member-{i}" for i in cluster.ids]
     elif scenario == "gateway_kill":
-        victims = ["gateway"]
+        victims = [cluster.gateways[0]]
     else:
         raise SystemExit(f"unknown scenario {scenario}")
     for name in victims:
@@ -57,7 +59,7 @@ def main():
     binary, scenario = os.path.abspath(sys.argv[1]), sys.argv[2]
     keep = "--keep" in sys.argv
     root = tempfile.mkdtemp(prefix=f"rw-fault-{scenario}-")
-    cluster = Cluster(binary, root)
+    cluster = deployment(binary, root)
     ok = False
     try:
         cluster.start_ready()

@@ -1,9 +1,13 @@
 """A real radiusward deployment for the fault tests: three `radiusward
-member` processes and one `radiusward gateway` on loopback, with configs
+member` processes and one or more `radiusward gateway`s on loopback, with configs
 written in the formats of docs/configuration.md, started, killed (SIGKILL)
 and restarted as whole processes. Nothing is simulated: raft runs over TCP,
 records are fsynced in the members' data folders, and the state is read back
-through each process's admin API with `radiusward ctl`."""
+through each process's admin API with `radiusward ctl`.
+
+`deployment()` builds what every fault scenario runs (docs/RELIABILITY.md,
+"How a fault scenario runs"): three members, two gateways, and the members'
+exporter into a real PostgreSQL that the cluster owns and closes."""
 
 import collections
 import json
@@ -12,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 
@@ -19,6 +24,33 @@ def free_port(kind=socket.SOCK_STREAM):
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def export_yaml(pg, via_socket=False):
+    """The members' export: section into `pg` (docs/configuration.md),
+    retrying fast so that a scenario's outage ends promptly."""
+    host = pg.dir if via_socket else "127.0.0.1"
+    return (f"export:\n  postgresql:\n    conninfo: \"host={host} port={pg.port} user=postgres "
+            "dbname=postgres connect_timeout=5\"\n  retry_initial_ms: 50\n  retry_max_ms: 1000\n")
+
+
+def deployment(binary, root, cluster_class=None, pg_options="", **kwargs):
+    """What every fault scenario runs (issue 12): three members, two
+    gateways sharing the RADIUS ports, and the exporter into a PostgreSQL
+    started here; the returned cluster closes it in finish(). `kwargs` go
+    to the cluster (member_extra, data_dirs, ...)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    support = os.path.join(here, "..", "support")
+    if support not in sys.path:
+        sys.path.insert(0, support)
+    from postgres_fixture import PostgresServer
+    pg = PostgresServer(options=pg_options)
+    kwargs.setdefault("gateways", 2)
+    try:
+        return (cluster_class or Cluster)(binary, root, pg=pg, **kwargs)
+    except BaseException:
+        pg.close()
+        raise
 
 
 class Cluster:
@@ -30,8 +62,16 @@ class Cluster:
     SECRET = "testing123"
 
     def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
-                 log_level="info", prefix=(), member_extra="", gateway_extra="", tls=True, data_dirs=None):
+                 log_level="info", prefix=(), member_extra="", gateway_extra="", tls=True, data_dirs=None,
+                 pg=None, pg_via_socket=False):
         self.binary = binary
+        # A tests/support/postgres_fixture.py server the members export into
+        # (the export: section goes first in member_extra); finish() closes
+        # it. pg_via_socket: through its Unix socket, for members in network
+        # namespaces (tests/fault/netns_fixture.py).
+        self.pg = pg
+        if pg is not None:
+            member_extra = export_yaml(pg, pg_via_socket) + member_extra
         self.root = root
         self.secret = secret or self.SECRET
         self.users = users
@@ -197,13 +237,22 @@ class Cluster:
         for log in self.logs.values():
             log.close()
 
-    def finish(self, ok, keep=False):
-        """Stops everything; on failure prints each process's log tail. Keeps
-        the root folder on failure or when asked, else removes it."""
+    def finish(self, ok, keep=False, remove=True):
+        """Stops everything (PostgreSQL too); on failure prints each
+        process's log tail. Keeps the root folder on failure or when asked,
+        else removes it; remove=False leaves that to the caller (a root
+        with mounts in it)."""
         self.stop_all()
         if not ok:
             for name in [f"member-{i}" for i in self.ids] + self.gateways:
                 print(f"--- {name} log tail ---\n{self.log_tail(name)}")
+        if self.pg is not None:
+            if not ok:
+                print(f"--- postgresql log tail ---\n{self.pg.logs()[-3000:]}")
+            self.pg.close()
+            self.pg = None
+        if not remove:
+            return
         if keep or not ok:
             print(f"kept {self.root}")
         else:

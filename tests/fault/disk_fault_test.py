@@ -33,7 +33,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "support"))
-from cluster_fixture import Cluster  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 import history  # noqa: E402
 
 RATE = 300  # records per second, steady
@@ -376,8 +376,12 @@ def quorum_rebuilt(cluster, root):
         f"{healed - gone:.1f} s after the loss")
     step = finish_load(load, report)
     acks = history.Acknowledged(acked_log)
+    # Held: by the members, or exported (a member's /records lists only
+    # what is not exported yet) once the export has drained.
+    history.wait_for("the export drained", lambda: history.leader_export(cluster).get("lag_records", 1) == 0, 120)
     records = cluster.wait_converged(120)
     held = {(str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"])) for r in records}
+    held |= set(history.exported(cluster.pg))
     missing = [(k, t) for k, t in zip(acks.keys, acks.times_us) if k not in held]
     for key, unix_us in missing:
         assert key not in held_by_survivor, f"{key} was held by the survivor and is gone"
@@ -402,20 +406,17 @@ def main():
         sys.exit(f"unknown scenario {scenario}")
     # Data under /var/tmp, never /tmp (docs/consensus.md "File systems").
     root = tempfile.mkdtemp(prefix=f"rw-fault-disk-{scenario}-", dir="/var/tmp")
-    pg = disks = None
+    disks = None
     ok = False
     try:
         if scenario == "pg_outage_bounds":
-            from postgres_fixture import PostgresServer
-            pg = PostgresServer()
-            extra = (f"export:\n  postgresql:\n    conninfo: \"{pg.conninfo()}\"\n"
-                     "  retry_initial_ms: 50\n  retry_max_ms: 1000\n"
-                     f"ledger:\n  held_records_max: {HELD_RECORDS_MAX}\n")
-            cluster = Cluster(binary, root, member_extra=extra)
+            extra = f"ledger:\n  held_records_max: {HELD_RECORDS_MAX}\n"
         elif scenario.startswith("full_disk"):
-            cluster = Cluster(binary, root, member_extra=f"raft:\n  segment_bytes: {SEGMENT_BYTES}\n")
+            extra = f"raft:\n  segment_bytes: {SEGMENT_BYTES}\n"
         else:
-            cluster = Cluster(binary, root)
+            extra = ""
+        cluster = deployment(binary, root, member_extra=extra)
+        pg = cluster.pg
         if scenario.startswith("full_disk"):
             disks = SmallFileSystems(root, [f"member-{i}" for i in cluster.ids], DISK_MB)
         cluster.disks = disks
@@ -436,8 +437,6 @@ def main():
             disks.close()  # the mount points are left empty, then removed
             if ok and not keep:
                 shutil.rmtree(root, ignore_errors=True)
-        if pg:
-            pg.close()
 
 
 if __name__ == "__main__":

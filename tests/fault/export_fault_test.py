@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end export to a real PostgreSQL 15 (issue 4, docs/design.md invariant
 3): three `radiusward member` processes exporting to a PostgreSQL started by
-tests/support/postgres_fixture.py, one gateway, and the load generator
+tests/support/postgres_fixture.py, two gateways, and the load generator
 sending Accounting Start/Interim/Stop of fresh sessions, logging every
 record it got an Accounting-Response for. Scenarios:
 
@@ -26,8 +26,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "support"))
-from cluster_fixture import Cluster  # noqa: E402
-from postgres_fixture import PostgresServer  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 import history  # noqa: E402
 
 RATE = 300  # records per second, steady
@@ -44,10 +43,8 @@ def main():
     binary, scenario = os.path.abspath(sys.argv[1]), sys.argv[2]
     keep = "--keep" in sys.argv
     root = tempfile.mkdtemp(prefix=f"rw-export-{scenario}-")
-    pg = PostgresServer()
-    export = (f"export:\n  postgresql:\n    conninfo: \"{pg.conninfo()}\"\n"
-              "  retry_initial_ms: 50\n  retry_max_ms: 1000\n")
-    cluster = Cluster(binary, root, member_extra=export)
+    cluster = deployment(binary, root)
+    pg = cluster.pg
     ok = False
     try:
         cluster.start_ready()
@@ -107,7 +104,6 @@ def main():
         ok = True
     finally:
         cluster.finish(ok, keep)
-        pg.close()
 
 
 if __name__ == "__main__":

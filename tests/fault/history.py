@@ -163,7 +163,10 @@ def check(cluster, scenario, acked_log, pg=None, healed_unix=None, resume_bound_
     `pg`, check 3 counts the records in radiusward_accounting_log as held
     too: a member's /records lists only what is not exported yet, so once
     the export drained, the database is where an acknowledged record is
-    held. Returns the figures and appends them to $RW_FAULT_RESULTS."""
+    held. `pg` defaults to the cluster's own (cluster_fixture.deployment).
+    Returns the figures and appends them to $RW_FAULT_RESULTS."""
+    if pg is None:
+        pg = getattr(cluster, "pg", None)
     acks = Acknowledged(acked_log)
     assert len(acks), "nothing was acknowledged at all"
     logged_twice = [k for k, n in collections.Counter(acks.keys).items() if n > 1]

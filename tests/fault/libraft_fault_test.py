@@ -28,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_fixture import Cluster  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 import history  # noqa: E402
 
 RATE = 300           # records per second, steady
@@ -98,7 +98,7 @@ def main():
         sys.exit(f"unknown scenario {scenario}")
     fault_at_s, leader_down_s = timing(randomised)
     root = tempfile.mkdtemp(prefix=f"rw-fault-{scenario}-", dir="/var/tmp")
-    cluster = Cluster(binary, root)
+    cluster = deployment(binary, root)
     ok = False
     try:
         cluster.start_ready()

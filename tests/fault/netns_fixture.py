@@ -243,8 +243,8 @@ class NetnsCluster(Cluster):
                             target_host=self.net.hosts[self.gateways[0]],
                             exec_prefix=self.net.exec_prefix(self.NAS))
 
-    def finish(self, ok, keep=False):
+    def finish(self, ok, keep=False, remove=True):
         try:
-            super().finish(ok, keep)
+            super().finish(ok, keep, remove)
         finally:
             self.net.teardown()

@@ -19,8 +19,8 @@ project's load generator sends Start/Interim/Stop and retransmits as a NAS:
                           by an installed snapshot (low snapshot thresholds;
                           radiusward_member_raft_snapshots_restored)
   clock_jump_gateway / clock_jump_member
-                          the wall clock of one process (the gateway; the
-                          leader) jumps +1 h, then to -1 h, then back to true
+                          the wall clock of the gateways (both: the kernel
+                          picks which one receives) or of the leader jumps +1 h, then to -1 h, then back to true
                           time, through libfaketime with a timestamp file the
                           test rewrites (CLOCK_MONOTONIC left alone:
                           DONT_FAKE_MONOTONIC=1, as a real clock step leaves it)
@@ -48,8 +48,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "support"))
-from cluster_fixture import Cluster  # noqa: E402
-from postgres_fixture import PostgresServer  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 import history  # noqa: E402
 
 RATE = 300  # records per second, steady
@@ -206,14 +205,16 @@ class FakeClock:
         self.offset_s = offset_s
 
 
-def jump_clock(clock, timing, probe):
+def jump_clock(clocks, timing, probe):
     """+1 h, then -1 h (a 2 h step back, behind true time), then true time
-    again. `probe()` samples the cluster throughout each offset ({name:
-    figure}); returns the largest of each figure at each offset (a single
-    sample may fall when nothing waits)."""
+    again, on every clock of `clocks` together. `probe()` samples the
+    cluster throughout each offset ({name: figure}); returns the largest of
+    each figure at each offset (a single sample may fall when nothing
+    waits)."""
     samples = {}
     for offset in (3600, -3600, 0):
-        clock.set(offset)
+        for clock in clocks:
+            clock.set(offset)
         log(f"clock offset {offset:+d} s")
         until = time.monotonic() + timing.pick(3.0, 1.0, 5.0)
         largest = {}
@@ -273,16 +274,12 @@ def main():
     keep = "--keep" in sys.argv
     timing = Timing("--long" in sys.argv or os.environ.get("RW_FAULT_RANDOM") == "1")
     root = tempfile.mkdtemp(prefix=f"rw-ops-{scenario}-")
-    pg = PostgresServer()
-    export = (f"export:\n  postgresql:\n    conninfo: \"{pg.conninfo()}\"\n"
-              "  retry_initial_ms: 50\n  retry_max_ms: 1000\n")
     volume = scenario.startswith("volume_replaced")
-    gateways = 2 if scenario.startswith("rolling") else 1
     interim = os.environ.get("RW_OPS_SESSION_INTERIM_S")
     ledger = f"ledger:\n  session_default_interim_s: {int(interim)}\n" if interim else ""
-    cluster = Cluster(binary, root, gateways=gateways,
-                      member_extra=export + (LOW_SNAPSHOTS if volume else "") + ledger)
-    clock = None
+    cluster = deployment(binary, root, member_extra=(LOW_SNAPSHOTS if volume else "") + ledger)
+    pg = cluster.pg
+    jumped = None
     ok = False
     try:
         if scenario.startswith("clock_jump"):
@@ -332,11 +329,15 @@ def main():
             took, restored = replace_volume(cluster, root, victim)
             extra.update(caught_up_s=round(took, 2), snapshots_restored=int(restored))
         else:
-            victim = "gateway" if scenario == "clock_jump_gateway" else f"member-{cluster.wait_leader()}"
-            clock = clocks[victim]
+            # Both gateways share the RADIUS ports and the kernel picks the
+            # one that receives, so both jump: the records' receive times
+            # then surely come from a jumped clock.
+            victims = cluster.gateways if scenario == "clock_jump_gateway" else \
+                [f"member-{cluster.wait_leader()}"]
+            jumped = [clocks[victim] for victim in victims]
             jumped_from = time.time()
-            log(f"jumping {victim}'s wall clock")
-            samples = jump_clock(clock, timing, lambda: clock_probe(cluster))
+            log(f"jumping the wall clock of {', '.join(victims)}")
+            samples = jump_clock(jumped, timing, lambda: clock_probe(cluster))
             jumped_until = time.time()
             extra["at_offset"] = {str(k): v for k, v in samples.items()}
             log(f"largest figures at each offset: {samples}")
@@ -350,8 +351,8 @@ def main():
             else:
                 # Gateway receive times age nothing (docs/accounting.md).
                 assert ahead < 60, f"a gateway's clock moved the log clock: {samples}"
-            if victim.startswith("member") and cluster.leader() != int(victim.split("-")[1]):
-                log(f"note: {victim} is no longer the leader after the jumps")
+            if scenario == "clock_jump_member" and cluster.leader() != int(victims[0].split("-")[1]):
+                log(f"note: {victims[0]} is no longer the leader after the jumps")
             # The log clock ages sessions (docs/accounting.md "Session
             # expiry"): a leader an hour ahead moves it an hour.
             metrics = cluster.metrics(f"member-{cluster.wait_leader()}") or {}
@@ -368,7 +369,7 @@ def main():
         extra.update(sent=step.get("sent"), retransmissions=step.get("retransmissions"))
         figures = history.check(cluster, f"ops_{scenario}", acked_log, pg=pg, healed_unix=healed,
                                 resume_bound_s=15, window_unix=window, extra=extra)
-        if clock is not None:
+        if jumped is not None:
             times = clock_figures(pg, jumped_from, jumped_until)
             log(f"exported times: {times}")
             if scenario == "clock_jump_gateway":
@@ -384,7 +385,6 @@ def main():
         ok = True
     finally:
         cluster.finish(ok, keep)
-        pg.close()
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import history  # noqa: E402
-from postgres_fixture import PostgresServer  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 from netns_fixture import NetnsCluster, Skip, netem_available  # noqa: E402
 
 SKIP = 77            # ctest SKIP_RETURN_CODE of these tests
@@ -233,14 +233,7 @@ def main():
     # PostgreSQL stays in the root namespace; the members reach it through
     # its Unix socket, so an isolated leader still reaches the database, as
     # one cut off on the cluster network but not on the database's would.
-    pg = PostgresServer()
-    export = (f"export:\n  postgresql:\n    conninfo: \"host={pg.dir} port={pg.port} user=postgres "
-              "dbname=postgres connect_timeout=5\"\n  retry_initial_ms: 50\n  retry_max_ms: 1000\n")
-    try:
-        cluster = NetnsCluster(binary, root, member_extra=export)
-    except BaseException:
-        pg.close()
-        raise
+    cluster = deployment(binary, root, cluster_class=NetnsCluster, pg_via_socket=True)
     ok = False
     try:
         leader = cluster.start_ready()
@@ -272,7 +265,7 @@ def main():
         bound = NEVER_UNAVAILABLE_MS.get(scenario)
         gap = acks.longest_gap_ms(load_started + 1, load_started + duration)
         assert bound is None or gap <= bound, f"answers stopped for {gap:.0f} ms (bound {bound} ms)"
-        history.check(cluster, f"partition_{scenario}", acked_log, pg=pg, healed_unix=healed,
+        history.check(cluster, f"partition_{scenario}", acked_log, healed_unix=healed,
                       resume_bound_s=RESUME_BOUND_S, window_unix=(load_started + 1, load_started + duration),
                       extra=extra)
         ok = True
@@ -282,7 +275,6 @@ def main():
         sys.exit(SKIP)
     finally:
         cluster.finish(ok, keep)
-        pg.close()
 
 
 if __name__ == "__main__":

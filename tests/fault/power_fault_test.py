@@ -34,7 +34,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_fixture import Cluster  # noqa: E402
+from cluster_fixture import deployment  # noqa: E402
 from powerfs import PowerFs, find_binary  # noqa: E402
 import history  # noqa: E402
 
@@ -90,7 +90,13 @@ def main():
     os.makedirs(os.path.join(root, "logs"), exist_ok=True)
     for disk in disks.values():
         disk.mount()
-    cluster = Cluster(binary, root, data_dirs={i: os.path.join(disks[i].mountpoint, f"member-{i}") for i in disks})
+    try:
+        cluster = deployment(binary, root,
+                             data_dirs={i: os.path.join(disks[i].mountpoint, f"member-{i}") for i in disks})
+    except BaseException:
+        for disk in disks.values():
+            disk.unmount()
+        raise
     ok = False
     try:
         if scenario == "torn_write":
@@ -137,10 +143,7 @@ def main():
         ok = True
     finally:
         # The data folders are on the mounts: stop, unmount, then remove.
-        if ok:
-            cluster.stop_all()
-        else:
-            cluster.finish(ok)
+        cluster.finish(ok, remove=False)
         for i, disk in disks.items():
             if not ok:
                 print(f"--- powerfs {i} ---\n{disk.log_tail()}")
