@@ -193,10 +193,11 @@ class Cluster:
         self.wait_gateway_connected()
         return leader
 
-    def kill(self, name, sig=signal.SIGKILL):
+    def kill(self, name, sig=signal.SIGKILL, wait=True):
         process = self.processes[name]
         process.send_signal(sig)
-        process.wait(timeout=30)
+        if wait:
+            process.wait(timeout=30)
 
     def stop(self, name, timeout=30):
         """SIGTERM, as an orchestrator stops a process, and waits for it to

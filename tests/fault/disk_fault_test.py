@@ -12,7 +12,11 @@ quorum loss"), on real processes under the project's accounting load:
   quorum_lost         two members SIGKILLed for ~10 s, then restarted
   quorum_rebuilt      two members SIGKILLed and their data_dirs wiped for
                       good; the survivor restarted with --recover-alone, the
-                      two started empty (bootstrap: false) and added again
+                      two started empty (bootstrap: false) and added again,
+                      with the database step of the procedure between
+  quorum_rebuilt_lagging  the same after 2.5 s in which nothing reached the
+                      survivor's raft port, so the database holds exports
+                      of log indices the survivor never had
 
 Each ends with history.check (tests/fault/history.py). Usage:
 disk_fault_test.py RADIUSWARD_BINARY SCENARIO [--keep] [--long]; --long or
@@ -327,7 +331,39 @@ def full_disk(cluster, root, scenario):
                                 "full_for_s": round(full_for_s, 1)})
 
 
-def quorum_rebuilt(cluster, root):
+class RaftPortDrop:
+    """Drops every packet to one member's raft port (nftables, a table of
+    this test's own in the root namespace) until close(): the leader's
+    appends stop reaching that member, which stays up and lags."""
+
+    def __init__(self, port):
+        self.table = f"rwlag{os.getpid()}"
+        script = (f"add table inet {self.table}\n"
+                  f"add chain inet {self.table} input {{ type filter hook input priority -10; }}\n"
+                  f"add rule inet {self.table} input tcp dport {port} drop\n")
+        subprocess.run(["nft", "-f", "-"], input=script, text=True, check=True)
+
+    def close(self):
+        subprocess.run(["nft", "delete", "table", "inet", self.table], check=False)
+
+
+def rebase_export(pg, commit_index):
+    """The database step of docs/operations.md "Two disks lost for good",
+    as an operator runs it with psql: the rows of log indices above the
+    survivor's commit index came from the lost history; they move to the
+    negated index (kept, and never in the way of the new history's
+    entries), and the cursor comes down to the commit index."""
+    cursor_before = int(pg.psql("-c", "SELECT exported_through FROM radiusward_export_cursor WHERE id = 1").strip())
+    out = pg.psql("-c", "BEGIN; "
+                  f"UPDATE radiusward_accounting_log SET log_index = -log_index WHERE log_index > {commit_index}; "
+                  "UPDATE radiusward_export_cursor SET exported_through = "
+                  f"LEAST(exported_through, {commit_index}) WHERE id = 1; COMMIT;")
+    rows = int(pg.psql("-c", "SELECT count(*) FROM radiusward_accounting_log WHERE log_index < 0").strip())
+    assert "ERROR" not in out
+    return {"cursor_before": cursor_before, "rows_moved": rows}
+
+
+def quorum_rebuilt(cluster, root, lagging=False):
     """Two disks lost for good (docs/operations.md "Two disks lost for
     good"): the leader and a follower are killed and their data_dirs
     removed; the surviving follower is stopped, started once with
@@ -340,7 +376,15 @@ def quorum_rebuilt(cluster, root):
     an acknowledged record not held must have been answered before the
     loss (plus in-flight margin) and be absent from the survivor's listing.
     Those are counted (`lost_with_two_disks`) and left out of the history
-    check; everything else meets it as in every scenario."""
+    check; everything else meets it as in every scenario.
+
+    The database step of the procedure runs between the survivor's stop
+    and its recovery (`rebase_export`). `lagging`: the survivor is
+    stopped (SIGSTOP) for 2.5 s before the loss, so the database holds
+    records exported from log indices the survivor never received; without
+    the database step, records acknowledged after the recovery land on
+    those indices and the exporter, trusting the database's cursor, never
+    writes them (seen: docs/RELIABILITY.md "quorum_rebuilt")."""
     acked_log, report = os.path.join(root, "acked.log"), os.path.join(root, "load.json")
     duration_s = 30
     leader = cluster.start_ready()
@@ -350,9 +394,21 @@ def quorum_rebuilt(cluster, root):
     load = cluster.load(RATE, duration_s, acked_log, report, timeout_ms=1000, retries=30)
     started = time.time()
     time.sleep(jitter(5, 10))
+    if lagging:
+        # The survivor receives nothing for a while (a link that stalls)
+        # while the other two commit and the exporter exports: the
+        # database's cursor is then above the survivor's log.
+        before = (cluster.status(f"member-{leader}") or {}).get("commit_index")
+        lag = RaftPortDrop(cluster.raft[survivor_id])
+        time.sleep(2.5)
+        after = (cluster.status(f"member-{leader}") or {}).get("commit_index")
+        log(f"{survivor} received nothing on its raft port for 2.5 s, the leader's commit index went from "
+            f"{before} to {after}; leader export status {json.dumps(history.leader_export(cluster))}")
     lost = [leader, follower]
     for i in lost:
         cluster.kill(f"member-{i}")
+    if lagging:
+        lag.close()
     gone = time.time()
     held_by_survivor = {(str(r["attributes"]["Acct-Session-Id"]), str(r["attributes"]["Acct-Status-Type"]))
                         for r in cluster.records(survivor)}
@@ -362,7 +418,11 @@ def quorum_rebuilt(cluster, root):
             f.write("bootstrap: false\n")
     log(f"killed member-{leader} and member-{follower}, their data_dirs removed; {survivor} held "
         f"{len(held_by_survivor)} records")
+    survivor_commit = history.wait_for(f"{survivor}'s /status", lambda: cluster.status(survivor), 30)["commit_index"]
     cluster.kill(survivor, signal.SIGTERM)
+    moved = rebase_export(cluster.pg, survivor_commit)
+    log(f"{survivor} had committed through {survivor_commit}; the database's cursor was "
+        f"{moved['cursor_before']}, {moved['rows_moved']} rows above it moved to negative log indices")
     cluster.start(survivor, args=["--recover-alone"])
     assert cluster.wait_leader(30) == survivor_id
     for i in lost:
@@ -390,10 +450,12 @@ def quorum_rebuilt(cluster, root):
     lost_keys = {k for k, _ in missing}
     with open(acked_log) as f, open(kept_log, "w") as out:
         out.writelines(line for line in f if tuple(line.split()[:2]) not in lost_keys)
-    return history.check(cluster, "disk_quorum_rebuilt", kept_log, healed_unix=healed, resume_bound_s=15,
+    return history.check(cluster, "disk_quorum_rebuilt" + ("_lagging" if lagging else ""), kept_log, healed_unix=healed, resume_bound_s=15,
                          window_unix=(started + 1, started + duration_s),
                          extra={"sent": step.get("sent"), "retransmissions": step.get("retransmissions"),
-                                "lost_with_two_disks": len(missing), "rebuilt_s": round(healed - gone, 1)})
+                                "lost_with_two_disks": len(missing), "rebuilt_s": round(healed - gone, 1),
+                                "rows_moved": moved["rows_moved"],
+                                "cursor_ahead": moved["cursor_before"] - min(moved["cursor_before"], survivor_commit)})
 
 
 def main():
@@ -402,7 +464,7 @@ def main():
     binary, scenario = os.path.abspath(sys.argv[1]), sys.argv[2]
     keep = "--keep" in sys.argv
     if scenario not in ("full_disk_leader", "full_disk_follower", "pg_outage_bounds", "quorum_lost",
-                        "quorum_rebuilt"):
+                        "quorum_rebuilt", "quorum_rebuilt_lagging"):
         sys.exit(f"unknown scenario {scenario}")
     # Data under /var/tmp, never /tmp (docs/consensus.md "File systems").
     root = tempfile.mkdtemp(prefix=f"rw-fault-disk-{scenario}-", dir="/var/tmp")
@@ -425,8 +487,8 @@ def main():
                 pg_outage_bounds(cluster, root, pg)
             elif scenario == "quorum_lost":
                 quorum_lost(cluster, root)
-            elif scenario == "quorum_rebuilt":
-                quorum_rebuilt(cluster, root)
+            elif scenario.startswith("quorum_rebuilt"):
+                quorum_rebuilt(cluster, root, lagging=scenario == "quorum_rebuilt_lagging")
             else:
                 full_disk(cluster, root, scenario)
             ok = True
