@@ -20,10 +20,8 @@ import sys
 import time
 
 
-def free_port(kind=socket.SOCK_STREAM):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402
 
 
 def export_yaml(pg, via_socket=False):
@@ -39,10 +37,6 @@ def deployment(binary, root, cluster_class=None, pg_options="", **kwargs):
     gateways sharing the RADIUS ports, and the exporter into a PostgreSQL
     started here; the returned cluster closes it in finish(). `kwargs` go
     to the cluster (member_extra, data_dirs, ...)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    support = os.path.join(here, "..", "support")
-    if support not in sys.path:
-        sys.path.insert(0, support)
     from postgres_fixture import PostgresServer
     pg = PostgresServer(options=pg_options)
     kwargs.setdefault("gateways", 2)

@@ -9,17 +9,15 @@ to it. stop() and start() keep the port and the data, for outage tests.
 import os
 import pwd
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 
 BIN_DIR = os.environ.get("RW_PG_BINDIR", "/usr/lib/postgresql/15/bin")
 
 
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ports import free_port as _free_port  # noqa: E402
 
 
 class PostgresServer:
