@@ -296,7 +296,10 @@ def main():
             cluster.start_ready()
         acked_log = os.path.join(root, "acked.log")
         report = os.path.join(root, "load.json")
-        duration = 30 if scenario.startswith("rolling") else 20
+        # A rollout of five processes takes 15-25 s, longer on a loaded
+        # machine; the load must outlast it, or no answer can follow the
+        # heal (a campaign run failed so with 30 s).
+        duration = 45 if scenario.startswith("rolling") else 20
         load = cluster.load(RATE, duration, acked_log, report)
         load_started = time.time()
         window = (load_started + 1, load_started + duration)
