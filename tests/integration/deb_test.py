@@ -145,6 +145,12 @@ fail() { echo "FAIL: $*"; }
 expect() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
 as_service() { runuser -u radiusward -- "$@"; }
 
+# Start from a root without radiusward: a machine that has the package
+# installed loses it here, inside the overlay only.
+dpkg -s radiusward >/dev/null 2>&1 && dpkg --purge radiusward >/dev/null 2>&1
+getent passwd radiusward >/dev/null && userdel radiusward
+getent group radiusward >/dev/null && groupdel radiusward
+rm -rf /etc/radiusward /var/lib/radiusward
 expect "no radiusward user before the install" sh -c '! getent passwd radiusward >/dev/null'
 if dpkg -i /tmp/package.deb >/tmp/dpkg.log 2>&1; then ok "dpkg -i"; else fail "dpkg -i: $(cat /tmp/dpkg.log)"; fi
 expect "dpkg -s: installed" sh -c 'dpkg -s radiusward | grep -q "^Status: install ok installed"'
