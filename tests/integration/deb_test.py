@@ -10,7 +10,13 @@ built from the binary under test with scripts/build-deb, then:
    makes; the binary's version; `radiusward check` run as the service user
    on the installed configs, before (refused, file:line:col) and after
    `radiusward certs`; `systemd-analyze verify` and `security` on the
-   installed units; the man pages; a reinstall; a purge.
+   installed units; the man pages; a reinstall; a purge;
+4. the units' sandbox against the packaged binary, which no systemd runs
+   here: a member and a gateway under strace answer an Access-Request and
+   commit and export an Accounting-Request, and every system call they made
+   must be in the units' SystemCallFilter=@system-service, every socket of
+   RestrictAddressFamilies=, and no mapping writable and executable
+   (MemoryDenyWriteExecute=).
 
 Where the overlay cannot be mounted (not root, no overlayfs, no mount
 namespaces), step 3 checks the unpacked package instead (dpkg-deb -x) and
@@ -25,13 +31,19 @@ import argparse
 import os
 import re
 import shutil
+import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.environ.get("RW_SOURCE_ROOT") or os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 )
+sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
+import radiusward_fixture as rw  # noqa: E402
 CONFFILES = ["/etc/radiusward/gateway.yaml", "/etc/radiusward/member.yaml", "/etc/radiusward/users",
              "/etc/radiusward/clients.conf"]
 UNITS = ["radiusward-gateway.service", "radiusward-member.service"]
@@ -293,6 +305,134 @@ def check_unpacked(deb, version, work):
         check(not lines, f"systemd-analyze verify {unit}: {lines}")
 
 
+# The units' RestrictAddressFamilies= and SystemCallFilter= (packaging/systemd/).
+UNIT_FAMILIES = {"AF_INET", "AF_INET6", "AF_UNIX", "AF_NETLINK"}
+UNIT_SYSCALL_FILTER = "@system-service"
+
+
+def syscall_set(group, seen=None):
+    """The system calls of a systemd syscall group, its nested groups
+    expanded."""
+    seen = set() if seen is None else seen
+    out = run(["systemd-analyze", "syscall-filter", group]).stdout.splitlines()
+    names = set()
+    for line in out[1:]:
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        if name.startswith("@"):
+            if name not in seen:
+                seen.add(name)
+                names |= syscall_set(name, seen)
+        else:
+            names.add(name)
+    return names
+
+
+def free_tcp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def traced_pid(trace, deadline):
+    """The traced program's pid: the first of strace's output file."""
+    while time.monotonic() < deadline:
+        if os.path.exists(trace):
+            with open(trace) as f:
+                first = f.readline()
+            if first.strip():
+                return int(first.split()[0])
+        time.sleep(0.1)
+    return None
+
+
+def admin_status(binary, sock):
+    return run([binary, "ctl", "--socket", sock, "status"]).stdout
+
+
+def check_sandbox(deb, work):
+    if shutil.which("strace") is None:
+        check(False, "strace is installed (scripts/install-deps installs it)")
+        return
+    d = os.path.join(work, "sandbox")
+    run_bytes(["dpkg-deb", "-x", deb, d])
+    binary = os.path.join(d, "usr/bin/radiusward")
+    etc = os.path.join(d, "etc/radiusward")
+    raft, submission = free_tcp_port(), free_tcp_port()
+    auth, acct = rw.free_udp_port(), rw.free_udp_port()
+    with open(os.path.join(d, "member.yaml"), "w") as f:
+        f.write(f"id: 1\ndata_dir: {d}/data\nraft_address: 127.0.0.1:{raft}\n"
+                f"submission_listen: 127.0.0.1:{submission}\nadmin_socket: {d}/member.sock\n"
+                f"members:\n  - {{id: 1, raft: 127.0.0.1:{raft}, submission: 127.0.0.1:{submission}}}\n"
+                f"insecure_plaintext_cluster: true\nexport: {{sqlite: {d}/radacct.sqlite}}\n")
+    with open(os.path.join(d, "gateway.yaml"), "w") as f:
+        f.write(f"listen: [127.0.0.1]\nauth_port: {auth}\nacct_port: {acct}\nworkers: 2\n"
+                f"users_file: {etc}/users\nclients_file: {etc}/clients.conf\nadmin_socket: {d}/gateway.sock\n"
+                f"accounting:\n  members: [127.0.0.1:{submission}]\n  insecure_plaintext_cluster: true\n")
+    processes = []
+    for role in ("member", "gateway"):
+        log = open(os.path.join(d, f"{role}.log"), "w")
+        processes.append((role, subprocess.Popen(
+            ["strace", "-f", "-qq", "-o", os.path.join(d, f"{role}.trace"), binary, role, "--config",
+             os.path.join(d, f"{role}.yaml")], stdout=log, stderr=log)))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and '"accepting":true' not in admin_status(binary, f"{d}/member.sock"):
+            time.sleep(0.5)
+        reject = None
+        accounted = None
+        while time.monotonic() < deadline and (reject is None or accounted is None):
+            if reject is None:
+                request = rw.build_request(rw.ACCESS_REQUEST, 1, [(rw.USER_NAME, b"nobody"), (
+                    rw.USER_PASSWORD, b"\0" * 16)])
+                reject = rw.exchange(auth, request, timeout=1.0)
+            if accounted is None:
+                start = rw.build_accounting_request(2, [
+                    (rw.USER_NAME, b"alice"), (rw.ACCT_STATUS_TYPE, (1).to_bytes(4, "big")),
+                    (rw.ACCT_SESSION_ID, b"deb-test-1"), (rw.NAS_IP_ADDRESS, bytes([127, 0, 0, 1]))])
+                accounted = rw.exchange(acct, start, timeout=1.0)
+        check(reject is not None and reject[0] == rw.ACCESS_REJECT, "sandbox: the gateway rejects an unknown user")
+        check(accounted is not None and accounted[0] == rw.ACCOUNTING_RESPONSE,
+              "sandbox: an Accounting-Request is committed and answered")
+        exported = 0
+        while time.monotonic() < deadline and not exported:
+            try:
+                with sqlite3.connect(f"file:{d}/radacct.sqlite?mode=ro", uri=True) as db:
+                    exported = db.execute("select count(*) from radacct").fetchone()[0]
+            except sqlite3.Error:
+                pass
+            time.sleep(0.5)
+        check(exported == 1, f"sandbox: the record is exported to SQLite ({exported} rows)")
+    finally:
+        for role, strace in processes:
+            pid = traced_pid(os.path.join(d, f"{role}.trace"), time.monotonic() + 5)
+            if pid is not None:
+                os.kill(pid, signal.SIGTERM)
+        for role, strace in processes:
+            try:
+                strace.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                strace.kill()
+                strace.wait()
+    allowed = syscall_set(UNIT_SYSCALL_FILTER)
+    check(len(allowed) > 100, f"systemd-analyze syscall-filter {UNIT_SYSCALL_FILTER}: {len(allowed)} calls")
+    for role, _ in processes:
+        with open(os.path.join(d, f"{role}.trace")) as f:
+            trace = f.read()
+        called = set(re.findall(r"^\d+\s+(?:<\.\.\. )?([a-z_0-9]+)[( ]", trace, re.M)) - {"exited", "killed"}
+        outside = sorted(called - allowed)
+        check(not outside, f"sandbox: the {role}'s {len(called)} system calls are in {UNIT_SYSCALL_FILTER} "
+              f"(outside: {outside})")
+        families = set(re.findall(r"socket\((AF_[A-Z0-9]+)", trace))
+        check(families <= UNIT_FAMILIES, f"sandbox: the {role}'s sockets {sorted(families)} are allowed")
+        wx = re.findall(r"^.*PROT_(?:WRITE\|PROT_EXEC|EXEC\|PROT_WRITE).*$", trace, re.M)
+        check(not wx, f"sandbox: the {role} maps nothing writable and executable {wx[:2]}")
+        with open(os.path.join(d, f"{role}.log")) as f:
+            log = f.read()
+        check("stopped" in log, f"sandbox: the {role} stopped cleanly on SIGTERM")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
@@ -309,6 +449,7 @@ def main():
         check_contents(deb, version, arch)
         check_lintian(deb)
         check_install(deb, version, work)
+        check_sandbox(deb, work)
     finally:
         if args.keep:
             print(f"kept {work}")
