@@ -12,8 +12,9 @@ built from the binary under test with scripts/build-deb, then:
    `radiusward certs`; `systemd-analyze verify` and `security` on the
    installed units; the man pages; a reinstall; a purge;
 4. the units' sandbox against the packaged binary, which no systemd runs
-   here: a member and a gateway under strace answer an Access-Request and
-   commit and export an Accounting-Request, and every system call they made
+   here: a member and a gateway (cluster TLS) under strace answer an
+   Access-Request and commit and export an Accounting-Request, and every
+   system call they made
    must be in the units' SystemCallFilter=@system-service, every socket of
    RestrictAddressFamilies=, and no mapping writable and executable
    (MemoryDenyWriteExecute=).
@@ -361,15 +362,19 @@ def check_sandbox(deb, work):
     etc = os.path.join(d, "etc/radiusward")
     raft, submission = free_tcp_port(), free_tcp_port()
     auth, acct = rw.free_udp_port(), rw.free_udp_port()
+    certs = run([binary, "certs", "--dir", f"{d}/certs", "--members", "1", "--gateways", "gw1"])
+    check(certs.returncode == 0, f"sandbox: radiusward certs {certs.stderr.strip()}")
+    tls = f"{{ca: {d}/certs/ca.pem, crl: {d}/certs/crl.pem, cert: {d}/certs/%s.pem, key: {d}/certs/%s.key}}"
     with open(os.path.join(d, "member.yaml"), "w") as f:
         f.write(f"id: 1\ndata_dir: {d}/data\nraft_address: 127.0.0.1:{raft}\n"
                 f"submission_listen: 127.0.0.1:{submission}\nadmin_socket: {d}/member.sock\n"
                 f"members:\n  - {{id: 1, raft: 127.0.0.1:{raft}, submission: 127.0.0.1:{submission}}}\n"
-                f"insecure_plaintext_cluster: true\nexport: {{sqlite: {d}/radacct.sqlite}}\n")
+                f"cluster_tls: {tls % ('member-1', 'member-1')}\nexport: {{sqlite: {d}/radacct.sqlite}}\n")
     with open(os.path.join(d, "gateway.yaml"), "w") as f:
         f.write(f"listen: [127.0.0.1]\nauth_port: {auth}\nacct_port: {acct}\nworkers: 2\n"
                 f"users_file: {etc}/users\nclients_file: {etc}/clients.conf\nadmin_socket: {d}/gateway.sock\n"
-                f"accounting:\n  members: [127.0.0.1:{submission}]\n  insecure_plaintext_cluster: true\n")
+                f"accounting:\n  members: [{{id: 1, address: 127.0.0.1:{submission}}}]\n"
+                f"  tls: {tls % ('gateway-gw1', 'gateway-gw1')}\n")
     processes = []
     for role in ("member", "gateway"):
         log = open(os.path.join(d, f"{role}.log"), "w")
