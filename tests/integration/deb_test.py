@@ -67,6 +67,12 @@ for conffile in CONFFILES:
 # Where the package may put anything at all.
 ALLOWED_PREFIXES = ("./usr/bin/radiusward", "./usr/share/man/", "./usr/share/doc/radiusward",
                     "./usr/share/lintian/overrides/radiusward", "./lib/systemd/system/", "./etc/radiusward")
+# The install in the overlay takes about 20 s on an idle machine and more
+# than 300 s was seen beside a build and the fault campaign on two cores.
+INSTALL_TIMEOUT_S = 900
+# How long the traced member and gateway may take to become ready, answer and
+# export, on the same loaded machine.
+SANDBOX_TIMEOUT_S = 240
 # Exposure score of `systemd-analyze security`, times ten: the units score
 # 1.5 to 1.7 ("OK"); this fails a change that loosens them noticeably.
 SECURITY_THRESHOLD = 25
@@ -269,8 +275,19 @@ def check_install(deb, version, work):
     inside = os.path.join(work, "inside.sh")
     with open(inside, "w") as f:
         f.write(inside_script(version))
-    result = run(["unshare", "--mount", "--propagation", "private", "bash", "-c", OVERLAY, "overlay", scratch, deb,
-                  inside], timeout=300)
+    # Its own session, so that a timeout ends everything it started.
+    process = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "bash", "-c", OVERLAY, "overlay",
+                                scratch, deb, inside], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=INSTALL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        print(stdout + stderr, end="")
+        check(False, f"the install checks finished within {INSTALL_TIMEOUT_S} s")
+        return
+    result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     output = result.stdout + result.stderr
     if "overlay-mounted" not in result.stdout:
         print(f"the install in an overlay root is not possible here ({output.strip()}); "
@@ -382,7 +399,7 @@ def check_sandbox(deb, work):
             ["strace", "-f", "-qq", "-o", os.path.join(d, f"{role}.trace"), binary, role, "--config",
              os.path.join(d, f"{role}.yaml")], stdout=log, stderr=log)))
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + SANDBOX_TIMEOUT_S
         while time.monotonic() < deadline and '"accepting":true' not in admin_status(binary, f"{d}/member.sock"):
             time.sleep(0.5)
         reject = None
@@ -449,12 +466,18 @@ def main():
     arch = run(["dpkg", "--print-architecture"]).stdout.strip()
     work = tempfile.mkdtemp(prefix="rw-deb-test-")
     try:
+        started = time.monotonic()
         deb = args.deb or build_package(args.binary, os.path.join(work, "out"))
         print(f"package: {deb}")
-        check_contents(deb, version, arch)
-        check_lintian(deb)
-        check_install(deb, version, work)
-        check_sandbox(deb, work)
+        # Each step says how long it took: on a loaded machine lintian and
+        # the traced processes are the slow ones.
+        for step, call in (("contents", lambda: check_contents(deb, version, arch)),
+                           ("lintian", lambda: check_lintian(deb)),
+                           ("install", lambda: check_install(deb, version, work)),
+                           ("sandbox", lambda: check_sandbox(deb, work))):
+            print(f"--- {step} ({time.monotonic() - started:.0f} s since the start)", flush=True)
+            call()
+        print(f"--- done in {time.monotonic() - started:.0f} s")
     finally:
         if args.keep:
             print(f"kept {work}")
