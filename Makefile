@@ -10,7 +10,7 @@ RUN_DIR ?= $(CURDIR)/build/run
 # the same machine (CI's) reuses the compiled objects.
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: all deps configure build asan tsan test test-release test-asan run bench format clean
+.PHONY: all deps configure build asan tsan test test-release test-asan run bench format clean deb
 
 all: build
 
@@ -52,6 +52,13 @@ run: build
 bench: build
 	cmake --build --preset $(PRESET) --target benchmarks
 	scripts/run-bench $(BUILD_DIR)
+
+# The Debian package of the release build:
+# build/deb/radiusward_VERSION_ARCH.deb (docs/operations.md, "Debian package
+# and systemd").
+deb:
+	$(MAKE) build PRESET=release
+	scripts/build-deb build/release/radiusward build/deb
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
