@@ -12,7 +12,9 @@ host).
 - with all three started they elect a leader and ready.sh passes on each;
   the raft port listens on 0.0.0.0 (raft_listen), not on its raft_address;
 - the gateway is ready (`ctl status`), connects to the leader, and alive.sh
-  gets a Status-Server answer; with a wrong secret alive.sh fails.
+  gets a Status-Server answer; with a wrong secret alive.sh fails;
+- raft_listen binds libraft's plain TCP transport too: a one-member cluster
+  with insecure_plaintext_cluster leads and listens on 0.0.0.0.
 
 Usage: probes_test.py RADIUSWARD_BINARY [--keep]"""
 
@@ -194,6 +196,38 @@ def run(pods):
     pods.alive(gateway)
 
 
+def plaintext_raft_listen(binary, root):
+    """The manifests use TLS; the plaintext transport takes raft_listen
+    through libraft's own bind address."""
+    raft, submission = free_port(socket.SOCK_STREAM), free_port(socket.SOCK_STREAM)
+    folder = os.path.join(root, "plaintext")
+    os.makedirs(folder)
+    config = os.path.join(folder, "member.yaml")
+    with open(config, "w") as f:
+        f.write(f"id: 1\ndata_dir: data\nraft_address: 127.0.0.1:{raft}\nraft_listen: 0.0.0.0:{raft}\n"
+                f"submission_listen: 127.0.0.1:{submission}\nadmin_socket: admin.sock\n"
+                f"members:\n  - {{id: 1, raft: 127.0.0.1:{raft}, submission: 127.0.0.1:{submission}}}\n"
+                "insecure_plaintext_cluster: true\n")
+    log_path = os.path.join(folder, "member.log")
+    with open(log_path, "wb") as log:
+        member = subprocess.Popen([binary, "member", "--config", config], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        socket_path = os.path.join(folder, "admin.sock")
+        wait_for("the plaintext member leading", lambda: '"raft_role":"leader"' in subprocess.run(
+            [binary, "ctl", "--socket", socket_path, "status"], capture_output=True, text=True, timeout=30).stdout,
+            60)
+        bound = listening(raft)
+        assert bound == {"0.0.0.0"}, f"plaintext raft port {raft} listens on {bound}, not 0.0.0.0"
+    except AssertionError:
+        with open(log_path, errors="replace") as f:
+            print(f.read()[-3000:], file=sys.stderr)
+        raise
+    finally:
+        member.send_signal(signal.SIGTERM)
+        member.wait(timeout=15)
+    print("plaintext: a one-member cluster leads, its raft port listens on 0.0.0.0")
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -204,6 +238,7 @@ def main():
     pods = Pods(binary, root)
     try:
         run(pods)
+        plaintext_raft_listen(binary, root)
     except AssertionError as error:
         print(f"FAILED: {error}", file=sys.stderr)
         for name in pods.processes:
