@@ -24,7 +24,8 @@ structure is checked here from the YAML.
 - each member config, rendered by the pods' own start.sh for pods 0..2, and
   the gateway config pass `radiusward check` with the TLS files of
   `radiusward certs` (the pod's paths moved under a temporary folder), and
-  start.sh passes --recover-alone exactly once when the marker is there.
+  start.sh passes --recover-alone exactly once when the marker is there and
+  waits while the hold file is there.
 
 Usage: manifests_test.py RADIUSWARD_BINARY              checks deploy/kubernetes
        manifests_test.py RADIUSWARD_BINARY --self-test  proves that each check
@@ -39,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import yaml
 
@@ -51,7 +53,7 @@ RAFT_PORT_NAME, SUBMISSION_PORT_NAME = "raft", "submission"
 POD_PREFIXES = ("/etc/radiusward/", "/var/lib/radiusward", "/run/radiusward")
 # What the probe scripts may run besides shell built-ins.
 SCRIPT_COMMANDS = {"radiusward", "radclient", "cat", "mv", "rm", "sync", "printf", "echo", "exec", "set", "exit",
-                   "true", "false", "["}
+                   "true", "false", "[", "sleep"}
 
 
 def load(folder):
@@ -413,6 +415,20 @@ def check_configs_with_binary(objects, binary, problems):
                 os.path.exists(os.path.join(data, "recover-alone")):
             problems.append(f"start.sh: --recover-alone must be passed once, when the marker exists:\n"
                             f"{first.stdout}{first.stderr}\n{second.stdout}{second.stderr}")
+        # The hold file keeps the member from starting until it is removed.
+        open(os.path.join(data, "hold"), "w").close()
+        held = subprocess.Popen(["sh", os.path.join(config_dir, "start.sh")], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=dict(
+                                    os.environ, HOSTNAME="radiusward-member-1", RADIUSWARD=fake,
+                                    RADIUSWARD_CONFIG_DIR=config_dir,
+                                    RADIUSWARD_RUN_DIR=os.path.join(root, "run/radiusward"), RADIUSWARD_DATA=data))
+        time.sleep(1.5)
+        still_held = held.poll() is None
+        os.remove(os.path.join(data, "hold"))
+        out, err = held.communicate(timeout=60)
+        if not still_held or held.returncode != 0 or "member 2," not in out:
+            problems.append(f"start.sh: the hold file must keep the member waiting, then let it start: "
+                            f"held {still_held}, exit {held.returncode}: {out}{err}")
         if start(0, "yes").returncode != 2:
             problems.append("start.sh: RADIUSWARD_BOOTSTRAP=yes must be refused with exit 2")
         result = subprocess.run([binary, "check", "--config", os.path.join(config_dir, "gateway.yaml")],
