@@ -285,6 +285,7 @@ int run_check_member(const std::string& config_file) {
   }
   const config::MemberConfig& config = *loaded;
   std::vector<config::HostPort> addresses{config.submission_listen};
+  if (config.raft_listen) addresses.push_back(*config.raft_listen);
   for (const config::MemberAddress& member : config.members) {
     addresses.push_back(member.raft);
     addresses.push_back(member.submission);

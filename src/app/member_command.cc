@@ -91,6 +91,7 @@ consensus::NodeOptions node_options(const config::MemberConfig& config,
   options.tls = std::move(raft_tls);
   options.id = config.id;
   options.address = config.raft_address.text;
+  if (config.raft_listen) options.bind_address = config.raft_listen->text;
   options.data_dir = config.data_dir.path;
   for (const config::MemberAddress& member : config.members) {
     options.voters.push_back(consensus::Member{member.id, member.raft.text});

@@ -77,6 +77,8 @@ class MemberParser : YamlReader {
       if (auto dir = path(value, where)) config_.data_dir = std::move(*dir);
     } else if (key == "raft_address") {
       if (auto raft = raft_endpoint(value, where)) config_.raft_address = std::move(*raft);
+    } else if (key == "raft_listen") {
+      if (auto listen = raft_endpoint(value, where)) config_.raft_listen = std::move(*listen);
     } else if (key == "submission_listen") {
       if (auto listen = address(value, where)) config_.submission_listen = std::move(*listen);
     } else if (key == "admin_socket") {

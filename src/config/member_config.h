@@ -46,6 +46,10 @@ struct MemberConfig {
   std::uint64_t id = 0;       // 1..255
   ConfiguredPath data_dir{};  // Raft log and snapshots.
   HostPort raft_address{};    // Equals members[id].raft.
+  // Where the raft port binds, when it differs from raft_address (IPv4): a
+  // wildcard behind an address that forwards to it, such as a Kubernetes
+  // Service's ClusterIP. Absent: raft_address.
+  std::optional<HostPort> raft_listen{};
   HostPort submission_listen{};
   std::optional<ConfiguredPath> admin_socket{};  // Absent: no admin API.
   // True: the first start bootstraps `members` as the voters. False: start

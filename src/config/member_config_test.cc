@@ -351,6 +351,27 @@ TEST(MemberConfig, RefusesIpv6RaftAddressesAndTheSameAddressWrittenTwoWays) {
               ElementsAre("/etc/rw/member.yaml:7:47: submission address [0::1]:7301 is listed twice"));
 }
 
+// raft_listen: the raft port binds a wildcard while peers dial raft_address,
+// an address that forwards to it (a Kubernetes Service). Absent by default.
+TEST(MemberConfig, RaftListenIsAnOptionalIpv4BindAddress) {
+  auto absent = parse_member_config(minimal(), "m.yaml");
+  ASSERT_TRUE(absent.has_value()) << absent.error().front().to_string();
+  EXPECT_FALSE(absent->raft_listen.has_value());
+
+  auto parsed = parse_member_config(minimal("raft_listen: 0.0.0.0:7201\n"), "m.yaml");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().front().to_string();
+  ASSERT_TRUE(parsed->raft_listen.has_value());
+  EXPECT_EQ(parsed->raft_listen->text, "0.0.0.0:7201");
+  EXPECT_EQ(parsed->raft_address.text, "127.0.0.1:7201");
+
+  EXPECT_THAT(
+      errors_of(minimal("raft_listen: '[::]:7201'\n")),
+      ElementsAre("/etc/rw/member.yaml:9:14: raft address '[::]:7201' is IPv6: libraft 0.15 listens and "
+                  "connects on IPv4 only; submission addresses may be IPv6"));
+  EXPECT_THAT(errors_of(minimal("raft_listen: pod:7201\n")),
+              ElementsAre("/etc/rw/member.yaml:9:14: expected IPv4:port or [IPv6]:port, got 'pod:7201'"));
+}
+
 TEST(MemberConfig, RaftAddressesAreIpv4) {
   EXPECT_TRUE(is_raft_address(*parse_host_port("10.0.0.1:1")));
   EXPECT_FALSE(is_raft_address(*parse_host_port("[::1]:7201")));

@@ -348,6 +348,7 @@ Result<void, StartError> Node::Loop::init_transport() {
       };
     }
     if (!tls.log) tls.log = options.log;
+    if (tls.bind_address.empty()) tls.bind_address = options.bind_address;
     auto created = TlsTransport::create(&transport, &loop, std::move(tls));
     if (!created) return fail(StartError{std::move(created.error())});
     tls_transport = std::move(*created);
@@ -357,9 +358,10 @@ Result<void, StartError> Node::Loop::init_transport() {
     return fail(StartError{fmt::format("raft_uv_tcp_init: {}", raft_strerror(rv))});
   }
   // The bind address must be set before raft_init (trap 12).
-  if (const int rv = raft_uv_tcp_set_bind_address(&transport, options.address.c_str()); rv != 0) {
+  const std::string& bind = options.bind_address.empty() ? options.address : options.bind_address;
+  if (const int rv = raft_uv_tcp_set_bind_address(&transport, bind.c_str()); rv != 0) {
     raft_uv_tcp_close(&transport);
-    return fail(StartError{fmt::format("raft bind address {}: {}", options.address, raft_strerror(rv))});
+    return fail(StartError{fmt::format("raft bind address {}: {}", bind, raft_strerror(rv))});
   }
   return {};
 }

@@ -60,7 +60,11 @@ struct NodeStatus {
 
 struct NodeOptions {
   std::uint64_t id = 0;
-  std::string address;   // "IPv4:port"; bound before raft_init (trap 12) or, with TLS, in raft_start.
+  std::string address;  // "IPv4:port"; bound before raft_init (trap 12) or, with TLS, in raft_start.
+  // Set: the raft port binds here instead ("IPv4:port", e.g. 0.0.0.0:7201)
+  // while peers still dial `address`, which forwards to it (a Kubernetes
+  // Service's ClusterIP). The configuration keeps `address`.
+  std::string bind_address;
   std::string data_dir;  // Created if missing. Needs O_DIRECT or tmpfs (trap 11).
   // The voters of the first configuration, bootstrapped on the first start
   // only (a used folder answers RAFT_CANTBOOTSTRAP: a restart, trap 12).

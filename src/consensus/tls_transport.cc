@@ -731,6 +731,11 @@ struct TlsTransport::Impl {
       std::snprintf(transport->errmsg, RAFT_ERRMSG_BUF_SIZE, "raft tls: unusable address %s", address);
       return RAFT_INVALID;
     }
+    if (!self->options.bind_address.empty() && !parse_address(self->options.bind_address)) {
+      std::snprintf(transport->errmsg, RAFT_ERRMSG_BUF_SIZE, "raft tls: unusable bind address %s",
+                    self->options.bind_address.c_str());
+      return RAFT_INVALID;
+    }
     if (self->wake == nullptr) {
       self->wake = new Wake;
       self->wake->owner = self;
@@ -744,15 +749,16 @@ struct TlsTransport::Impl {
   static int listen(struct raft_uv_transport* transport, raft_uv_accept_cb cb) {
     Impl* self = of(transport);
     self->accept_cb = cb;
-    const std::optional<SocketAddress> local = parse_address(self->address);
+    const std::string& bind = self->options.bind_address.empty() ? self->address : self->options.bind_address;
+    const std::optional<SocketAddress> local = parse_address(bind);
     RW_ASSERT(local.has_value());  // init checked it.
     const int fd = ::socket(local->storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     const int one = 1;
     if (fd < 0 || ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         ::bind(fd, reinterpret_cast<const sockaddr*>(&local->storage), local->length) != 0 ||
         ::listen(fd, 64) != 0) {
-      std::snprintf(transport->errmsg, RAFT_ERRMSG_BUF_SIZE, "raft tls: listen on %s: %s",
-                    self->address.c_str(), std::strerror(errno));
+      std::snprintf(transport->errmsg, RAFT_ERRMSG_BUF_SIZE, "raft tls: listen on %s: %s", bind.c_str(),
+                    std::strerror(errno));
       self->log(LogLevel::kError, transport->errmsg);
       if (fd >= 0) ::close(fd);
       return RAFT_IOERR;

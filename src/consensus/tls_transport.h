@@ -45,6 +45,9 @@ struct TlsTransportOptions {
   // Called on bridge threads: must be thread-safe. Empty: Node fills it with
   // its voters.
   std::function<bool(std::uint64_t id)> is_member;
+  // "IPv4:port" the listening socket binds; empty: the member's own raft
+  // address (Node fills it from NodeOptions::bind_address).
+  std::string bind_address;
   // TCP connect + TLS handshake + preamble + acceptance, each direction.
   unsigned handshake_timeout_ms = 5000;
   // Inbound connections still in their handshake; more are closed at once.

@@ -16,7 +16,8 @@ import sys
 import tempfile
 
 # What is scanned, relative to the root of the repository.
-SCANNED = ["src", "tests", "docs", "bench", "scripts", "cmake", ".ci", "etc", "packaging", "README.md", "CMakeLists.txt"]
+SCANNED = ["src", "tests", "docs", "bench", "scripts", "cmake", ".ci", "etc", "packaging", "deploy",
+           "README.md", "CMakeLists.txt"]
 # Fuzz corpora are bytes, not prose.
 SKIPPED_DIRS = {"tests/corpus", ".git", "build"}
 # Names that look like a document but stand for a file the user names: the
