@@ -33,10 +33,8 @@ import manifests_test  # noqa: E402  (the loader and the pods' paths)
 SECRET = "testing123"  # etc/demo/clients.conf's secret for 127.0.0.1
 
 
-def free_port(kind):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import free_port  # noqa: E402  (below the ephemeral range: tests/support/ports.py)
 
 
 def wait_for(what, predicate, timeout):
