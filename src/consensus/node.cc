@@ -184,6 +184,7 @@ struct Node::Loop {
     if (leader_address != nullptr) next.leader_address = leader_address;
     next.term = raft.current_term;
     next.commit_index = raft.commit_index;
+    next.last_log_index = raft_last_index(&raft);
     next.last_applied = raft_last_applied(&raft);
     next.pending_submissions = pending.load(std::memory_order_relaxed);
     next.ready_for_work = proposer->ready();

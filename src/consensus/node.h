@@ -42,6 +42,10 @@ struct NodeStatus {
   std::string leader_address;
   std::uint64_t term = 0;
   std::uint64_t commit_index = 0;
+  // The last entry in this member's log, committed or not: what a lone
+  // survivor keeps of the old history (docs/operations.md "Two disks lost
+  // for good").
+  std::uint64_t last_log_index = 0;
   std::uint64_t last_applied = 0;
   std::size_t pending_submissions = 0;  // Queued or in flight.
   TlsTransportCounters transport;       // All zero in plaintext mode.

@@ -50,6 +50,7 @@ std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& st
             {"leader", leader},
             {"term", status.term},
             {"commit_index", status.commit_index},
+            {"last_log_index", status.last_log_index},
             {"applied_index", status.last_applied},
             {"pending_submissions", pending_submissions},
             {"sessions", figures.sessions},

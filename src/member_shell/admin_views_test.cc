@@ -19,6 +19,7 @@ TEST(AdminViews, StatusNamesTheLeaderAndItsSubmissionAddress) {
   status.leader_address = "127.0.0.1:7202";
   status.term = 7;
   status.commit_index = 12;
+  status.last_log_index = 14;
   status.last_applied = 11;
   LedgerFigures figures;
   figures.sessions = 3;
@@ -33,6 +34,7 @@ TEST(AdminViews, StatusNamesTheLeaderAndItsSubmissionAddress) {
   EXPECT_EQ(body["leader"]["submission"], "127.0.0.1:7302");
   EXPECT_EQ(body["term"], 7);
   EXPECT_EQ(body["commit_index"], 12);
+  EXPECT_EQ(body["last_log_index"], 14);
   EXPECT_EQ(body["applied_index"], 11);
   EXPECT_EQ(body["pending_submissions"], 4);
   EXPECT_EQ(body["sessions"], 3);

@@ -349,17 +349,17 @@ class RaftPortDrop:
         subprocess.run(["nft", "delete", "table", "inet", self.table], check=False)
 
 
-def rebase_export(pg, commit_index):
+def rebase_export(pg, last_log_index):
     """The database step of docs/operations.md "Two disks lost for good",
     as an operator runs it with psql: the rows of log indices above the
-    survivor's commit index came from the lost history; they move to the
+    survivor's last log index came from the lost history; they move to the
     negated index (kept, and never in the way of the new history's
-    entries), and the cursor comes down to the commit index."""
+    entries), and the cursor comes down to that index."""
     cursor_before = int(pg.psql("-c", "SELECT exported_through FROM radiusward_export_cursor WHERE id = 1").strip())
     out = pg.psql("-c", "BEGIN; "
-                  f"UPDATE radiusward_accounting_log SET log_index = -log_index WHERE log_index > {commit_index}; "
+                  f"UPDATE radiusward_accounting_log SET log_index = -log_index WHERE log_index > {last_log_index}; "
                   "UPDATE radiusward_export_cursor SET exported_through = "
-                  f"LEAST(exported_through, {commit_index}) WHERE id = 1; COMMIT;")
+                  f"LEAST(exported_through, {last_log_index}) WHERE id = 1; COMMIT;")
     rows = int(pg.psql("-c", "SELECT count(*) FROM radiusward_accounting_log WHERE log_index < 0").strip())
     assert "ERROR" not in out
     return {"cursor_before": cursor_before, "rows_moved": rows}
@@ -420,10 +420,12 @@ def quorum_rebuilt(cluster, root, lagging=False):
             f.write("bootstrap: false\n")
     log(f"killed member-{leader} and member-{follower}, their data_dirs removed; {survivor} held "
         f"{len(held_by_survivor)} records")
-    survivor_commit = history.wait_for(f"{survivor}'s /status", lambda: cluster.status(survivor), 30)["commit_index"]
+    survivor_status = history.wait_for(f"{survivor}'s /status", lambda: cluster.status(survivor), 30)
+    survivor_last = survivor_status["last_log_index"]
     cluster.kill(survivor, signal.SIGTERM)
-    moved = rebase_export(cluster.pg, survivor_commit)
-    log(f"{survivor} had committed through {survivor_commit}; the database's cursor was "
+    moved = rebase_export(cluster.pg, survivor_last)
+    log(f"{survivor}'s log ended at {survivor_last} (committed through {survivor_status['commit_index']}); "
+        f"the database's cursor was "
         f"{moved['cursor_before']}, {moved['rows_moved']} rows above it moved to negative log indices")
     cluster.start(survivor, args=["--recover-alone"])
     assert cluster.wait_leader(30) == survivor_id
@@ -457,7 +459,7 @@ def quorum_rebuilt(cluster, root, lagging=False):
                          extra={"sent": step.get("sent"), "retransmissions": step.get("retransmissions"),
                                 "lost_with_two_disks": len(missing), "rebuilt_s": round(healed - gone, 1),
                                 "rows_moved": moved["rows_moved"],
-                                "cursor_ahead": moved["cursor_before"] - min(moved["cursor_before"], survivor_commit)})
+                                "cursor_ahead": moved["cursor_before"] - min(moved["cursor_before"], survivor_last)})
 
 
 def main():
