@@ -71,7 +71,7 @@ std::string utc_text(std::int64_t unix_ms) {
   const auto when = static_cast<std::time_t>(seconds);
   std::tm parts{};
   if (::gmtime_r(&when, &parts) == nullptr) return "-";
-  char text[32];
+  char text[80];  // Room for any int the format could be given.
   std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d", parts.tm_year + 1900, parts.tm_mon + 1,
                 parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec);
   return text;
