@@ -189,7 +189,11 @@ class CtlProbeTest(unittest.TestCase):
         member = self.processes["member-1"]
         member.send_signal(signal.SIGTERM)
         member.wait(timeout=30)
-        code, out, _ = ctl("--socket", self.socket("gateway"), "status", "--grace", "0.5")
+        # The gateway notices the lost connection by its close or its ping
+        # timeout (docs/limits.md: idle ping 1 s, no answer within 3 s).
+        wait_for("the gateway unhealthy", lambda: ctl("--socket", self.socket("gateway"), "status",
+                                                      "--grace", "0")[0] == 3, timeout=20)
+        code, out, _ = ctl("--socket", self.socket("gateway"), "status", "--grace", "0")
         self.assertEqual(code, 3, out)
         self.assertIn("UNHEALTHY: submission", out)
         code, _, err = ctl("--socket", self.socket("member-1"), "status")
