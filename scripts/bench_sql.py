@@ -94,26 +94,35 @@ def exported_records(pg, database):
 
 # ---- export lag --------------------------------------------------------------
 
-def admin_status(socket_path, timeout=2.0):
-    """GET /status on a process's admin socket (docs/admin_api.md) without
-    starting a process per sample as `radiusward ctl` would; None when it
-    does not answer."""
+def admin_get(socket_path, target, timeout=2.0):
+    """The body (bytes) of GET `target` on a process's admin socket
+    (docs/admin_api.md), read straight from the socket; None when it does
+    not answer 200."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(socket_path)
-            s.sendall(b"GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            s.sendall(b"GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" % target.encode())
             data = b""
             while True:
                 chunk = s.recv(65536)
                 if not chunk:
                     break
                 data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        if not head.startswith(b"HTTP/1.1 200"):
-            return None
-        return json.loads(body)
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    head, _, body = data.partition(b"\r\n\r\n")
+    return body if head.startswith(b"HTTP/1.1 200") else None
+
+
+def admin_status(socket_path, timeout=2.0):
+    """GET /status on a process's admin socket as a dict, without starting a
+    process per sample as `radiusward ctl` would; None when it does not
+    answer."""
+    body = admin_get(socket_path, "/status", timeout)
+    try:
+        return json.loads(body) if body is not None else None
+    except ValueError:
         return None
 
 

@@ -103,7 +103,12 @@ accounting=$!
 pids+=("$accounting")
 if wait_for "$work/acct.err" "(accounting)"; then
   expect_in "$work/acct.err" "accounting: submitting to 1 member(s), first 127.0.0.1:9"
-  expect_status 0 "$binary" ctl --socket "$work/gw.sock" status
+  # Not connected to a leader: `ctl status` says so and exits 3, with the
+  # table or with the JSON body (docs/admin_api.md "Health").
+  expect_status 3 "$binary" ctl --socket "$work/gw.sock" status --grace 0
+  expect_in "$work/out" "UNHEALTHY: submission"
+  expect_in "$work/out" "(127.0.0.1:9)"
+  expect_status 3 "$binary" ctl --socket "$work/gw.sock" status --json --grace 0
   expect_in "$work/out" '"role":"gateway"'
   expect_in "$work/out" '"submission":{"state":'
   expect_in "$work/out" '"address":"127.0.0.1:9"'

@@ -1,13 +1,24 @@
-// `radiusward ctl`: flags to a socket path, one GET, the body to stdout.
+// `radiusward ctl`: flags to a socket path, one GET (or a few), the answer to
+// stdout as a table or as received; the tables, filters and health verdict
+// are pure code in src/admin/.
 #include "app/ctl.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
+#include "admin/metrics_rates.h"
+#include "admin/session_filter.h"
+#include "admin/sessions_view.h"
+#include "admin/status_view.h"
 #include "app/exit_codes.h"
 #include "io/admin_client.h"
+#include "io/clock.h"
 
 namespace rw::app {
 
@@ -22,8 +33,27 @@ CLI::App* add_ctl_command(CLI::App& app, CtlCommand& command) {
       ->check(CLI::Range(1, 255))
       ->needs(dir);
   socket->excludes(dir);
-  ctl->add_option("query", command.query, "status, sessions, records, metrics or version")
+  ctl->add_option("query", command.query, "status, sessions, records, metrics, version or top")
       ->check(CLI::IsMember(kCtlQueries));
+  ctl->add_flag("--json", command.json, "Print the admin API's body as received, for scripts");
+  ctl->add_option("--grace", command.grace_s,
+                  "status: seconds to ask again while no leader is known or a gateway reconnects (default 2)")
+      ->type_name("S")
+      ->check(CLI::Range(0.0, 600.0));
+  ctl->add_option("--user", command.user, "sessions: this User-Name only")->type_name("NAME");
+  ctl->add_option("--nas", command.nas, "sessions: this NAS (address, NAS-Identifier or client name)")
+      ->type_name("NAS");
+  ctl->add_option("--mac", command.mac, "sessions: this Calling-Station-Id MAC, in any notation")
+      ->type_name("MAC");
+  ctl->add_option("--ip", command.ip, "sessions: this Framed-IP-Address")->type_name("ADDR");
+  ctl->add_option("--session", command.session, "sessions: this Acct-Session-Id or Acct-Unique-Session-Id")
+      ->type_name("ID");
+  ctl->add_option("--interval", command.interval_s, "top: seconds between refreshes (default 1)")
+      ->type_name("S")
+      ->check(CLI::Range(0.1, 3600.0));
+  ctl->add_option("--count", command.count, "top: refreshes before exiting (default 0: until interrupted)")
+      ->type_name("K")
+      ->check(CLI::Range(0, 1'000'000));
   CLI::App* members = ctl->add_subcommand("members", "Change the cluster's voters (on the leader)");
   members->add_option("action", command.members_action, "add, remove or replace")
       ->required()
@@ -44,7 +74,8 @@ std::optional<std::string> find_leader_socket(const std::string& dir) {
     auto reply = io::admin_request(path, "GET", "/status", {}, Duration::seconds(5));
     if (!reply || reply->status != 200) continue;
     const auto status = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-    if (status.is_object() && status.value("raft_role", "") == "leader") return path;
+    const auto role = status.is_object() ? status.find("raft_role") : status.end();
+    if (role != status.end() && *role == "leader") return path;
   }
   return std::nullopt;
 }
@@ -63,23 +94,161 @@ CtlRequest request_of(const CtlCommand& command) {
   return CtlRequest{"POST", "/members/" + command.members_action, body.dump()};
 }
 
+// The body of a 200 answer; anything else is said on stderr and gives nothing.
+std::optional<std::string> fetch(const std::string& path, const CtlRequest& request) {
+  auto reply = io::admin_request(path, request.method, request.target, request.body);
+  if (!reply) {
+    const int error = reply.error().error_number;
+    const bool not_running = error == ENOENT || error == ECONNREFUSED;
+    std::fprintf(stderr, "radiusward ctl: cannot reach %s: %s%s\n", path.c_str(),
+                 reply.error().to_string().c_str(), not_running ? " (is the process running?)" : "");
+    return std::nullopt;
+  }
+  if (reply->status != 200) {
+    std::fprintf(stderr, "radiusward ctl: %s answered %d: %s", path.c_str(), reply->status,
+                 reply->body.c_str());
+    if (reply->body.empty() || reply->body.back() != '\n') std::fputc('\n', stderr);
+    return std::nullopt;
+  }
+  return std::move(reply->body);
+}
+
+// Writes `text` to stdout, with a final newline if it lacks one.
+int print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitRuntimeFailure;
+}
+
+int unreadable(const std::string& path, const std::string& what, const std::string& why) {
+  std::fprintf(stderr, "radiusward ctl: %s answered %s with something unreadable: %s\n", path.c_str(),
+               what.c_str(), why.c_str());
+  return kExitRuntimeFailure;
+}
+
+void sleep_for_seconds(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// `status`: the table (or the body with --json) and the verdict as exit
+// status; while every problem may clear by itself, asks again for the grace
+// period (docs/admin_api.md "Health").
+int run_status(const std::string& path, const CtlCommand& command) {
+  const Instant deadline =
+      io::monotonic_now() +
+      Duration::milliseconds(static_cast<std::int64_t>(command.grace_s.value_or(kCtlGraceSeconds) * 1000));
+  for (;;) {
+    std::optional<std::string> body = fetch(path, CtlRequest{"GET", "/status", ""});
+    if (!body) return kExitRuntimeFailure;
+    auto view = admin::view_status(*body);
+    if (!view) {
+      if (command.json) (void)print(*body);
+      return unreadable(path, "/status", view.error());
+    }
+    if (view->health.transient && io::monotonic_now() < deadline) {
+      sleep_for_seconds(0.25);
+      continue;
+    }
+    const int printed = print(command.json ? *body : view->table);
+    if (printed != kExitOk) return printed;
+    return view->health.healthy() ? kExitOk : kExitUnhealthy;
+  }
+}
+
+// `sessions`: the member filters (GET /sessions?...), the table filters again.
+int run_sessions(const std::string& path, const CtlCommand& command) {
+  auto filter = admin::make_session_filter(admin::SessionFilter{.user = command.user,
+                                                                .nas = command.nas,
+                                                                .mac = command.mac,
+                                                                .ip = command.ip,
+                                                                .session = command.session});
+  if (!filter) {
+    std::fprintf(stderr, "radiusward ctl: %s\n", filter.error().c_str());
+    return kExitConfigError;
+  }
+  std::optional<std::string> body =
+      fetch(path, CtlRequest{"GET", "/sessions" + admin::session_query(*filter), ""});
+  if (!body) return kExitRuntimeFailure;
+  if (command.json) return print(*body);
+  auto view = admin::view_sessions(*body, *filter);
+  if (!view) return unreadable(path, "/sessions", view.error());
+  return print(view->table);
+}
+
+// One /metrics page and when it was read.
+struct Page {
+  std::vector<admin::MetricSample> samples;
+  Instant at;
+};
+
+std::optional<Page> read_metrics(const std::string& path, int& failed) {
+  std::optional<std::string> body = fetch(path, CtlRequest{"GET", "/metrics", ""});
+  if (!body) {
+    failed = kExitRuntimeFailure;
+    return std::nullopt;
+  }
+  auto samples = admin::parse_metrics(*body);
+  if (!samples) {
+    failed = unreadable(path, "/metrics", samples.error());
+    return std::nullopt;
+  }
+  return Page{std::move(*samples), io::monotonic_now()};
+}
+
+// `top`: rates between consecutive /metrics pages, `--count` times or until
+// interrupted; the screen is cleared (ANSI) only when stdout is a terminal.
+int run_top(const std::string& path, const CtlCommand& command) {
+  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  int failed = kExitOk;
+  std::optional<Page> previous = read_metrics(path, failed);
+  if (!previous) return failed;
+  const double interval_s = command.interval_s.value_or(1.0);
+  const int count = command.count.value_or(0);
+  for (int refresh = 1; count == 0 || refresh <= count; ++refresh) {
+    sleep_for_seconds(interval_s);
+    std::optional<Page> current = read_metrics(path, failed);
+    if (!current) return failed;
+    const double seconds = static_cast<double>((current->at - previous->at).ns) / 1e9;
+    char header[512];
+    std::snprintf(header, sizeof header, "%s  every %g s  refresh %d\n\n", path.c_str(), interval_s, refresh);
+    std::string text = (terminal ? "\x1b[H\x1b[2J" : (refresh > 1 ? "\n" : "")) + std::string(header);
+    text += admin::render_rates(previous->samples, current->samples, seconds > 0 ? seconds : 1e-9);
+    if (print(text) != kExitOk) return kExitRuntimeFailure;
+    previous = std::move(current);
+  }
+  return kExitOk;
+}
+
+// Usage errors run_ctl finds beyond CLI11's own; nothing when the command is usable.
+std::optional<std::string> usage_error(const CtlCommand& command) {
+  const bool membership = !command.members_action.empty();
+  if (!command.socket && !command.dir) return "give --socket PATH or --dir DIR";
+  if (command.query.empty() == !membership) {
+    return "give one query (status, sessions, records, metrics, version, top) or `members ...`";
+  }
+  if (membership && (command.members_action == "remove") != command.members_raft.empty()) {
+    return "members add and replace take ID RAFT, remove takes ID only";
+  }
+  const bool filtered = command.user || command.nas || command.mac || command.ip || command.session;
+  if (filtered && command.query != "sessions")
+    return "--user, --nas, --mac, --ip and --session go with sessions";
+  if (command.json && (membership || command.query == "top"))
+    return "--json goes with a query other than top";
+  if ((command.interval_s || command.count) && command.query != "top") {
+    return "--interval and --count go with top";
+  }
+  if (command.grace_s && command.query != "status") return "--grace goes with status";
+  return std::nullopt;
+}
+
 }  // namespace
 
 int run_ctl(const CtlCommand& command) {
-  if (!command.socket && !command.dir) {
-    std::fprintf(stderr, "radiusward ctl: give --socket PATH or --dir DIR\n");
+  if (std::optional<std::string> error = usage_error(command)) {
+    std::fprintf(stderr, "radiusward ctl: %s\n", error->c_str());
     return kExitConfigError;
   }
   const bool membership = !command.members_action.empty();
-  if (command.query.empty() == !membership) {
-    std::fprintf(stderr, "radiusward ctl: give one query (%s) or `members ...`\n",
-                 "status, sessions, records, metrics, version");
-    return kExitConfigError;
-  }
-  if (membership && (command.members_action == "remove") != command.members_raft.empty()) {
-    std::fprintf(stderr, "radiusward ctl: members add and replace take ID RAFT, remove takes ID only\n");
-    return kExitConfigError;
-  }
   const std::string process = command.member ? "member-" + std::to_string(*command.member) : "gateway";
   std::string path = command.socket ? *command.socket : io::admin_socket_path(*command.dir, process);
   if (membership && command.dir && !command.member) {
@@ -91,24 +260,11 @@ int run_ctl(const CtlCommand& command) {
     }
     path = *leader;
   }
-  const CtlRequest request = request_of(command);
-  auto reply = io::admin_request(path, request.method, request.target, request.body);
-  if (!reply) {
-    const int error = reply.error().error_number;
-    const bool not_running = error == ENOENT || error == ECONNREFUSED;
-    std::fprintf(stderr, "radiusward ctl: cannot reach %s: %s%s\n", path.c_str(),
-                 reply.error().to_string().c_str(), not_running ? " (is the process running?)" : "");
-    return kExitRuntimeFailure;
-  }
-  if (reply->status != 200) {
-    std::fprintf(stderr, "radiusward ctl: %s answered %d: %s", path.c_str(), reply->status,
-                 reply->body.c_str());
-    if (reply->body.empty() || reply->body.back() != '\n') std::fputc('\n', stderr);
-    return kExitRuntimeFailure;
-  }
-  std::fwrite(reply->body.data(), 1, reply->body.size(), stdout);
-  if (!reply->body.empty() && reply->body.back() != '\n') std::fputc('\n', stdout);
-  return std::fflush(stdout) == 0 ? kExitOk : kExitRuntimeFailure;
+  if (command.query == "status") return run_status(path, command);
+  if (command.query == "sessions") return run_sessions(path, command);
+  if (command.query == "top") return run_top(path, command);
+  std::optional<std::string> body = fetch(path, request_of(command));
+  return body ? print(*body) : kExitRuntimeFailure;
 }
 
 }  // namespace rw::app

@@ -1,7 +1,8 @@
 // `radiusward ctl`: reads a running process's admin API over its Unix socket
-// and prints the answer, or asks a member leader for a membership change
-// (docs/admin_api.md). Exit status 0 on 200, 1 when
-// the process cannot be reached or answers with an error, 2 on usage errors.
+// and prints it for people (tables) or scripts (--json), or asks a member
+// leader for a membership change (docs/admin_api.md). Exit status 0 on 200,
+// 1 when the process cannot be reached or answers with an error, 2 on usage
+// errors, 3 when `status` finds the process unhealthy.
 #pragma once
 
 #include <optional>
@@ -12,14 +13,26 @@
 
 namespace rw::app {
 
-// What `ctl` can ask for; each maps to GET /<name>.
-inline const std::vector<std::string> kCtlQueries = {"status", "sessions", "records", "metrics", "version"};
+// What `ctl` can ask for; each maps to GET /<name> (`top`: /metrics, again
+// and again).
+inline constexpr double kCtlGraceSeconds = 2.0;
+
+inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records",
+                                                     "metrics", "version",  "top"};
 
 struct CtlCommand {
   std::optional<std::string> socket{};  // --socket PATH
   std::optional<std::string> dir{};     // --dir DIR: DIR/admin/<process>.sock
   std::optional<int> member{};          // --member N with --dir: member-N, else the gateway
   std::string query{};                  // One of kCtlQueries, or empty with `members`.
+  bool json = false;                    // --json: status and sessions print the body as received.
+  // status: how long to ask again while the only problems are ones that
+  // clear by themselves (no leader known yet, a gateway reconnecting).
+  std::optional<double> grace_s{};  // default kCtlGraceSeconds
+  // sessions: --user --nas --mac --ip --session.
+  std::optional<std::string> user{}, nas{}, mac{}, ip{}, session{};
+  std::optional<double> interval_s{};  // top: seconds between refreshes; default 1
+  std::optional<int> count{};          // top: refreshes before it exits; default 0: until interrupted
   // `ctl ... members add ID RAFT | remove ID | replace ID RAFT`: POST
   // /members/<action> to the leader (with --dir alone: the member-N socket,
   // N = 1..9, whose /status says leader).
@@ -31,8 +44,7 @@ struct CtlCommand {
 // Registers the `ctl` subcommand and its flags on `app`, filling `command`.
 CLI::App* add_ctl_command(CLI::App& app, CtlCommand& command);
 
-// Runs it: the body goes to stdout as received (records: one JSON object per
-// line), errors to stderr.
+// Runs it: tables or bodies to stdout, errors to stderr.
 [[nodiscard]] int run_ctl(const CtlCommand& command);
 
 }  // namespace rw::app

@@ -9,5 +9,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntimeFailure = 1;
 // The configuration or the command line is wrong; nothing was started.
 inline constexpr int kExitConfigError = 2;
+// `radiusward ctl status`: the process answered and is unhealthy
+// (docs/admin_api.md "Health").
+inline constexpr int kExitUnhealthy = 3;
 
 }  // namespace rw::app

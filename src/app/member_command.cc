@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "admin/session_filter.h"
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
 #include "base/assert.h"
@@ -139,7 +140,11 @@ void add_listing_routes(Member& m) {
     }
     return json_response(std::move(body));
   });
-  m.admin.route("GET", "/sessions", [&m](const io::AdminRequest&) {
+  m.admin.route("GET", "/sessions", [&m](const io::AdminRequest& request) {
+    // The filter runs before a session is serialised, so that a filtered
+    // listing of a large table stays small (docs/admin_api.md "/sessions").
+    auto filter = admin::parse_session_query(request.query);
+    if (!filter) return io::admin_error(400, filter.error());
     std::string body = "{\"sessions\": [";
     std::optional<accounting::SessionKey> after;
     bool first = true;
@@ -147,6 +152,7 @@ void add_listing_routes(Member& m) {
       auto page = m.ledger->sessions_after(after ? &*after : nullptr, kAdminPageItems);
       if (page.empty()) break;
       for (const accounting::Session& session : page) {
+        if (!member_shell::session_matches(*filter, session)) continue;
         body += first ? "\n  " : ",\n  ";
         body += member_shell::session_json(session);
         first = false;

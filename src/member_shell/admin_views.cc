@@ -82,6 +82,19 @@ std::string session_json(const accounting::Session& session) {
   return dump(object);
 }
 
+bool session_matches(const admin::SessionFilter& filter, const accounting::Session& session) {
+  if (filter.empty()) return true;
+  const std::string nas_address =
+      session.nas_address.empty() ? std::string() : address_text(session.nas_address);
+  const std::string unique_id = session.key.hex();
+  return admin::matches(filter, admin::SessionFields{.user_name = session.user_name,
+                                                     .nas_address = nas_address,
+                                                     .nas_identifier = session.nas_identifier,
+                                                     .client = session.client,
+                                                     .acct_session_id = session.acct_session_id,
+                                                     .unique_session_id = unique_id});
+}
+
 std::string record_line(const accounting::HeldRecord& held, const radius::Dictionary& dictionary) {
   json attributes = json::object();
   for (const auto& [name, text] : accounting::describe(held.record, dictionary)) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "accounting/ledger.h"
+#include "admin/session_filter.h"
 #include "base/result.h"
 #include "consensus/node.h"
 #include "member_shell/ledger_state.h"
@@ -25,6 +26,12 @@ namespace rw::member_shell {
 
 // One element of the /sessions array, as a JSON object.
 [[nodiscard]] std::string session_json(const accounting::Session& session);
+
+// Whether `session` passes GET /sessions?... 's filter (docs/admin_api.md
+// "/sessions"), on the texts session_json shows. The ledger keeps no
+// Calling-Station-Id or Framed-IP-Address, so a `mac` or `ip` filter matches
+// no session.
+[[nodiscard]] bool session_matches(const admin::SessionFilter& filter, const accounting::Session& session);
 
 // One line of /records (newline-delimited JSON, '\n' included): index, key
 // and the attributes by dictionary name; integers as numbers, repeated

@@ -245,9 +245,9 @@ class DevTest(unittest.TestCase):
 
         def leader():
             for member in (1, 2, 3):
-                done = subprocess.run([BINARY, "ctl", "--dir", self.dir, "--member", str(member), "status"],
-                                      capture_output=True, text=True, timeout=10)
-                if done.returncode == 0:
+                done = subprocess.run([BINARY, "ctl", "--dir", self.dir, "--member", str(member), "status",
+                                       "--json", "--grace", "0"], capture_output=True, text=True, timeout=10)
+                if done.returncode in (0, 3):  # 3: answered, unhealthy (docs/admin_api.md "Health").
                     status = json.loads(done.stdout)
                     if status.get("leader"):
                         return status["leader"]["id"]
@@ -262,11 +262,12 @@ class DevTest(unittest.TestCase):
 
         # The record is held until the leader's exporter has written it to
         # DIR/radacct.sqlite (then it leaves `ctl records`); the session stays
-        # open in the live session table either way.
+        # open in the live session table either way. The member filters the
+        # listing by Acct-Session-Id; the table shows the session's user.
         def listed():
-            done = subprocess.run([BINARY, "ctl", "--dir", self.dir, "--member", str(leader_id), "sessions"],
-                                  capture_output=True, text=True, timeout=10)
-            return done.returncode == 0 and "dev-test-1" in done.stdout
+            done = subprocess.run([BINARY, "ctl", "--dir", self.dir, "--member", str(leader_id), "sessions",
+                                   "--session", "dev-test-1"], capture_output=True, text=True, timeout=10)
+            return done.returncode == 0 and "dev-test-1" in done.stdout and "alice" in done.stdout
         wait_for("the session in ctl sessions", listed)
 
         def exported():

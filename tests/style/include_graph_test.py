@@ -31,11 +31,13 @@ ALLOWED = {
     "deployment": {"base", "config"},
     "consensus": {"base"},
     "eap": {"base", "radius", "auth"},
+    "admin": {"base", "auth"},
     # Shared operating-system primitives; they speak in a few pure value types.
     "io": {"base", "config", "gateway"},
     # One shell per process.
     "gateway_shell": {"io", "base", "radius", "config", "auth", "gateway", "submission", "accounting", "eap"},
-    "member_shell": {"io", "base", "radius", "config", "accounting", "consensus", "exporter", "submission"},
+    "member_shell": {"io", "base", "radius", "config", "accounting", "consensus", "exporter", "submission",
+                     "admin"},
     "loadgen_shell": {"io", "base", "radius", "bench", "gateway"},
     "dev_shell": {"io", "base", "config", "deployment"},
     "app": None,  # Wiring only: may include every folder.
