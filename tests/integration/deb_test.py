@@ -366,7 +366,7 @@ def traced_pid(trace, deadline):
 
 
 def admin_status(binary, sock):
-    return run([binary, "ctl", "--socket", sock, "status"]).stdout
+    return run([binary, "ctl", "--socket", sock, "status", "--json", "--grace", "0"]).stdout
 
 
 def check_sandbox(deb, work):

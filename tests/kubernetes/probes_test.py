@@ -218,7 +218,8 @@ def plaintext_raft_listen(binary, root):
     try:
         socket_path = os.path.join(folder, "admin.sock")
         wait_for("the plaintext member leading", lambda: '"raft_role":"leader"' in subprocess.run(
-            [binary, "ctl", "--socket", socket_path, "status"], capture_output=True, text=True, timeout=30).stdout,
+            [binary, "ctl", "--socket", socket_path, "status", "--json", "--grace", "0"], capture_output=True,
+            text=True, timeout=30).stdout,
             60)
         bound = listening(raft)
         assert bound == {"0.0.0.0"}, f"plaintext raft port {raft} listens on {bound}, not 0.0.0.0"
