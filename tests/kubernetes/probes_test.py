@@ -11,7 +11,7 @@ host).
   no leader among one of three);
 - with all three started they elect a leader and ready.sh passes on each;
   the raft port listens on 0.0.0.0 (raft_listen), not on its raft_address;
-- the gateway is ready (`ctl status`), connects to the leader, and alive.sh
+- the gateway is ready (`ctl version`), connects to the leader, and alive.sh
   gets a Status-Server answer; with a wrong secret alive.sh fails;
 - raft_listen binds libraft's plain TCP transport too: a one-member cluster
   with insecure_plaintext_cluster leads and listens on 0.0.0.0.
@@ -131,10 +131,10 @@ class Pods:
             [self.binary, "gateway", "--config", os.path.join(pod_root, "etc/radiusward/config/gateway.yaml")],
             stdout=log, stderr=subprocess.STDOUT), pod_root)
 
-    def admin(self, name, query):
+    def admin(self, name, query, *flags):
         pod_root = self.processes[name][1]
         return subprocess.run([self.binary, "ctl", "--socket", os.path.join(pod_root, "run/radiusward/admin.sock"),
-                               query], capture_output=True, text=True, timeout=30)
+                               query, *flags], capture_output=True, text=True, timeout=30)
 
     def script(self, name, key, **extra):
         pod_root = self.processes[name][1]
@@ -183,9 +183,9 @@ def run(pods):
 
     gateway = "radiusward-gateway"
     pods.start_gateway()
-    wait_for("the gateway's readiness (ctl status)", lambda: pods.admin(gateway, "status").returncode == 0, 60)
+    wait_for("the gateway's readiness (ctl version)", lambda: pods.admin(gateway, "version").returncode == 0, 60)
     wait_for("the gateway connected to the leader",
-             lambda: '"state":"ready"' in pods.admin(gateway, "status").stdout, 60)
+             lambda: '"state":"ready"' in pods.admin(gateway, "status", "--json", "--grace", "0").stdout, 60)
     # As the kubelet does (failureThreshold 3), a probe may be tried again
     # on a loaded machine; it must pass within a few tries.
     answered = []
