@@ -27,7 +27,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -425,11 +424,29 @@ def quorum_rebuilt(cluster, root, lagging=False):
             f.write("bootstrap: false\n")
     log(f"killed member-{leader} and member-{follower}, their data_dirs removed; {survivor} held "
         f"{len(held_by_survivor)} records")
-    survivor_status = history.wait_for(f"{survivor}'s /status", lambda: cluster.status(survivor), 30)
+    # Step 2 of the runbook: the survivor's last log index is read from
+    # what it stored, not from the running process. A leader killed on a
+    # live host leaves its kernel socket retransmitting the appends it
+    # had queued (here: held back by the dropped raft port), so a running
+    # survivor can still grow its log after the others are gone (seen in
+    # the fault campaign: L read at 2605, the log then reached 2661, and
+    # the export stopped with the cursor alarm). Stopped and started again,
+    # it reads its log from its data_dir, and nothing can reach it.
+    running_last = (cluster.status(survivor) or {}).get("last_log_index")
+    cluster.stop(survivor)
+    cluster.start(survivor)
+
+    def loaded_status():
+        # Its log is not empty: it took appends for seconds before the loss.
+        status = cluster.status(survivor)
+        return status if status and status.get("last_log_index") else None
+
+    survivor_status = history.wait_for(f"{survivor}'s /status with its log loaded", loaded_status, 30)
     survivor_last = survivor_status["last_log_index"]
-    cluster.kill(survivor, signal.SIGTERM)
+    assert cluster.stop(survivor) == 0, f"{survivor} did not stop cleanly"
     moved = rebase_export(cluster.pg, survivor_last)
-    log(f"{survivor}'s log ended at {survivor_last} (committed through {survivor_status['commit_index']}); "
+    log(f"{survivor}'s log ended at {survivor_last} (read after a restart; "
+        f"{running_last} read from the running process before its stop); "
         f"the database's cursor was "
         f"{moved['cursor_before']}, {moved['rows_moved']} rows above it moved to negative log indices")
     cluster.start(survivor, args=["--recover-alone"])
