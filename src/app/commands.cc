@@ -18,6 +18,7 @@
 #include "config/member_config.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
+#include "gateway_shell/explain_log.h"
 #include "gateway_shell/gateway_admin.h"
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/submission_client.h"
@@ -129,10 +130,11 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submi
 // Starts the admin API on `admin_socket`, when configured.
 Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
-    const gateway::RequestHandlerFactory& factory, Instant started_at) {
+    const gateway::RequestHandlerFactory& factory, gateway_shell::ExplainLog& explain, Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
+  gateway_shell::add_explain_routes(*server, explain);
   auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
   if (!started) return fail(started.error());
   spdlog::info("admin API on {}", config.admin_socket->path);
@@ -184,6 +186,7 @@ int run_gateway(const GatewayCommand& command) {
   const Instant started_at = io::monotonic_now();
   io::ThreadLocalCsprng random;
   gateway_shell::DecisionLog decision_log;
+  gateway_shell::ExplainLog explain_log;
   auto client = make_submission_client(config, random);
   if (!client) {
     spdlog::critical("{}", client.error());
@@ -211,6 +214,7 @@ int run_gateway(const GatewayCommand& command) {
       std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
   parking.crypt = crypt_pool.get();
   factory->set_parking(parking);
+  factory->set_explain(explain_log.setup());
   auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), *factory);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
@@ -231,7 +235,7 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin = start_admin(config, client->get(), *factory, started_at);
+  auto admin = start_admin(config, client->get(), *factory, explain_log, started_at);
   if (!admin) {
     spdlog::critical("{}", admin.error().to_string());
     return kExitRuntimeFailure;

@@ -7,11 +7,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
+#include "admin/explain_view.h"
 #include "admin/metrics_rates.h"
 #include "admin/session_filter.h"
 #include "admin/sessions_view.h"
@@ -40,18 +42,27 @@ CLI::App* add_ctl_command(CLI::App& app, CtlCommand& command) {
                   "status: seconds to ask again while no leader is known or a gateway reconnects (default 2)")
       ->type_name("S")
       ->check(CLI::Range(0.0, 600.0));
-  ctl->add_option("--user", command.user, "sessions: this User-Name only")->type_name("NAME");
-  ctl->add_option("--nas", command.nas, "sessions: this NAS (address, NAS-Identifier or client name)")
+  ctl->add_option("--user", command.user, "sessions, explain: this User-Name only")->type_name("NAME");
+  ctl->add_option(
+         "--nas", command.nas,
+         "sessions: this NAS (address, NAS-Identifier or client name); explain: client name or address")
       ->type_name("NAS");
-  ctl->add_option("--mac", command.mac, "sessions: this Calling-Station-Id MAC, in any notation")
+  ctl->add_option("--mac", command.mac, "sessions, explain: this Calling-Station-Id MAC, in any notation")
       ->type_name("MAC");
+  ctl->add_option("--fraction", command.fraction, "explain: follow this fraction of the selected requests")
+      ->type_name("F")
+      ->check(CLI::Range(0.000001, 1.0));
+  ctl->add_option("--seconds", command.seconds, "explain: how long the gateway follows them (default 600)")
+      ->type_name("S")
+      ->check(CLI::Range(0.1, 86400.0));
   ctl->add_option("--ip", command.ip, "sessions: this Framed-IP-Address")->type_name("ADDR");
   ctl->add_option("--session", command.session, "sessions: this Acct-Session-Id or Acct-Unique-Session-Id")
       ->type_name("ID");
   ctl->add_option("--interval", command.interval_s, "top: seconds between refreshes (default 1)")
       ->type_name("S")
       ->check(CLI::Range(0.1, 3600.0));
-  ctl->add_option("--count", command.count, "top: refreshes before exiting (default 0: until interrupted)")
+  ctl->add_option("--count", command.count,
+                  "top: refreshes, explain: traces before exiting (default 0: until interrupted)")
       ->type_name("K")
       ->check(CLI::Range(0, 1'000'000));
   CLI::App* members = ctl->add_subcommand("members", "Change the cluster's voters (on the leader)");
@@ -219,6 +230,76 @@ int run_top(const std::string& path, const CtlCommand& command) {
   return kExitOk;
 }
 
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+// `explain`: asks the gateway to follow the selected requests (POST
+// /explain), prints their traces as they come (GET /explain/traces) until
+// --count traces, the selector's time is up or Ctrl-C, then removes the
+// selector (DELETE /explain?id=N) so that the gateway stops following.
+int run_explain(const std::string& path, const CtlCommand& command) {
+  nlohmann::json body = nlohmann::json::object();
+  if (command.user) body["user"] = *command.user;
+  if (command.nas) body["nas"] = *command.nas;
+  if (command.mac) body["mac"] = *command.mac;
+  if (command.fraction) body["fraction"] = *command.fraction;
+  if (command.seconds) body["seconds"] = *command.seconds;
+  std::optional<std::string> added = fetch(path, CtlRequest{"POST", "/explain", body.dump()});
+  if (!added) return kExitRuntimeFailure;
+  const auto selector = nlohmann::json::parse(*added, nullptr, /*allow_exceptions=*/false);
+  const auto id = selector.is_object() ? selector.find("id") : selector.end();
+  const auto last = selector.is_object() ? selector.find("last_sequence") : selector.end();
+  const auto remaining = selector.is_object() ? selector.find("remaining_s") : selector.end();
+  if (id == selector.end() || !id->is_number_unsigned() || last == selector.end() ||
+      !last->is_number_unsigned() || remaining == selector.end() || !remaining->is_number()) {
+    return unreadable(path, "POST /explain", "no id, last_sequence and remaining_s");
+  }
+  const std::uint64_t selector_id = id->get<std::uint64_t>();
+  std::uint64_t after = last->get<std::uint64_t>();
+  std::fprintf(stderr, "radiusward ctl: following selector %llu on %s for %g s; Ctrl-C stops\n",
+               static_cast<unsigned long long>(selector_id), path.c_str(), remaining->get<double>());
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  const Instant until = io::monotonic_now() +
+                        Duration::milliseconds(static_cast<std::int64_t>(remaining->get<double>() * 1000));
+  const int count = command.count.value_or(0);
+  int printed = 0;
+  int status = kExitOk;
+  bool done = false;
+  while (!done && g_interrupted == 0) {
+    const std::string target =
+        "/explain/traces?after=" + std::to_string(after) + "&selector=" + std::to_string(selector_id);
+    std::optional<std::string> page = fetch(path, CtlRequest{"GET", target, ""});
+    if (!page) {
+      status = kExitRuntimeFailure;
+      break;
+    }
+    std::size_t start = 0;
+    while (!done && start < page->size()) {
+      const std::size_t end = std::min(page->find('\n', start), page->size());
+      const std::string line = page->substr(start, end - start);
+      start = end + 1;
+      if (line.empty()) continue;
+      auto view = admin::view_trace(line);
+      if (!view) {
+        status = unreadable(path, "/explain/traces", view.error());
+        done = true;
+        break;
+      }
+      after = std::max(after, view->sequence);
+      if (print(command.json ? line : view->text) != kExitOk) return kExitRuntimeFailure;
+      done = count > 0 && ++printed >= count;
+    }
+    if (done || io::monotonic_now() >= until) break;
+    sleep_for_seconds(0.2);
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  // Gone already when its time ran out: the gateway answers 404 then.
+  (void)io::admin_request(path, "DELETE", "/explain?id=" + std::to_string(selector_id), {});
+  return status;
+}
+
 // Usage errors run_ctl finds beyond CLI11's own; nothing when the command is usable.
 std::optional<std::string> usage_error(const CtlCommand& command) {
   const bool membership = !command.members_action.empty();
@@ -230,12 +311,19 @@ std::optional<std::string> usage_error(const CtlCommand& command) {
     return "members add and replace take ID RAFT, remove takes ID only";
   }
   const bool filtered = command.user || command.nas || command.mac || command.ip || command.session;
-  if (filtered && command.query != "sessions")
-    return "--user, --nas, --mac, --ip and --session go with sessions";
+  if (filtered && command.query != "sessions" && command.query != "explain")
+    return "--user, --nas, --mac, --ip and --session go with sessions (--user, --nas and --mac with explain)";
+  if (command.query == "explain" && (command.ip || command.session))
+    return "explain selects by --user, --nas, --mac and --fraction";
+  if (command.query == "explain" && !command.user && !command.nas && !command.mac && !command.fraction)
+    return "explain needs --user, --nas, --mac or --fraction";
+  if ((command.fraction || command.seconds) && command.query != "explain")
+    return "--fraction and --seconds go with explain";
   if (command.json && (membership || command.query == "top"))
     return "--json goes with a query other than top";
-  if ((command.interval_s || command.count) && command.query != "top") {
-    return "--interval and --count go with top";
+  if (command.interval_s && command.query != "top") return "--interval goes with top";
+  if (command.count && command.query != "top" && command.query != "explain") {
+    return "--count goes with top and explain";
   }
   if (command.grace_s && command.query != "status") return "--grace goes with status";
   return std::nullopt;
@@ -263,6 +351,7 @@ int run_ctl(const CtlCommand& command) {
   if (command.query == "status") return run_status(path, command);
   if (command.query == "sessions") return run_sessions(path, command);
   if (command.query == "top") return run_top(path, command);
+  if (command.query == "explain") return run_explain(path, command);
   std::optional<std::string> body = fetch(path, request_of(command));
   return body ? print(*body) : kExitRuntimeFailure;
 }

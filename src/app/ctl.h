@@ -14,11 +14,11 @@
 namespace rw::app {
 
 // What `ctl` can ask for; each maps to GET /<name> (`top`: /metrics, again
-// and again).
+// and again; `explain`: POST /explain, then GET /explain/traces until done).
 inline constexpr double kCtlGraceSeconds = 2.0;
 
-inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records",
-                                                     "metrics", "version",  "top"};
+inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records", "metrics",
+                                                     "version", "top",      "explain"};
 
 struct CtlCommand {
   std::optional<std::string> socket{};  // --socket PATH
@@ -32,7 +32,10 @@ struct CtlCommand {
   // sessions: --user --nas --mac --ip --session.
   std::optional<std::string> user{}, nas{}, mac{}, ip{}, session{};
   std::optional<double> interval_s{};  // top: seconds between refreshes; default 1
-  std::optional<int> count{};          // top: refreshes before it exits; default 0: until interrupted
+  std::optional<int> count{};  // top: refreshes, explain: traces before it exits; 0: until interrupted
+  // explain: --user --nas --mac select (as for sessions), and:
+  std::optional<double> fraction{};  // the fraction of the selected requests followed; default 1
+  std::optional<double> seconds{};   // how long the gateway follows them; default 600
   // `ctl ... members add ID RAFT | remove ID | replace ID RAFT`: POST
   // /members/<action> to the leader (with --dir alone: the member-N socket,
   // N = 1..9, whose /status says leader).

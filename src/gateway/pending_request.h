@@ -15,6 +15,7 @@
 
 #include "gateway/access.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/explain.h"
 #include "gateway/gateway_state.h"
 #include "radius/attribute_crypto.h"
 
@@ -57,6 +58,9 @@ struct PendingRequest {
   std::size_t user_name_length = 0;
   AuthMethod method = AuthMethod::kNone;
   std::uint32_t limit = 0;
+
+  // A followed request's trace while it waits (explain.h); null otherwise.
+  std::shared_ptr<ExplainTrace> trace{};
 
   [[nodiscard]] std::string_view user() const { return {user_name.data(), user_name_length}; }
   [[nodiscard]] std::optional<std::string_view> plaintext() const {

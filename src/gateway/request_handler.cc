@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "base/assert.h"
+#include "gateway/explain.h"
 #include "gateway/replies.h"
 #include "radius/attribute_crypto.h"
 #include "radius/packet.h"
@@ -42,7 +43,8 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
       accounting_(std::move(accounting)),
       parking_(parking),
       worker_(worker),
-      access_(random) {
+      access_(random),
+      random_(random) {
   const std::size_t checks = state_->options().access.session_checks_max;
   RW_ASSERT(checks >= 1 && checks <= 65536);
   RW_ASSERT(parking_.parked_max >= 1 && parking_.parked_max <= 16384);
@@ -68,14 +70,19 @@ void RequestHandler::on_tick(Instant now) {
         counters_.accounting_expired.add();
         break;
       case PendingKind::kUserLookup:
-        counters_.drop(DropReason::kUserStoreUnavailable);
+        note_drop(DropReason::kUserStoreUnavailable);
         break;
       case PendingKind::kCryptCheck:
-        counters_.drop(DropReason::kCryptUnavailable);
+        note_drop(DropReason::kCryptUnavailable);
         break;
       case PendingKind::kSessionCount:
       case PendingKind::kCount:
         return;  // Decided by next_timed_reply: the policy may answer.
+    }
+    if (pending.trace) {
+      trace_ = std::move(pending.trace);
+      end_trace(pending.kind == PendingKind::kRecord ? "no answer: the commit did not come in time"
+                                                     : "dropped: the answer did not come in time");
     }
     duplicates_.abandon(pending.key);
     release(pending);
@@ -86,15 +93,20 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
                                         Bytes datagram, MutableBytes reply) {
   const Listener listener = arrival.listener;
   counters_.received.add();
+  if (explain_.control != nullptr) explain_.control->refresh(explain_filter_, explain_seen_);
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
-    counters_.drop(DropReason::kMalformed);
+    if (explain_filter_) follow(now, from, listener, state_->find_client(from), nullptr, datagram.size());
+    note_drop(DropReason::kMalformed);
     counters_.malformed_by_reason[static_cast<std::size_t>(packet.error())].add();
+    if (trace_) end_trace("dropped: malformed (" + std::string(radius::to_string(packet.error())) + ")");
     return 0;
   }
   const config::ClientDef* client = state_->find_client(from);
+  if (explain_filter_) follow(now, from, listener, client, &*packet, datagram.size());
   if (client == nullptr) {
-    counters_.drop(DropReason::kUnknownClient);
+    note_drop(DropReason::kUnknownClient);
+    if (trace_) end_trace("dropped: unknown_client");
     return 0;
   }
   const Code code = packet->code();
@@ -102,7 +114,8 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
                         (listener == Listener::kAuthentication ? code == Code::kAccessRequest
                                                                : code == Code::kAccountingRequest);
   if (!expected) {
-    counters_.drop(DropReason::kUnexpectedCode);
+    note_drop(DropReason::kUnexpectedCode);
+    if (trace_) end_trace("dropped: unexpected_code");
     return 0;
   }
 
@@ -114,14 +127,22 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
       if (lookup.reply.size() > reply.size()) return 0;
       counters_.retransmissions_answered.add();
       std::copy(lookup.reply.begin(), lookup.reply.end(), reply.begin());
+      if (trace_) trace_->step("duplicate cache: a retransmission of an answered request");
+      if (trace_) {
+        end_trace(std::string(radius::to_string(static_cast<Code>(lookup.reply[0]))) +
+                  " (the cached reply, again)");
+      }
       return lookup.reply.size();
     case DuplicateCache::State::kInProgress:
-      counters_.drop(DropReason::kDuplicateInProgress);
+      note_drop(DropReason::kDuplicateInProgress);
+      if (trace_) end_trace("dropped: duplicate_in_progress (the first copy is still being decided)");
       return 0;
     case DuplicateCache::State::kFull:
-      counters_.drop(DropReason::kTooManyInProgress);
+      note_drop(DropReason::kTooManyInProgress);
+      if (trace_) end_trace("dropped: too_many_in_progress");
       return 0;
     case DuplicateCache::State::kNew:
+      if (trace_) trace_->step("duplicate cache: new request");
       break;
   }
 
@@ -142,14 +163,20 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
         break;
       case Code::kAccessRequest:
         action = decide_fresh(request, reply);
+        if (trace_) explain_decision(request, action);
         break;
       default:
         action = accounting_handler_ ? accounting_handler_->submit(request)
                                      : Action::dropped(DropReason::kAccountingNotReplicated);
+        if (trace_ && action.kind == Action::Kind::kSubmit) {
+          trace_->step(
+              "accounting: record built; submitted for replication, answered once committed on a majority");
+        }
         break;
     }
     outcome = carry_out(request, key, action, reply, nullptr);
   }
+  if (trace_ && outcome.what != Outcome::What::kParked) end_trace(outcome, reply);
   switch (outcome.what) {
     case Outcome::What::kParked:
       // The entry stays in progress until the answer: NAS retransmissions
@@ -171,15 +198,16 @@ bool RequestHandler::verify_request(const RequestContext& request) {
   const radius::Packet& packet = request.packet;
   if (packet.code() == Code::kAccountingRequest) {
     if (!radius::verify_request_authenticator(packet, request.secret)) {
-      counters_.drop(DropReason::kBadRequestAuthenticator);
+      note_drop(DropReason::kBadRequestAuthenticator);
       return false;
     }
     // RFC 3579 §3.2: a Message-Authenticator, when present, must be valid.
     if (radius::check_request_message_authenticator(packet, request.secret) ==
         radius::MessageAuthenticatorStatus::kInvalid) {
-      counters_.drop(DropReason::kBadMessageAuthenticator);
+      note_drop(DropReason::kBadMessageAuthenticator);
       return false;
     }
+    if (trace_) trace_->step("Request Authenticator: valid for the client's secret");
     return true;
   }
   const std::size_t client = state_->index_of(request.client);
@@ -190,9 +218,10 @@ bool RequestHandler::verify_request(const RequestContext& request) {
       if (!has_eap && request.client.require_message_authenticator == config::ClientCheck::kAuto) {
         learned_message_authenticator_[client] = true;
       }
+      if (trace_) trace_->step("Message-Authenticator: valid for the client's secret");
       return true;
     case radius::MessageAuthenticatorStatus::kInvalid:
-      counters_.drop(DropReason::kBadMessageAuthenticator);
+      note_drop(DropReason::kBadMessageAuthenticator);
       return false;
     case radius::MessageAuthenticatorStatus::kAbsent:
       break;
@@ -207,8 +236,11 @@ bool RequestHandler::verify_request(const RequestContext& request) {
       request.client.limit_proxy_state != config::ClientCheck::kNo) {
     required = true;
   }
-  if (!required) return true;
-  counters_.drop(DropReason::kMissingMessageAuthenticator);
+  if (!required) {
+    if (trace_) trace_->step("Message-Authenticator: absent, not required of this client");
+    return true;
+  }
+  note_drop(DropReason::kMissingMessageAuthenticator);
   return false;
 }
 
@@ -259,12 +291,13 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
   }
   if (parked == nullptr && pending_.full()) room = false;
   if (!room) {
-    counters_.drop(full);
+    note_drop(full);
     return nullptr;
   }
   PendingRequest* pending = parked;
   if (pending == nullptr) {
     pending = &pending_.acquire();
+    pending->trace = std::move(trace_);
     pending->key = key;
     pending->arrival = request.arrival;
     pending->state = state_;
@@ -292,11 +325,11 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
     case Action::Kind::kSubmit: {
       RW_ASSERT(parked == nullptr && accounting_.sink != nullptr);
       if (pending_by_kind_[index_of(PendingKind::kRecord)] >= accounting_.deferred_max || pending_.full()) {
-        counters_.drop(DropReason::kAccountingTableFull);
+        note_drop(DropReason::kAccountingTableFull);
         return drop;
       }
       if (!accounting_.sink->submit(*action.record_key, action.record, pending_.next_ticket())) {
-        counters_.drop(DropReason::kAccountingRefused);
+        note_drop(DropReason::kAccountingRefused);
         return drop;
       }
       PendingRequest* pending = park(request, key, PendingKind::kRecord, nullptr);
@@ -338,7 +371,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
         if (asked) counters_.crypt_checks.add();
       }
       if (!asked) {
-        counters_.drop(lookup ? DropReason::kUserStoreUnavailable : DropReason::kCryptQueueFull);
+        note_drop(lookup ? DropReason::kUserStoreUnavailable : DropReason::kCryptQueueFull);
         if (parked == nullptr) release(*pending);  // A resumed request's slot is freed by its caller.
         return drop;
       }
@@ -397,11 +430,22 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
 }
 
 void RequestHandler::count_drop(DropReason reason) {
-  counters_.drop(reason);
+  note_drop(reason);
   if (reason == DropReason::kSessionCountUnavailable) counters_.session_checks_unavailable.add();
 }
 
+void RequestHandler::note_drop(DropReason reason) {
+  counters_.drop(reason);
+  if (trace_) {
+    trace_->step("dropped: " + std::string(to_string(reason)));
+    trace_drop_ = reason;
+  }
+}
+
 void RequestHandler::release(PendingRequest& pending) {
+  // A followed request dropped while parking takes its trace back, to end it.
+  if (pending.trace && !trace_) trace_ = std::move(pending.trace);
+  pending.trace.reset();
   --pending_by_kind_[index_of(pending.kind)];
   pending.state.reset();
   pending.secret = nullptr;
@@ -416,6 +460,11 @@ void RequestHandler::release(PendingRequest& pending) {
 std::optional<DeferredReply> RequestHandler::finish(Instant now, PendingRequest& pending,
                                                     const Outcome& outcome, MutableBytes reply) {
   std::optional<DeferredReply> out;
+  if (outcome.what == Outcome::What::kParked) {
+    if (trace_) pending.trace = std::move(trace_);
+  } else if (trace_) {
+    end_trace(outcome, reply);
+  }
   switch (outcome.what) {
     case Outcome::What::kParked:
       return std::nullopt;  // Waits for something else now; same slot, same ticket.
@@ -435,6 +484,10 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
                                                            const Answer* verdict, MutableBytes reply) {
   // The request was parsed, verified and decided up to here on arrival, with
   // the state the slot holds: it parses again, and its client is still there.
+  trace_ = std::move(pending.trace);
+  if (trace_)
+    trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
+                                    : "resumed: the SQL store answered");
   auto packet = radius::Packet::parse(pending.datagram);
   const config::ClientDef* client = pending.state->find_client(pending.key.from);
   if (!packet || client == nullptr) return finish(now, pending, Outcome{}, reply);
@@ -452,12 +505,19 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
                             .crypt_elsewhere = parking_.crypt != nullptr,
                             .crypt_verdict = verdict};
   const Action action = access_.decide(request, inputs, reply);
+  if (trace_) explain_decision(request, action);
   return finish(now, pending, carry_out(request, pending.key, action, reply, &pending), reply);
 }
 
 std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, PendingRequest& pending,
                                                                   std::optional<std::uint32_t> open_sessions,
                                                                   MutableBytes reply) {
+  trace_ = std::move(pending.trace);
+  if (trace_) {
+    trace_->step(open_sessions ? "Simultaneous-Use: the cluster counts " + std::to_string(*open_sessions) +
+                                     " open session(s), limit " + std::to_string(pending.limit)
+                               : "Simultaneous-Use: no count came in time; the unavailable policy decides");
+  }
   const SessionCheckView check{.key = pending.key,
                                .secret = *pending.secret,
                                .policy = pending.state->options().access.simultaneous_use_unavailable,
@@ -488,14 +548,17 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
     case AnswerKind::kRecord: {
       if (pending == nullptr || pending->kind != PendingKind::kRecord)
         return stale(counters_.accounting_stale);
+      trace_ = std::move(pending->trace);
+      if (trace_)
+        trace_->step(answer.committed ? "accounting: committed on a majority" : "accounting: refused");
       if (!answer.committed) {
-        counters_.drop(DropReason::kAccountingRefused);
+        note_drop(DropReason::kAccountingRefused);
         return finish(now, *pending, Outcome{}, reply);
       }
       const std::size_t length = AccountingHandler::respond(*pending, reply);
       if (length == 0) {
         // Cannot happen: the reply is smaller than its request. Let the NAS retry.
-        counters_.drop(DropReason::kReplyTooLarge);
+        note_drop(DropReason::kReplyTooLarge);
         return finish(now, *pending, Outcome{}, reply);
       }
       counters_.accounting_responses.add();
@@ -520,6 +583,70 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
   return std::nullopt;
 }
 
+void RequestHandler::follow(Instant now, const Endpoint& from, Listener listener,
+                            const config::ClientDef* client, const radius::Packet* packet,
+                            std::size_t length) {
+  const std::string_view name = client != nullptr ? std::string_view(client->shortname) : std::string_view{};
+  const std::optional<std::uint64_t> selector =
+      explain_match(*explain_filter_, now, from, name, packet, random_);
+  if (!selector) return;
+  trace_ = std::make_shared<ExplainTrace>();
+  trace_drop_.reset();
+  trace_->selector = *selector;
+  trace_->started = now;
+  trace_->from = from;
+  trace_->client = name;
+  const std::string port = listener == Listener::kAuthentication ? "authentication" : "accounting";
+  if (packet != nullptr) {
+    trace_->request =
+        std::string(radius::to_string(packet->code())) + " id " + std::to_string(packet->identifier());
+    if (const auto user = packet->find(attr::kUserName)) trace_->user = printable(user->value);
+  } else {
+    trace_->request = "a datagram that does not parse";
+  }
+  trace_->step("received on the " + port + " port, " + std::to_string(length) + " octets");
+  trace_->step(client != nullptr ? "client: " + trace_->client
+                                 : std::string("client: none matches the source address"));
+}
+
+void RequestHandler::explain_decision(const RequestContext& request, const Action& action) {
+  const AccessOutcome& outcome = access_.outcome();
+  if (outcome.store_unavailable) {
+    trace_->step("user store: sql could not answer (the request is dropped; the NAS retransmits)");
+    return;
+  }
+  switch (outcome.need) {
+    case AccessNeed::kUserLookup:
+      trace_->step("user store: sql holds no row for " + printable(as_bytes(outcome.lookup_name)) +
+                   " in memory; waiting for the database");
+      return;
+    case AccessNeed::kCryptCheck:
+    case AccessNeed::kNothing:
+      break;
+  }
+  explain_access(request.state, outcome, *trace_);
+  if (action.kind == Action::Kind::kCountSessions) {
+    trace_->step("Simultaneous-Use: asking the cluster for " + printable(as_bytes(action.name)) +
+                 "'s open sessions, limit " + std::to_string(action.limit));
+  }
+}
+
+void RequestHandler::end_trace(std::string outcome) {
+  if (!trace_) return;
+  trace_->outcome = std::move(outcome);
+  if (explain_.observer != nullptr) explain_.observer->on_trace(std::move(*trace_));
+  trace_.reset();
+  trace_drop_.reset();
+}
+
+void RequestHandler::end_trace(const Outcome& outcome, Bytes reply) {
+  if (outcome.what == Outcome::What::kReply && outcome.length > 0) {
+    end_trace(std::string(radius::to_string(static_cast<Code>(reply[0]))));
+  } else {
+    end_trace(trace_drop_ ? "dropped: " + std::string(to_string(*trace_drop_)) : std::string("dropped"));
+  }
+}
+
 std::optional<DeferredReply> RequestHandler::next_timed_reply(Instant now, MutableBytes reply) {
   // The first expired check that has a reply; expired checks that are
   // dropped are finished on the way.
@@ -542,8 +669,10 @@ RequestHandlerFactory::RequestHandlerFactory(std::shared_ptr<const GatewayState>
 
 std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int worker_index) {
   counters_.push_back(std::make_unique<GatewayCounters>());
-  return std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
-                                          static_cast<std::uint16_t>(worker_index), parking_);
+  auto handler = std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
+                                                  static_cast<std::uint16_t>(worker_index), parking_);
+  handler->set_explain(explain_);
+  return handler;
 }
 
 }  // namespace rw::gateway

@@ -22,6 +22,7 @@
 #include "gateway/counters.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/explain.h"
 #include "gateway/gateway_state.h"
 #include "gateway/pending_request.h"
 #include "gateway/reasons.h"
@@ -135,6 +136,10 @@ class RequestHandler final : public DatagramHandler {
   // The store that serves `sql` in users_stores; it must outlive the handler.
   void set_user_store(UserStore* store) { parking_.user_store = store; }
 
+  // Follows the requests `setup.control` selects and hands their traces to
+  // `setup.observer` (docs/operations.md "Explain log").
+  void set_explain(ExplainSetup setup) { explain_ = setup; }
+
  private:
   // What became of a request in hand.
   struct Outcome {
@@ -164,7 +169,20 @@ class RequestHandler final : public DatagramHandler {
                                       MutableBytes reply);
   void report(Instant now, const Endpoint& from, std::string_view client, const Verdict& verdict);
   void count_drop(DropReason reason);
+  // Counts a drop, and says so in the trace of a followed request.
+  void note_drop(DropReason reason);
   void release(PendingRequest& pending);
+
+  // Explain log: starts a trace when the filter in force selects the
+  // request; `client` null when none matched, `packet` null when it did not parse.
+  void follow(Instant now, const Endpoint& from, Listener listener, const config::ClientDef* client,
+              const radius::Packet* packet, std::size_t length);
+  // Adds what the access handler decided (or waits for) to the trace.
+  void explain_decision(const RequestContext& request, const Action& action);
+  // Hands the trace of the request in hand to the observer, ended by `outcome`.
+  void end_trace(std::string outcome);
+  // The trace's last word for an outcome whose reply (if any) is in `reply`.
+  void end_trace(const Outcome& outcome, Bytes reply);
 
   std::shared_ptr<const GatewayState> state_;
   GatewayCounters& counters_;
@@ -189,6 +207,15 @@ class RequestHandler final : public DatagramHandler {
   std::array<std::uint8_t, radius::kMaxUserPasswordLength> password_{};
   std::optional<std::string_view> fresh_password_;  // Its plaintext, in password_.
   bool fresh_password_malformed_ = false;
+
+  // Explain log: where the filter comes from, this worker's copy of it (null
+  // while nothing is followed), and the trace of the request in hand.
+  ExplainSetup explain_{};
+  std::shared_ptr<const ExplainFilter> explain_filter_;
+  std::uint64_t explain_seen_ = 0;
+  std::shared_ptr<ExplainTrace> trace_;
+  std::optional<DropReason> trace_drop_;  // The drop noted in `trace_`.
+  RandomSource& random_;
 };
 
 // Makes one RequestHandler per worker, all sharing one state and each with
@@ -203,6 +230,8 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   void set_user_store(UserStore* store) { parking_.user_store = store; }
   // Handlers made from now on park Access-Requests as `parking` says.
   void set_parking(const ParkingSetup& parking) { parking_ = parking; }
+  // Handlers made from now on follow what `explain` selects.
+  void set_explain(ExplainSetup explain) { explain_ = explain; }
 
   // Counters of every handler made so far, for metrics and the exit summary.
   [[nodiscard]] const std::vector<std::unique_ptr<GatewayCounters>>& counters() const { return counters_; }
@@ -213,6 +242,7 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   DecisionObserver* observer_;
   AccountingSetup accounting_;
   ParkingSetup parking_;
+  ExplainSetup explain_;
   std::vector<std::unique_ptr<GatewayCounters>> counters_;
 };
 

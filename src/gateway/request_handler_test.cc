@@ -763,6 +763,20 @@ TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   g_counting = false;
   EXPECT_EQ(answered, 2 * requests.size());
   EXPECT_EQ(g_allocations, 0u);
+  // An explain selector in force that selects none of them costs no allocation either.
+  ExplainSwitch control;
+  control.publish(std::make_shared<const ExplainFilter>(ExplainFilter{
+      .selectors = {ExplainSelector{.id = 1, .user = "nobody", .until = kNow + Duration::seconds(60)}}}));
+  handler_->set_explain({&control, nullptr});
+  ASSERT_FALSE(pap("alice", "wonderland", 36).empty());  // Takes the worker's copy of the filter.
+  g_allocations = 0;
+  g_counting = true;
+  for (const auto& request : requests) {
+    answered += handler_->on_datagram(kNow, Arrival{}, endpoint(1, 40000), request, reply_buffer_) > 0;
+  }
+  g_counting = false;
+  EXPECT_EQ(answered, 3 * requests.size());
+  EXPECT_EQ(g_allocations, 0u);
   // The instrument itself: an allocation in the window is seen.
   g_counting = true;
   auto probe = std::make_unique<std::array<char, 1000>>();
@@ -1269,6 +1283,130 @@ TEST_F(ParkedTest, ALookupThenACryptCheckKeepOneSlotAndOneTicket) {
   const auto reply = answer(
       Answer{.ticket = crypt_.checks[0].ticket, .kind = AnswerKind::kCryptVerdict, .crypt_matched = true});
   EXPECT_EQ(verified(reply).code(), Code::kAccessAccept);
+}
+
+// The explain log (docs/operations.md "Explain log"): followed requests
+// leave a trace of each step; others leave none.
+class TraceRecorder final : public ExplainObserver {
+ public:
+  void on_trace(ExplainTrace trace) override { traces.push_back(std::move(trace)); }
+  std::vector<ExplainTrace> traces;
+};
+
+class ExplainTest : public RequestHandlerTest {
+ protected:
+  void follow(ExplainSelector selector) {
+    selector.id = 7;
+    selector.until = kNow + Duration::seconds(60);
+    control_.publish(std::make_shared<const ExplainFilter>(ExplainFilter{.selectors = {selector}}));
+    handler_->set_explain({&control_, &observer_});
+  }
+  // Every step of the only trace, one per line, then "=> outcome".
+  std::string only_trace() {
+    EXPECT_EQ(observer_.traces.size(), 1u);
+    if (observer_.traces.size() != 1) return {};
+    std::string text;
+    for (const std::string& step : observer_.traces[0].steps) text += step + "\n";
+    return text + "=> " + observer_.traces[0].outcome;
+  }
+  ExplainSwitch control_;
+  TraceRecorder observer_;
+};
+
+TEST_F(ExplainTest, AcceptShowsClientEntryMethodAndReplyWithoutThePassword) {
+  follow({.user = "alice"});
+  EXPECT_EQ(verified(pap("alice", "wonderland")).code(), Code::kAccessAccept);
+  const std::string trace = only_trace();
+  EXPECT_NE(trace.find("client: localhost\n"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("duplicate cache: new request"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("Message-Authenticator: valid"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("user store: users file"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("entries applied: users:2 (alice)"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("control: Cleartext-Password := <masked>"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("method: PAP"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("Tunnel-Private-Group-Id:1 = 100"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("=> Access-Accept"), std::string::npos) << trace;
+  EXPECT_EQ(trace.find("wonderland"), std::string::npos) << "a password in a trace: " << trace;
+  EXPECT_EQ(observer_.traces[0].selector, 7u);
+  EXPECT_EQ(observer_.traces[0].user, "alice");
+  EXPECT_EQ(observer_.traces[0].client, "localhost");
+}
+
+TEST_F(ExplainTest, RejectSaysWhyAndOtherUsersAreNotFollowed) {
+  follow({.user = "alice"});
+  EXPECT_FALSE(pap("bob", "whatever", 2).empty());
+  EXPECT_TRUE(observer_.traces.empty());
+  EXPECT_EQ(verified(pap("alice", "wrong", 3)).code(), Code::kAccessReject);
+  const std::string trace = only_trace();
+  EXPECT_NE(trace.find("rejected: wrong_password"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("=> Access-Reject"), std::string::npos) << trace;
+}
+
+TEST_F(ExplainTest, RetransmissionIsExplainedAsAnsweredFromTheCache) {
+  follow({.user = "alice"});
+  begin(Code::kAccessRequest, 4).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  const Bytes request = finish_request();
+  const std::vector<std::uint8_t> copy(request.begin(), request.end());
+  EXPECT_FALSE(send(copy).empty());
+  EXPECT_FALSE(send(copy).empty());
+  ASSERT_EQ(observer_.traces.size(), 2u);
+  EXPECT_EQ(observer_.traces[1].outcome, "Access-Accept (the cached reply, again)");
+}
+
+TEST_F(ExplainTest, DropsByNasAddressSayWhy) {
+  follow({.nas = "127.0.0.99", .nas_address = endpoint(99, 0)});
+  begin(Code::kAccessRequest, 5).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, endpoint(99, 40000)).empty());
+  const std::string trace = only_trace();
+  EXPECT_NE(trace.find("client: none matches the source address"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("=> dropped: unknown_client"), std::string::npos) << trace;
+}
+
+TEST_F(ExplainTest, BadMessageAuthenticatorIsExplainedByClientName) {
+  follow({.nas = "localhost"});
+  begin(Code::kAccessRequest, 6).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  auto finished = builder_->finish();
+  ASSERT_TRUE(finished.has_value());
+  radius::sign_request(*finished, *radius::SharedSecret::create(as_bytes("not-the-secret")));
+  EXPECT_TRUE(send(*finished).empty());
+  const std::string trace = only_trace();
+  EXPECT_NE(trace.find("=> dropped: bad_message_authenticator"), std::string::npos) << trace;
+}
+
+TEST_F(ExplainTest, MacSelectorMatchesAnyNotation) {
+  follow({.mac = "00:11:22:33:44:55"});
+  EXPECT_EQ(verified(mab("00-11-22-33-44-55", 8)).code(), Code::kAccessAccept);
+  const std::string trace = only_trace();
+  EXPECT_NE(trace.find("MAB: looked up as 00:11:22:33:44:55"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("Session-Timeout = 60"), std::string::npos) << trace;
+}
+
+TEST_F(ExplainTest, ExpiredSelectorFollowsNothing) {
+  ExplainSelector selector{.id = 1, .user = "alice", .until = kNow};
+  control_.publish(std::make_shared<const ExplainFilter>(ExplainFilter{.selectors = {selector}}));
+  handler_->set_explain({&control_, &observer_});
+  EXPECT_FALSE(pap("alice", "wonderland").empty());
+  EXPECT_TRUE(observer_.traces.empty());
+}
+
+TEST_F(AccountingTest, FollowedAccountingIsExplainedUntilItsCommit) {
+  ExplainSwitch control;
+  TraceRecorder observer;
+  control.publish(std::make_shared<const ExplainFilter>(ExplainFilter{
+      .selectors = {ExplainSelector{.id = 3, .nas = "localhost", .until = kNow + Duration::seconds(60)}}}));
+  handler_->set_explain({&control, &observer});
+  EXPECT_TRUE(send_accounting(accounting_request(40, "S40")).empty());
+  EXPECT_TRUE(observer.traces.empty()) << "ends with its commit";
+  ASSERT_EQ(sink_.submissions.size(), 1u);
+  ASSERT_TRUE(answer(sink_.submissions[0].ticket).has_value());
+  ASSERT_EQ(observer.traces.size(), 1u);
+  const ExplainTrace& trace = observer.traces[0];
+  EXPECT_EQ(trace.outcome, "Accounting-Response");
+  EXPECT_NE(std::find(trace.steps.begin(), trace.steps.end(), "accounting: committed on a majority"),
+            trace.steps.end());
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ def exchange(port, packet, host="127.0.0.1", timeout=2.0, source=None):
 class Gateway:
     """A running `radiusward gateway` in a temporary folder."""
 
-    def __init__(self, binary, users, clients, extra_args=(), listen=("127.0.0.1", "::1")):
+    def __init__(self, binary, users, clients, extra_args=(), listen=("127.0.0.1", "::1"), admin=False):
         self.binary = binary
         self.dir = tempfile.mkdtemp(prefix="rw-interop-")
         self.users_path = os.path.join(self.dir, "users")
@@ -174,6 +174,10 @@ class Gateway:
                 "--workers", "2"]
         for address in listen:
             args += ["--listen", address]
+        # The admin API (docs/admin_api.md), when asked for: self.admin_socket.
+        self.admin_socket = os.path.join(self.dir, "gateway.sock") if admin else None
+        if admin:
+            args += ["--admin-socket", self.admin_socket]
         args += list(extra_args)
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
