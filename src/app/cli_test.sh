@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Process-level tests of the radiusward command line: exit statuses (0 ok,
 # 1 runtime failure, 2 config error), `check` output with file:line:col, a
-# gateway that starts, logs its listeners and stops cleanly on SIGTERM, and a
-# second gateway refused on a port already in use.
+# gateway that starts, logs its listeners, reloads on SIGHUP and `ctl reload`
+# and stops cleanly on SIGTERM, and a second gateway refused on a port
+# already in use.
 #   src/app/cli_test.sh RADIUSWARD_BINARY
 set -uo pipefail
 
@@ -84,8 +85,9 @@ gateway=$!
 pids+=("$gateway")
 if wait_for "$work/gw.err" "(accounting)"; then
   expect_in "$work/gw.err" "gateway started with 2 workers"
+  # SIGHUP reloads the config and the files it names (docs/operations.md "Reload").
   kill -HUP "$gateway"
-  wait_for "$work/gw.err" "reload not supported yet"
+  wait_for "$work/gw.err" "reload (SIGHUP): accepted; configuration generation 1 in effect"
   kill -TERM "$gateway"
   wait "$gateway"
   status=$?
@@ -119,6 +121,9 @@ if wait_for "$work/acct.err" "(accounting)"; then
   expect_in "$work/out" 'radiusward_gateway_accounting_total{event="submitted"} 0'
   expect_status 0 "$binary" ctl --socket "$work/gw.sock" version
   expect_in "$work/out" '"role":"gateway"'
+  # ctl reload: the same reload as SIGHUP, its outcome as exit status.
+  expect_status 0 "$binary" ctl --socket "$work/gw.sock" reload
+  expect_in "$work/out" "reloaded: configuration generation 1 in effect"
   kill -TERM "$accounting"
   wait "$accounting" || fail "accounting gateway did not stop cleanly on SIGTERM"
   [ -e "$work/gw.sock" ] && fail "admin socket left behind after SIGTERM"

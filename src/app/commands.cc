@@ -15,11 +15,13 @@
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
+#include "config/gateway_reload.h"
 #include "config/member_config.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/explain_log.h"
 #include "gateway_shell/gateway_admin.h"
+#include "gateway_shell/published_state.h"
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
@@ -27,6 +29,7 @@
 #include "io/clock.h"
 #include "io/csprng.h"
 #include "io/logging.h"
+#include "io/reloader.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
 
@@ -56,6 +59,16 @@ config::ConfigErrors check_cluster_security(const std::optional<config::ClusterT
     }
   }
   return errors;
+}
+
+// check_cluster_security for the gateway's `accounting:` section, if any.
+config::ConfigErrors check_accounting_security(const config::GatewayConfig& config) {
+  if (!config.accounting) return {};
+  std::vector<config::HostPort> addresses;
+  for (const config::SubmissionAddress& member : config.accounting->members)
+    addresses.push_back(member.address);
+  return check_cluster_security(config.accounting->tls, config.accounting->insecure_plaintext_cluster,
+                                io::TlsRole::kClient, addresses);
 }
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
@@ -130,11 +143,13 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submi
 // Starts the admin API on `admin_socket`, when configured.
 Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
-    const gateway::RequestHandlerFactory& factory, gateway_shell::ExplainLog& explain, Instant started_at) {
+    const gateway::RequestHandlerFactory& factory, gateway_shell::ExplainLog& explain, io::Reloader& reloader,
+    Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
   gateway_shell::add_explain_routes(*server, explain);
+  io::add_reload_routes(*server, reloader);
   auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
   if (!started) return fail(started.error());
   spdlog::info("admin API on {}", config.admin_socket->path);
@@ -169,6 +184,57 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
   return std::make_unique<gateway_shell::SqlUserCache>(
       options, std::move(connect), std::move(dictionary), [] { return io::monotonic_now(); },
       [](const std::string& error) { spdlog::warn("sql users: {}", error); });
+}
+
+// One reload of `radiusward gateway` (docs/operations.md "Reload"): the
+// config file (with the command line's flags again) and every file it names
+// are read and checked whole, off the request path; only when nothing is
+// wrong is the new state published to the workers. Run by io::Reloader, one
+// at a time, so `running_` needs no lock of its own.
+class GatewayReload {
+ public:
+  GatewayReload(const GatewayCommand& command, config::GatewayConfig running,
+                gateway_shell::PublishedState& published)
+      : command_(command), running_(std::move(running)), published_(published) {}
+
+  Result<void, config::ConfigErrors> operator()() {
+    auto next = gateway_config(command_);
+    if (!next) return fail(std::move(next.error()));
+    config::ConfigErrors errors = config::gateway_restart_changes(running_, *next);
+    auto files = load_referenced_files(*next);
+    if (!files) errors.insert(errors.end(), files.error().begin(), files.error().end());
+    // The certificates load and match (the connections keep theirs until a
+    // restart, as the accounting section does).
+    if (next->accounting && next->accounting->tls) {
+      if (auto tls = cluster_tls_context(*next->accounting->tls, io::TlsRole::kClient); !tls)
+        errors.push_back(tls.error());
+    }
+    if (!errors.empty()) return fail(std::move(errors));
+    const gateway::GatewayState& state = *files->state;
+    spdlog::info("reload: {} clients, {} users entries, {} attributes", state.client_count(),
+                 state.users().entries().size(), state.dictionary().attribute_count());
+    published_.publish(std::move(files->state));
+    running_ = std::move(*next);
+    return {};
+  }
+
+ private:
+  const GatewayCommand& command_;
+  config::GatewayConfig running_;
+  gateway_shell::PublishedState& published_;
+};
+
+// Waits for signals until SIGTERM or SIGINT and returns its name; SIGHUP
+// reloads. Retired states are freed here, on the main thread, once no
+// worker holds them.
+std::string_view serve_signals(io::Reloader& reloader, gateway_shell::PublishedState& published) {
+  for (;;) {
+    std::optional<io::SignalEvent> event = io::wait_for_signal(Duration::seconds(1));
+    published.collect();
+    if (!event) continue;
+    if (event->request == io::SignalRequest::kStop) return event->name;
+    (void)reloader.reload(event->name);
+  }
 }
 
 }  // namespace
@@ -215,7 +281,10 @@ int run_gateway(const GatewayCommand& command) {
   parking.crypt = crypt_pool.get();
   factory->set_parking(parking);
   factory->set_explain(explain_log.setup());
-  auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), *factory);
+  gateway_shell::PublishedState published(loaded->files.state);
+  gateway_shell::ReloadingHandlerFactory reloading(*factory, published);
+  io::Reloader reloader(GatewayReload(command, config, published));
+  auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), reloading);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
@@ -235,14 +304,14 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin = start_admin(config, client->get(), *factory, explain_log, started_at);
+  auto admin = start_admin(config, client->get(), *factory, explain_log, reloader, started_at);
   if (!admin) {
     spdlog::critical("{}", admin.error().to_string());
     return kExitRuntimeFailure;
   }
   spdlog::info("radiusward {} gateway started with {} workers", RW_VERSION, (*server)->worker_count());
   log_listeners(**server);
-  const std::string_view signal = io::wait_for_stop_signal();
+  const std::string_view signal = serve_signals(reloader, published);
   spdlog::info("{} received: stopping", signal);
   if (*admin) (*admin)->stop();
   // The client first: it posts answers to the workers, which stop next.
@@ -261,18 +330,9 @@ int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
-  if (config.accounting) {
-    config::ConfigErrors errors = check_cluster_security(
-        config.accounting->tls, config.accounting->insecure_plaintext_cluster, io::TlsRole::kClient, [&] {
-          std::vector<config::HostPort> addresses;
-          for (const config::SubmissionAddress& member : config.accounting->members)
-            addresses.push_back(member.address);
-          return addresses;
-        }());
-    if (!errors.empty()) {
-      print_errors(errors);
-      return kExitConfigError;
-    }
+  if (config::ConfigErrors errors = check_accounting_security(config); !errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
   }
   const gateway::GatewayState& state = *loaded->files.state;
   std::printf("%s: ok (%zu listen addresses, ports %u/%u, %zu clients, %zu users entries, %zu attributes)\n",

@@ -35,7 +35,7 @@ CLI::App* add_ctl_command(CLI::App& app, CtlCommand& command) {
       ->check(CLI::Range(1, 255))
       ->needs(dir);
   socket->excludes(dir);
-  ctl->add_option("query", command.query, "status, sessions, records, metrics, version or top")
+  ctl->add_option("query", command.query, "status, sessions, records, metrics, version, top or reload")
       ->check(CLI::IsMember(kCtlQueries));
   ctl->add_flag("--json", command.json, "Print the admin API's body as received, for scripts");
   ctl->add_option("--grace", command.grace_s,
@@ -105,9 +105,11 @@ CtlRequest request_of(const CtlCommand& command) {
   return CtlRequest{"POST", "/members/" + command.members_action, body.dump()};
 }
 
-// The body of a 200 answer; anything else is said on stderr and gives nothing.
-std::optional<std::string> fetch(const std::string& path, const CtlRequest& request) {
-  auto reply = io::admin_request(path, request.method, request.target, request.body);
+// The answer, whatever its status; a process that cannot be reached is said
+// on stderr and gives nothing.
+std::optional<io::AdminReply> ask(const std::string& path, const CtlRequest& request,
+                                  Duration timeout = Duration::seconds(30)) {
+  auto reply = io::admin_request(path, request.method, request.target, request.body, timeout);
   if (!reply) {
     const int error = reply.error().error_number;
     const bool not_running = error == ENOENT || error == ECONNREFUSED;
@@ -115,10 +117,20 @@ std::optional<std::string> fetch(const std::string& path, const CtlRequest& requ
                  reply.error().to_string().c_str(), not_running ? " (is the process running?)" : "");
     return std::nullopt;
   }
+  return std::move(*reply);
+}
+
+void say_unexpected(const std::string& path, const io::AdminReply& reply) {
+  std::fprintf(stderr, "radiusward ctl: %s answered %d: %s", path.c_str(), reply.status, reply.body.c_str());
+  if (reply.body.empty() || reply.body.back() != '\n') std::fputc('\n', stderr);
+}
+
+// The body of a 200 answer; anything else is said on stderr and gives nothing.
+std::optional<std::string> fetch(const std::string& path, const CtlRequest& request) {
+  std::optional<io::AdminReply> reply = ask(path, request);
+  if (!reply) return std::nullopt;
   if (reply->status != 200) {
-    std::fprintf(stderr, "radiusward ctl: %s answered %d: %s", path.c_str(), reply->status,
-                 reply->body.c_str());
-    if (reply->body.empty() || reply->body.back() != '\n') std::fputc('\n', stderr);
+    say_unexpected(path, *reply);
     return std::nullopt;
   }
   return std::move(reply->body);
@@ -164,6 +176,40 @@ int run_status(const std::string& path, const CtlCommand& command) {
     if (printed != kExitOk) return printed;
     return view->health.healthy() ? kExitOk : kExitUnhealthy;
   }
+}
+
+// `reload`: POST /reload; 200 is accepted, 422 rejected with every error
+// (docs/admin_api.md "Reload"). Loading a large users file takes a while:
+// the answer is waited for longer than other queries'.
+int run_reload(const std::string& path, const CtlCommand& command) {
+  std::optional<io::AdminReply> reply = ask(path, CtlRequest{"POST", "/reload", ""}, Duration::seconds(300));
+  if (!reply) return kExitRuntimeFailure;
+  if (reply->status != 200 && reply->status != 422) {
+    say_unexpected(path, *reply);
+    return kExitRuntimeFailure;
+  }
+  const auto body = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  const bool readable = body.is_object() && body.contains("accepted") && body["accepted"].is_boolean() &&
+                        body.contains("generation") && body["generation"].is_number_unsigned() &&
+                        body.contains("errors") && body["errors"].is_array();
+  if (!readable) return unreadable(path, "/reload", "no accepted, generation and errors");
+  const bool accepted = body["accepted"].get<bool>();
+  const auto generation = body["generation"].get<std::uint64_t>();
+  if (command.json) {
+    if (print(reply->body) != kExitOk) return kExitRuntimeFailure;
+  } else if (accepted) {
+    if (print("reloaded: configuration generation " + std::to_string(generation) + " in effect") != kExitOk)
+      return kExitRuntimeFailure;
+  }
+  if (accepted) return kExitOk;
+  for (const auto& error : body["errors"]) {
+    if (error.is_string()) std::fprintf(stderr, "%s\n", error.get<std::string>().c_str());
+  }
+  std::fprintf(
+      stderr,
+      "radiusward ctl: reload rejected with %zu error(s); configuration generation %llu stays in effect\n",
+      body["errors"].size(), static_cast<unsigned long long>(generation));
+  return kExitReloadRejected;
 }
 
 // `sessions`: the member filters (GET /sessions?...), the table filters again.
@@ -305,7 +351,7 @@ std::optional<std::string> usage_error(const CtlCommand& command) {
   const bool membership = !command.members_action.empty();
   if (!command.socket && !command.dir) return "give --socket PATH or --dir DIR";
   if (command.query.empty() == !membership) {
-    return "give one query (status, sessions, records, metrics, version, top) or `members ...`";
+    return "give one query (status, sessions, records, metrics, version, top, reload) or `members ...`";
   }
   if (membership && (command.members_action == "remove") != command.members_raft.empty()) {
     return "members add and replace take ID RAFT, remove takes ID only";
@@ -352,6 +398,7 @@ int run_ctl(const CtlCommand& command) {
   if (command.query == "sessions") return run_sessions(path, command);
   if (command.query == "top") return run_top(path, command);
   if (command.query == "explain") return run_explain(path, command);
+  if (command.query == "reload") return run_reload(path, command);
   std::optional<std::string> body = fetch(path, request_of(command));
   return body ? print(*body) : kExitRuntimeFailure;
 }

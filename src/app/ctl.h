@@ -1,8 +1,9 @@
 // `radiusward ctl`: reads a running process's admin API over its Unix socket
-// and prints it for people (tables) or scripts (--json), or asks a member
-// leader for a membership change (docs/admin_api.md). Exit status 0 on 200,
-// 1 when the process cannot be reached or answers with an error, 2 on usage
-// errors, 3 when `status` finds the process unhealthy.
+// and prints it for people (tables) or scripts (--json), asks a member
+// leader for a membership change, or asks a process to reload
+// (docs/admin_api.md). Exit status 0 on 200, 1 when the process cannot be
+// reached or answers with an error, 2 on usage errors, 3 when `status` finds
+// the process unhealthy, 4 when `reload` is rejected.
 #pragma once
 
 #include <optional>
@@ -14,11 +15,12 @@
 namespace rw::app {
 
 // What `ctl` can ask for; each maps to GET /<name> (`top`: /metrics, again
-// and again; `explain`: POST /explain, then GET /explain/traces until done).
+// and again; `explain`: POST /explain, then GET /explain/traces until done;
+// `reload`: POST /reload).
 inline constexpr double kCtlGraceSeconds = 2.0;
 
-inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records", "metrics",
-                                                     "version", "top",      "explain"};
+inline const std::vector<std::string> kCtlQueries = {"status", "sessions", "records", "metrics",
+                                                     "version", "top",      "explain", "reload"};
 
 struct CtlCommand {
   std::optional<std::string> socket{};  // --socket PATH

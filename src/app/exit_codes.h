@@ -12,5 +12,8 @@ inline constexpr int kExitConfigError = 2;
 // `radiusward ctl status`: the process answered and is unhealthy
 // (docs/admin_api.md "Health").
 inline constexpr int kExitUnhealthy = 3;
+// `radiusward ctl reload`: the process answered and rejected the new
+// configuration; the old one stays in effect (docs/operations.md "Reload").
+inline constexpr int kExitReloadRejected = 4;
 
 }  // namespace rw::app

@@ -152,6 +152,7 @@ class Parser : YamlReader {
                     [&](const std::string& key, const YAML::Node& value, const SourceLocation& where) {
                       for (const auto& [name, handler] : table) {
                         if (name != key) continue;
+                        if (section.empty()) config_.key_where[key] = where;
                         (this->*handler)(value, where);
                         return true;
                       }

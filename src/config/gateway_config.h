@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -283,6 +285,10 @@ struct GatewayConfig {
   // port (SO_REUSEPORT). Off: a port another process holds is an error, so
   // that a second start by mistake fails instead of sharing traffic.
   bool share_ports = false;
+
+  // Where each top-level key was written, for errors about a key as a whole
+  // (a reload that changes one needing a restart). Keys not written are absent.
+  std::map<std::string, SourceLocation, std::less<>> key_where{};
 
   friend bool operator==(const GatewayConfig&, const GatewayConfig&) = default;
 };

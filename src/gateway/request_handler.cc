@@ -668,6 +668,10 @@ RequestHandlerFactory::RequestHandlerFactory(std::shared_ptr<const GatewayState>
     : state_(std::move(state)), random_(random), observer_(observer), accounting_(std::move(accounting)) {}
 
 std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int worker_index) {
+  return make_request_handler(worker_index);
+}
+
+std::unique_ptr<RequestHandler> RequestHandlerFactory::make_request_handler(int worker_index) {
   counters_.push_back(std::make_unique<GatewayCounters>());
   auto handler = std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
                                                   static_cast<std::uint16_t>(worker_index), parking_);

@@ -225,6 +225,8 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   RequestHandlerFactory(std::shared_ptr<const GatewayState> state, RandomSource& random,
                         DecisionObserver* observer, AccountingSetup accounting = {});
   [[nodiscard]] std::unique_ptr<DatagramHandler> make_handler(int worker_index) override;
+  // The same, typed: for a shell that replaces the handler's state on reload.
+  [[nodiscard]] std::unique_ptr<RequestHandler> make_request_handler(int worker_index);
   // Handlers made from now on read SQL users through `store` (see
   // RequestHandler::set_user_store).
   void set_user_store(UserStore* store) { parking_.user_store = store; }

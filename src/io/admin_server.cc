@@ -141,6 +141,8 @@ std::string_view http_reason(int status) {
       return "Method Not Allowed";
     case 409:
       return "Conflict";
+    case 422:
+      return "Unprocessable Content";
     case 500:
       return "Internal Server Error";
     case 503:

@@ -1,4 +1,4 @@
-// Synchronous signal handling with sigwaitinfo.
+// Synchronous signal handling with sigtimedwait.
 #include "io/signals.h"
 
 #include <pthread.h>
@@ -28,13 +28,7 @@ Result<void, SystemError> block_process_signals() {
   return {};
 }
 
-std::string_view wait_for_stop_signal() {
-  for (;;) {
-    if (auto signal = wait_for_stop_signal(Duration::seconds(3600))) return *signal;
-  }
-}
-
-std::optional<std::string_view> wait_for_stop_signal(Duration timeout) {
+std::optional<SignalEvent> wait_for_signal(Duration timeout) {
   const sigset_t set = process_signals();
   const std::int64_t ms = timeout.to_ms();
   const timespec limit{.tv_sec = static_cast<time_t>(ms / 1000),
@@ -46,11 +40,23 @@ std::optional<std::string_view> wait_for_stop_signal(Duration timeout) {
       if (errno == EINTR) continue;
       die(last_system_error("sigtimedwait"));
     }
-    if (signal == SIGHUP) {
-      spdlog::warn("SIGHUP received: reload not supported yet; restart to apply changes");
-      continue;
-    }
-    return signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    if (signal == SIGHUP) return SignalEvent{SignalRequest::kReload, "SIGHUP"};
+    return SignalEvent{SignalRequest::kStop, signal == SIGTERM ? "SIGTERM" : "SIGINT"};
+  }
+}
+
+std::string_view wait_for_stop_signal() {
+  for (;;) {
+    if (auto signal = wait_for_stop_signal(Duration::seconds(3600))) return *signal;
+  }
+}
+
+std::optional<std::string_view> wait_for_stop_signal(Duration timeout) {
+  for (;;) {
+    std::optional<SignalEvent> event = wait_for_signal(timeout);
+    if (!event) return std::nullopt;
+    if (event->request == SignalRequest::kStop) return event->name;
+    spdlog::warn("SIGHUP received: this process has nothing to reload; ignored");
   }
 }
 

@@ -1,5 +1,5 @@
 // Tests of synchronous signal handling: a blocked signal stays pending and
-// wait_for_stop_signal() takes it.
+// wait_for_signal() / wait_for_stop_signal() take it.
 #include "io/signals.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +20,20 @@ TEST(WaitForStopSignal, ContinuesAfterHangupUntilInterrupt) {
   ASSERT_EQ(pthread_kill(pthread_self(), SIGHUP), 0);
   ASSERT_EQ(pthread_kill(pthread_self(), SIGINT), 0);
   EXPECT_EQ(wait_for_stop_signal(), "SIGINT");
+}
+
+TEST(WaitForSignal, HangupIsAReloadRequest) {
+  ASSERT_TRUE(block_process_signals().has_value());
+  ASSERT_EQ(pthread_kill(pthread_self(), SIGHUP), 0);
+  std::optional<SignalEvent> event = wait_for_signal(Duration::seconds(5));
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->request, SignalRequest::kReload);
+  EXPECT_EQ(event->name, "SIGHUP");
+}
+
+TEST(WaitForSignal, NothingPendingTimesOut) {
+  ASSERT_TRUE(block_process_signals().has_value());
+  EXPECT_FALSE(wait_for_signal(Duration::milliseconds(10)).has_value());
 }
 
 }  // namespace
