@@ -15,6 +15,7 @@
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
+#include "config/config_view.h"
 #include "config/member_config.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
@@ -24,6 +25,7 @@
 #include "gateway_shell/udp_server.h"
 #include "io/admin_server.h"
 #include "io/clock.h"
+#include "io/config_in_force.h"
 #include "io/csprng.h"
 #include "io/logging.h"
 #include "io/signals.h"
@@ -126,16 +128,28 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submi
   return std::move(*client);
 }
 
+// The /config body of the gateway's configuration and the files it loaded.
+std::string gateway_config_body(const config::GatewayConfig& config, const LoadedFiles& files) {
+  return config::config_body("gateway", config::gateway_config_json(config, files.state->clients()),
+                             io::digest_files(config::named_files(config)));
+}
+
 // Starts the admin API on `admin_socket`, when configured.
-Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
+Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
-    const gateway::RequestHandlerFactory& factory, Instant started_at) {
+    const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
+    const io::ConfigInForce& config_in_force, Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
-  gateway_shell::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
-  auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
-  if (!started) return fail(started.error());
+  gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, RW_VERSION, started_at);
+  io::add_config_route(*server, config_in_force);
+  auto options =
+      io::admin_server_options(config.admin_socket->path, config.admin_listen, config.admin_token_file);
+  if (!options) return fail(options.error());
+  auto started = server->start(std::move(*options));
+  if (!started) return fail(started.error().to_string());
   spdlog::info("admin API on {}", config.admin_socket->path);
+  if (server->tcp_port()) spdlog::info("admin API on TCP {} (bearer token)", config.admin_listen->text);
   return server;
 }
 
@@ -231,9 +245,13 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin = start_admin(config, client->get(), *factory, started_at);
+  // The configuration in force, as /config shows it: a reload replaces the
+  // whole body (io::ConfigInForce::replace) once its new state is in place.
+  io::ConfigInForce config_in_force;
+  config_in_force.replace(gateway_config_body(config, loaded->files));
+  auto admin = start_admin(config, client->get(), *factory, **server, config_in_force, started_at);
   if (!admin) {
-    spdlog::critical("{}", admin.error().to_string());
+    spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
   }
   spdlog::info("radiusward {} gateway started with {} workers", RW_VERSION, (*server)->worker_count());

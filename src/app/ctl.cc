@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "admin/config_text.h"
 #include "admin/metrics_rates.h"
 #include "admin/session_filter.h"
 #include "admin/sessions_view.h"
@@ -175,6 +176,17 @@ int run_sessions(const std::string& path, const CtlCommand& command) {
   return print(view->table);
 }
 
+// `config`: the configuration in force (/config), as a table and a key list
+// or, with --json, as received.
+int run_config(const std::string& path, const CtlCommand& command) {
+  std::optional<std::string> body = fetch(path, CtlRequest{"GET", "/config", ""});
+  if (!body) return kExitRuntimeFailure;
+  if (command.json) return print(*body);
+  auto text = admin::render_config(*body);
+  if (!text) return unreadable(path, "/config", text.error());
+  return print(*text);
+}
+
 // One /metrics page and when it was read.
 struct Page {
   std::vector<admin::MetricSample> samples;
@@ -224,7 +236,7 @@ std::optional<std::string> usage_error(const CtlCommand& command) {
   const bool membership = !command.members_action.empty();
   if (!command.socket && !command.dir) return "give --socket PATH or --dir DIR";
   if (command.query.empty() == !membership) {
-    return "give one query (status, sessions, records, metrics, version, top) or `members ...`";
+    return "give one query (status, sessions, records, metrics, version, top, config) or `members ...`";
   }
   if (membership && (command.members_action == "remove") != command.members_raft.empty()) {
     return "members add and replace take ID RAFT, remove takes ID only";
@@ -263,6 +275,7 @@ int run_ctl(const CtlCommand& command) {
   if (command.query == "status") return run_status(path, command);
   if (command.query == "sessions") return run_sessions(path, command);
   if (command.query == "top") return run_top(path, command);
+  if (command.query == "config") return run_config(path, command);
   std::optional<std::string> body = fetch(path, request_of(command));
   return body ? print(*body) : kExitRuntimeFailure;
 }
