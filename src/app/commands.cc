@@ -15,6 +15,7 @@
 
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
+#include "config/config_view.h"
 #include "config/gateway_reload.h"
 #include "config/member_config.h"
 #include "gateway_shell/crypt_pool.h"
@@ -27,6 +28,7 @@
 #include "gateway_shell/udp_server.h"
 #include "io/admin_server.h"
 #include "io/clock.h"
+#include "io/config_in_force.h"
 #include "io/csprng.h"
 #include "io/logging.h"
 #include "io/reloader.h"
@@ -140,19 +142,31 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submi
   return std::move(*client);
 }
 
+// The /config body of the gateway's configuration and the files it loaded.
+std::string gateway_config_body(const config::GatewayConfig& config, const LoadedFiles& files) {
+  return config::config_body("gateway", config::gateway_config_json(config, files.state->clients()),
+                             io::digest_files(config::named_files(config)));
+}
+
 // Starts the admin API on `admin_socket`, when configured.
-Result<std::unique_ptr<io::AdminServer>, io::SystemError> start_admin(
+Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
-    const gateway::RequestHandlerFactory& factory, gateway_shell::ExplainLog& explain, io::Reloader& reloader,
+    const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
+    const io::ConfigInForce& config_in_force, gateway_shell::ExplainLog& explain, io::Reloader& reloader,
     Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
-  gateway_shell::add_gateway_routes(*server, client, factory.counters(), RW_VERSION, started_at);
+  gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, RW_VERSION, started_at);
+  io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
-  auto started = server->start(io::AdminServerOptions{.unix_socket_path = config.admin_socket->path});
-  if (!started) return fail(started.error());
+  auto options =
+      io::admin_server_options(config.admin_socket->path, config.admin_listen, config.admin_token_file);
+  if (!options) return fail(options.error());
+  auto started = server->start(std::move(*options));
+  if (!started) return fail(started.error().to_string());
   spdlog::info("admin API on {}", config.admin_socket->path);
+  if (server->tcp_port()) spdlog::info("admin API on TCP {} (bearer token)", config.admin_listen->text);
   return server;
 }
 
@@ -194,8 +208,8 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
 class GatewayReload {
  public:
   GatewayReload(const GatewayCommand& command, config::GatewayConfig running,
-                gateway_shell::PublishedState& published)
-      : command_(command), running_(std::move(running)), published_(published) {}
+                gateway_shell::PublishedState& published, io::ConfigInForce& config_in_force)
+      : command_(command), running_(std::move(running)), published_(published), config_in_force_(config_in_force) {}
 
   Result<void, config::ConfigErrors> operator()() {
     auto next = gateway_config(command_);
@@ -213,7 +227,9 @@ class GatewayReload {
     const gateway::GatewayState& state = *files->state;
     spdlog::info("reload: {} clients, {} users entries, {} attributes", state.client_count(),
                  state.users().entries().size(), state.dictionary().attribute_count());
+    std::string body = gateway_config_body(*next, *files);
     published_.publish(std::move(files->state));
+    config_in_force_.replace(std::move(body));
     running_ = std::move(*next);
     return {};
   }
@@ -222,6 +238,7 @@ class GatewayReload {
   const GatewayCommand& command_;
   config::GatewayConfig running_;
   gateway_shell::PublishedState& published_;
+  io::ConfigInForce& config_in_force_;
 };
 
 // Waits for signals until SIGTERM or SIGINT and returns its name; SIGHUP
@@ -283,7 +300,11 @@ int run_gateway(const GatewayCommand& command) {
   factory->set_explain(explain_log.setup());
   gateway_shell::PublishedState published(loaded->files.state);
   gateway_shell::ReloadingHandlerFactory reloading(*factory, published);
-  io::Reloader reloader(GatewayReload(command, config, published));
+  // The configuration in force, as /config shows it: a reload replaces the
+  // whole body (io::ConfigInForce::replace) once its new state is in place.
+  io::ConfigInForce config_in_force;
+  config_in_force.replace(gateway_config_body(config, loaded->files));
+  io::Reloader reloader(GatewayReload(command, config, published, config_in_force));
   auto server = gateway_shell::UdpServer::start(gateway_shell::udp_server_options(config), reloading);
   if (!server) {
     spdlog::critical("{}", server.error().to_string());
@@ -304,9 +325,10 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin = start_admin(config, client->get(), *factory, explain_log, reloader, started_at);
+  auto admin =
+      start_admin(config, client->get(), *factory, **server, config_in_force, explain_log, reloader, started_at);
   if (!admin) {
-    spdlog::critical("{}", admin.error().to_string());
+    spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
   }
   spdlog::info("radiusward {} gateway started with {} workers", RW_VERSION, (*server)->worker_count());

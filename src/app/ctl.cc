@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "admin/config_text.h"
 #include "admin/explain_view.h"
 #include "admin/metrics_rates.h"
 #include "admin/session_filter.h"
@@ -232,6 +233,17 @@ int run_sessions(const std::string& path, const CtlCommand& command) {
   return print(view->table);
 }
 
+// `config`: the configuration in force (/config), as a table and a key list
+// or, with --json, as received.
+int run_config(const std::string& path, const CtlCommand& command) {
+  std::optional<std::string> body = fetch(path, CtlRequest{"GET", "/config", ""});
+  if (!body) return kExitRuntimeFailure;
+  if (command.json) return print(*body);
+  auto text = admin::render_config(*body);
+  if (!text) return unreadable(path, "/config", text.error());
+  return print(*text);
+}
+
 // One /metrics page and when it was read.
 struct Page {
   std::vector<admin::MetricSample> samples;
@@ -351,7 +363,8 @@ std::optional<std::string> usage_error(const CtlCommand& command) {
   const bool membership = !command.members_action.empty();
   if (!command.socket && !command.dir) return "give --socket PATH or --dir DIR";
   if (command.query.empty() == !membership) {
-    return "give one query (status, sessions, records, metrics, version, top, reload) or `members ...`";
+    return "give one query (status, sessions, records, metrics, version, top, explain, reload, config) or "
+           "`members ...`";
   }
   if (membership && (command.members_action == "remove") != command.members_raft.empty()) {
     return "members add and replace take ID RAFT, remove takes ID only";
@@ -399,6 +412,7 @@ int run_ctl(const CtlCommand& command) {
   if (command.query == "top") return run_top(path, command);
   if (command.query == "explain") return run_explain(path, command);
   if (command.query == "reload") return run_reload(path, command);
+  if (command.query == "config") return run_config(path, command);
   std::optional<std::string> body = fetch(path, request_of(command));
   return body ? print(*body) : kExitRuntimeFailure;
 }

@@ -16,18 +16,18 @@ namespace rw::app {
 
 // What `ctl` can ask for; each maps to GET /<name> (`top`: /metrics, again
 // and again; `explain`: POST /explain, then GET /explain/traces until done;
-// `reload`: POST /reload).
+// `reload`: POST /reload; `config`: GET /config, printed for people).
 inline constexpr double kCtlGraceSeconds = 2.0;
 
-inline const std::vector<std::string> kCtlQueries = {"status", "sessions", "records", "metrics",
-                                                     "version", "top",      "explain", "reload"};
+inline const std::vector<std::string> kCtlQueries = {"status", "sessions", "records", "metrics", "version",
+                                                     "top",    "explain",  "reload",  "config"};
 
 struct CtlCommand {
   std::optional<std::string> socket{};  // --socket PATH
   std::optional<std::string> dir{};     // --dir DIR: DIR/admin/<process>.sock
   std::optional<int> member{};          // --member N with --dir: member-N, else the gateway
   std::string query{};                  // One of kCtlQueries, or empty with `members`.
-  bool json = false;                    // --json: status and sessions print the body as received.
+  bool json = false;                    // --json: status, sessions and config print the body as received.
   // status: how long to ask again while the only problems are ones that
   // clear by themselves (no leader known yet, a gateway reconnecting).
   std::optional<double> grace_s{};  // default kCtlGraceSeconds

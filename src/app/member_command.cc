@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -17,10 +18,12 @@
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
 #include "base/assert.h"
+#include "config/config_view.h"
 #include "config/member_config.h"
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
+#include "io/config_in_force.h"
 #include "io/logging.h"
 #include "io/signals.h"
 #include "member_shell/admin_views.h"
@@ -50,7 +53,12 @@ struct Member {
   std::unique_ptr<consensus::Node> node;
   std::unique_ptr<member_shell::ExportLoop> exporter;  // Absent without an export: section.
   io::AdminServer admin;
+  // /config: the configuration in force; a reload replaces its body whole.
+  io::ConfigInForce config_in_force;
   bool recover_alone = false;  // MemberCommand::recover_alone
+  // Times the known leader became another member, as the main thread sees
+  // it every 100 ms (wait_for_stop); read by /metrics.
+  std::atomic<std::uint64_t> leader_changes{0};
 };
 
 Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
@@ -229,6 +237,16 @@ void add_metrics(Member& m) {
     };
     gauge("radiusward_member_leader", "1 when this member is the ready leader.",
           status.ready_for_work ? 1 : 0);
+    gauge("radiusward_member_leader_known", "1 when this member knows a leader.",
+          status.leader_id != 0 ? 1 : 0);
+    page.counter("radiusward_member_leader_changes_total",
+                 "Times the leader this member knows became another member (seen every 100 ms).",
+                 m.leader_changes.load(std::memory_order_relaxed));
+    page.histogram("radiusward_member_commit_latency_seconds",
+                   "Seconds from a Submit handed to raft to its commit, on the leader.",
+                   m.submission->commit_latency(), 1e6);
+    page.histogram("radiusward_member_submit_records", "Records per Submit handed to raft, on the leader.",
+                   m.submission->batch_records());
     gauge("radiusward_member_term", "Current raft term.", status.term);
     gauge("radiusward_member_commit_index", "Raft commit index.", status.commit_index);
     gauge("radiusward_member_applied_index", "Last applied log index.", status.last_applied);
@@ -236,6 +254,13 @@ void add_metrics(Member& m) {
           m.submission->pending_submissions());
     gauge("radiusward_member_records_held", "Records held until exported.", figures.records_held);
     gauge("radiusward_member_held_bytes", "Bytes of records held.", figures.held_bytes);
+    // The bounds, so that an alert can compare (docs/limits.md, ledger.held_*).
+    gauge("radiusward_member_held_records_max", "ledger.held_records_max: Submits are Busy at this bound.",
+          m.config.ledger.held_records_max);
+    gauge("radiusward_member_held_bytes_max", "ledger.held_bytes_max: Submits are Busy at this bound.",
+          m.config.ledger.held_bytes_max);
+    gauge("radiusward_member_accepting", "0 once the held records reached a bound (Submits answered Busy).",
+          figures.accepting ? 1 : 0);
     gauge("radiusward_member_sessions", "Open sessions.", figures.sessions);
     gauge("radiusward_member_submission_connections", "Open gateway connections.",
           m.submission->connections());
@@ -277,6 +302,17 @@ void add_metrics(Member& m) {
       export_counter("resent", exported.records_resent);
       gauge("radiusward_member_export_failures", "Failed export database calls since start.",
             exported.failures);
+      gauge("radiusward_member_export_active", "1 while this member exports (the ready leader).",
+            exported.active ? 1 : 0);
+      gauge("radiusward_member_export_connected", "1 when the exporter's last database call succeeded.",
+            exported.connected ? 1 : 0);
+      gauge("radiusward_member_export_lag_records",
+            "Held records above the database's export cursor, as of the exporter's last look.",
+            exported.lag_records);
+      page.gauge("radiusward_member_export_lag_milliseconds",
+                 "Age of the oldest record not yet exported (gateway receive time), as of the exporter's "
+                 "last look.",
+                 static_cast<std::int64_t>(exported.lag_seconds * 1000));
       gauge("radiusward_member_export_cursor_alarm",
             "1 when the database's export cursor is below the cluster's: the export stopped.",
             exported.cursor_alarm ? 1 : 0);
@@ -331,12 +367,16 @@ Result<void, std::string> start_admin(Member& m) {
   }
   add_metrics(m);
   io::add_version_route(m.admin, RW_VERSION, "member");
+  io::add_config_route(m.admin, m.config_in_force);
   const std::string& path = m.config.admin_socket->path;
   std::error_code ignored;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-  auto started = m.admin.start(io::AdminServerOptions{.unix_socket_path = path});
+  auto options = io::admin_server_options(path, m.config.admin_listen, m.config.admin_token_file);
+  if (!options) return fail(options.error());
+  auto started = m.admin.start(std::move(*options));
   if (!started) return fail(started.error().to_string());
   spdlog::info("admin API on {}", path);
+  if (m.admin.tcp_port()) spdlog::info("admin API on TCP {} (bearer token)", m.config.admin_listen->text);
   return {};
 }
 
@@ -360,8 +400,10 @@ void start_exporter(Member& m) {
   m.exporter->start();
 }
 
-// Waits for SIGTERM/SIGINT; false when the node failed first.
-bool wait_for_stop(const consensus::Node& node) {
+// Waits for SIGTERM/SIGINT; false when the node failed first. Counts the
+// leader changes it sees in `leader_changes`.
+bool wait_for_stop(const consensus::Node& node, std::atomic<std::uint64_t>& leader_changes) {
+  std::uint64_t last_leader = 0;
   const auto started = std::chrono::steady_clock::now();
   bool seen_running = false;
   for (;;) {
@@ -370,6 +412,11 @@ bool wait_for_stop(const consensus::Node& node) {
       return true;
     }
     const consensus::NodeStatus status = node.status();
+    if (status.leader_id != 0 && status.leader_id != last_leader) {
+      // The first leader known after start is no change.
+      if (last_leader != 0) leader_changes.fetch_add(1, std::memory_order_relaxed);
+      last_leader = status.leader_id;
+    }
     const bool running = status.role != consensus::Role::kUnavailable;
     if (running) seen_running = true;
     // A node turned unavailable is said so first, with its storage error
@@ -448,7 +495,7 @@ int start_and_run(Member& m) {
     m.submission->stop();
     return kExitRuntimeFailure;
   }
-  const bool clean = wait_for_stop(*m.node);
+  const bool clean = wait_for_stop(*m.node, m.leader_changes);
   // Before the node: its last batch commits or rolls back, and a cursor
   // entry it submits still reaches the node.
   if (m.exporter) m.exporter->stop();
@@ -485,6 +532,8 @@ int run_member(const MemberCommand& command) {
   Member m;
   m.config = std::move(*config);
   m.recover_alone = command.recover_alone;
+  m.config_in_force.replace(config::config_body("member", config::member_config_json(m.config),
+                                                io::digest_files(config::named_files(m.config))));
   io::setup_logging(m.config.logging);
   auto dictionary = load_dictionary(m.config);
   if (!dictionary) {

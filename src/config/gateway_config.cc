@@ -115,6 +115,8 @@ class Parser : YamlReader {
         {"mab_default", &Parser::on_mab_default},
         {"simultaneous_use_unavailable", &Parser::on_simultaneous_use_unavailable},
         {"admin_socket", &Parser::on_admin_socket},
+        {"admin_listen", &Parser::on_admin_listen},
+        {"admin_token_file", &Parser::on_admin_token_file},
         {"require_message_authenticator", &Parser::on_require_message_authenticator},
         {"share_ports", &Parser::on_share_ports},
         {"accounting", &Parser::on_accounting},
@@ -133,6 +135,8 @@ class Parser : YamlReader {
           config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
     }
     validate_ports(config_, auth_port_where_.value_or(at(root)), errors_);
+    check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
+                    config_.admin_token_file.has_value(), at(root), errors_);
   }
 
   void parse(std::string_view text) {
@@ -244,6 +248,16 @@ class Parser : YamlReader {
   void on_admin_socket(const YAML::Node& value, const SourceLocation& where) {
     if (value.IsNull()) return;
     config_.admin_socket = path(value, where);
+  }
+
+  void on_admin_listen(const YAML::Node& value, const SourceLocation& where) {
+    if (value.IsNull()) return;
+    config_.admin_listen = address(value, where);
+  }
+
+  void on_admin_token_file(const YAML::Node& value, const SourceLocation& where) {
+    if (value.IsNull()) return;
+    config_.admin_token_file = path(value, where);
   }
 
   void on_require_message_authenticator(const YAML::Node& value, const SourceLocation& where) {
@@ -704,10 +718,24 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
   return base;
 }
 
+void check_admin_tcp(bool has_socket, const std::optional<HostPort>& listen, bool has_token_file,
+                     const SourceLocation& at, ConfigErrors& errors) {
+  if (has_token_file && !listen) {
+    errors.push_back(at.error("admin_token_file is set but admin_listen is not"));
+  }
+  if (!listen) return;
+  if (!has_token_file) {
+    errors.push_back(listen->where.error(
+        "admin_listen needs admin_token_file: every request over TCP carries its bearer token"));
+  }
+  if (!has_socket) errors.push_back(listen->where.error("admin_listen needs admin_socket"));
+}
+
 ConfigErrors check_referenced_files(const GatewayConfig& config) {
   ConfigErrors errors;
   check_file(config.users_file, "users file", errors);
   check_file(config.clients_file, "clients file", errors);
+  if (config.admin_token_file) check_file(*config.admin_token_file, "admin token file", errors);
   if (config.sql_users && config.sql_users->sqlite)
     check_file(*config.sql_users->sqlite, "SQLite users database", errors);
   if (config.dictionary_dir) {

@@ -266,6 +266,11 @@ struct GatewayConfig {
 
   // The admin API's Unix socket (docs/admin_api.md); absent: no admin API.
   std::optional<ConfiguredPath> admin_socket;
+  // The admin API over TCP as well (a Prometheus server scrapes /metrics
+  // there), every request with the bearer token of admin_token_file.
+  // Requires admin_socket and admin_token_file.
+  std::optional<HostPort> admin_listen;
+  std::optional<ConfiguredPath> admin_token_file;
 
   // The user stores an Access-Request's user is looked up in, in order: the
   // first that knows the user decides (docs/authentication.md).
@@ -333,6 +338,11 @@ struct GatewayOverrides {
 // e.g. "--auth-port: must be between 0 and 65535".
 [[nodiscard]] Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base,
                                                                   const GatewayOverrides& overrides);
+
+// The admin API over TCP (admin_listen) needs the Unix socket it adds to
+// and the file of its bearer token; errors at `at` or at admin_listen.
+void check_admin_tcp(bool has_socket, const std::optional<HostPort>& listen, bool has_token_file,
+                     const SourceLocation& at, ConfigErrors& errors);
 
 // Checks that every file the configuration names exists and is readable and
 // that the dictionary folder holds a readable `dictionary` file; errors point

@@ -39,6 +39,8 @@ class MemberParser : YamlReader {
       require(seen, "", key, at(root));
     }
     if (seen.contains("id") && seen.contains("raft_address") && seen.contains("members")) check_own_entry();
+    check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
+                    config_.admin_token_file.has_value(), at(root), errors_);
     // docs/security.md "Submission port": TLS, or a loudly named opt-out.
     if (seen.contains("cluster_tls") && config_.insecure_plaintext_cluster) {
       errors_.push_back(at(root).error("cluster_tls and insecure_plaintext_cluster exclude each other"));
@@ -83,6 +85,10 @@ class MemberParser : YamlReader {
       if (auto listen = address(value, where)) config_.submission_listen = std::move(*listen);
     } else if (key == "admin_socket") {
       if (!value.IsNull()) config_.admin_socket = path(value, where);
+    } else if (key == "admin_listen") {
+      if (!value.IsNull()) config_.admin_listen = address(value, where);
+    } else if (key == "admin_token_file") {
+      if (!value.IsNull()) config_.admin_token_file = path(value, where);
     } else if (key == "bootstrap") {
       if (auto flag = boolean(value, where)) config_.bootstrap = *flag;
     } else if (key == "members") {

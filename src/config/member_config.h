@@ -52,6 +52,9 @@ struct MemberConfig {
   std::optional<HostPort> raft_listen{};
   HostPort submission_listen{};
   std::optional<ConfiguredPath> admin_socket{};  // Absent: no admin API.
+  // The admin API over TCP too, with a bearer token (as the gateway's).
+  std::optional<HostPort> admin_listen{};
+  std::optional<ConfiguredPath> admin_token_file{};
   // True: the first start bootstraps `members` as the voters. False: start
   // empty and wait to be added (a replacement for a member whose disk was lost).
   bool bootstrap = true;

@@ -56,6 +56,10 @@ struct Arrival {
   // The wall clock at arrival, Unix milliseconds: the time an accounting
   // record carries (the handler reads no clock).
   std::int64_t unix_ms = 0;
+  // The monotonic clock at arrival, as the shell read it for the batch: the
+  // start of the reply latency the shell measures (docs/admin_api.md
+  // "/metrics"). The handler only carries it.
+  Instant received{};
 };
 
 // Names one request whose reply comes later: the worker whose handler holds

@@ -110,6 +110,8 @@ class GatewayState {
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
   [[nodiscard]] std::size_t client_count() const { return clients_.clients().size(); }
+  // Every client, in the order of the clients file (the admin API's /config).
+  [[nodiscard]] std::span<const config::ClientDef> clients() const { return clients_.clients(); }
 
  private:
   GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,

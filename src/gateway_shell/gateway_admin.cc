@@ -82,9 +82,29 @@ void add_handler_metrics(io::PrometheusText& page,
   }
 }
 
+void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp) {
+  // Per-listener rather than per-code: Status-Server, the one code both
+  // listeners take, is rare next to the requests of each.
+  constexpr std::string_view kLatency =
+      "Seconds from the batch a request arrived in to the sendmmsg of its reply, by listener; "
+      "accounting replies wait for their record's commit.";
+  page.histogram("radiusward_gateway_reply_latency_seconds", kLatency,
+                 udp.latency(gateway::Listener::kAuthentication), 1e6, {{"listener", "authentication"}});
+  page.histogram("radiusward_gateway_reply_latency_seconds", kLatency,
+                 udp.latency(gateway::Listener::kAccounting), 1e6, {{"listener", "accounting"}});
+  const WorkerCounters sum = total(udp.counters());
+  constexpr std::string_view kDatagrams = "Datagrams of the UDP workers, by event.";
+  for (const auto& [event, value] :
+       {std::pair{"received", sum.received}, std::pair{"sent", sum.sent},
+        std::pair{"oversized_dropped", sum.oversized_dropped}, std::pair{"send_errors", sum.send_errors},
+        std::pair{"receive_errors", sum.receive_errors}}) {
+    page.counter("radiusward_gateway_datagrams_total", kDatagrams, value, {{"event", event}});
+  }
+}
+
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
-                        std::string version, Instant started_at) {
+                        const UdpServer& udp, std::string version, Instant started_at) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -93,8 +113,9 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
+    add_udp_metrics(page, udp);
     if (client == nullptr) return;
     const submission::ForwarderStatus status = client->status();
     for (const auto& [name, value] : submission::named_counters(status.counters)) {

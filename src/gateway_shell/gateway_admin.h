@@ -11,6 +11,7 @@
 #include "base/time.h"
 #include "gateway/counters.h"
 #include "gateway_shell/submission_client.h"
+#include "gateway_shell/udp_server.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
 #include "submission/forwarder.h"
@@ -31,12 +32,16 @@ namespace rw::gateway_shell {
 void add_handler_metrics(io::PrometheusText& page,
                          const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
 
+// Adds the UDP workers' reply latency, by listener, and their datagram
+// counters to a /metrics page.
+void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
+
 // Registers /status, /metrics and /version on `server`. `client` (null
-// without accounting) and `workers` (the handlers' counters, one per worker,
-// fixed once the UDP server started) must outlive the server's thread.
-// Requires: the server is not started.
+// without accounting), `workers` (the handlers' counters, one per worker,
+// fixed once the UDP server started) and `udp` must outlive the server's
+// thread. Requires: the server is not started.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
-                        std::string version, Instant started_at);
+                        const UdpServer& udp, std::string version, Instant started_at);
 
 }  // namespace rw::gateway_shell

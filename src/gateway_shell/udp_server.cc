@@ -200,6 +200,12 @@ std::vector<WorkerCounters> UdpServer::counters() const {
   return out;
 }
 
+io::HistogramSnapshot UdpServer::latency(gateway::Listener listener) const {
+  io::HistogramSnapshot sum;
+  for (const auto& worker : workers_) sum.add(worker->latency(listener));
+  return sum;
+}
+
 WorkerCounters total(const std::vector<WorkerCounters>& counters) {
   WorkerCounters sum;
   for (const WorkerCounters& c : counters) {

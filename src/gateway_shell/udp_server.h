@@ -25,6 +25,7 @@
 #include "config/gateway_config.h"
 #include "gateway/datagram.h"
 #include "io/file_descriptor.h"
+#include "io/metric_histogram.h"
 #include "io/system_error.h"
 
 namespace rw::gateway_shell {
@@ -106,6 +107,8 @@ class UdpServer {
   [[nodiscard]] int worker_count() const { return static_cast<int>(workers_.size()); }
   // A snapshot of every worker's counters, by worker index.
   [[nodiscard]] std::vector<WorkerCounters> counters() const;
+  // The reply latency of `listener`, summed over the workers (UdpWorker::latency).
+  [[nodiscard]] io::HistogramSnapshot latency(gateway::Listener listener) const;
 
   // Hands deferred-request outcomes to worker `worker` (gateway::ticket_worker
   // of their tickets). Safe from any thread until the server is destroyed;

@@ -239,6 +239,12 @@ TEST(UdpServer, EchoesOnIpv4AndIpv6ForBothListeners) {
   EXPECT_EQ(sum.sent, 4u);
   EXPECT_EQ(sum.oversized_dropped, 0u);
   EXPECT_EQ(sum.send_errors, 0u);
+  // Every reply sent has its latency, on the listener its request came to.
+  for (Listener listener : {Listener::kAuthentication, Listener::kAccounting}) {
+    const io::HistogramSnapshot latency = server->latency(listener);
+    EXPECT_EQ(latency.count(), 2u);
+    EXPECT_LT(latency.sum, 5'000'000u);  // Microseconds: well under the 5 s bucket.
+  }
 }
 
 TEST(UdpServer, RoutesEachSourceToOneWorker) {
@@ -333,6 +339,9 @@ TEST(UdpServer, SendsPostedAnswersFromTheAddressTheRequestWasSentTo) {
   server->stop();
   EXPECT_EQ(factory.deferred.refused.load(), 1);
   EXPECT_EQ(total(server->counters()).deferred_sent, 2u);
+  // A deferred reply's latency runs from its request's arrival to its send.
+  EXPECT_EQ(server->latency(Listener::kAccounting).count(), 2u);
+  EXPECT_EQ(server->latency(Listener::kAuthentication).count(), 0u);
 }
 
 TEST(UdpServer, CallsOnTickWhileIdle) {

@@ -20,6 +20,13 @@ namespace {
 
 // The reply buffer the DatagramHandler seam promises (gateway/datagram.h).
 constexpr std::size_t kReplyBytes = 4096;
+
+// Microseconds from `received` to `sent`; 0 for an Arrival without a time
+// (none in production) or a clock that did not move.
+std::uint64_t latency_us(Instant sent, Instant received) {
+  if (received.ns == 0 || sent.ns <= received.ns) return 0;
+  return static_cast<std::uint64_t>((sent - received).ns / 1000);
+}
 // epoll_event data.u64 of the stop and answers eventfds; sockets use their index.
 constexpr std::uint64_t kWakeupToken = ~std::uint64_t{0};
 constexpr std::uint64_t kAnswersToken = ~std::uint64_t{0} - 1;
@@ -103,7 +110,8 @@ UdpWorker::UdpWorker(int index, std::vector<WorkerSocket> sockets,
       receive_iov_(options.batch_size),
       send_iov_(options.batch_size),
       receive_messages_(options.batch_size),
-      send_messages_(options.batch_size) {
+      send_messages_(options.batch_size),
+      deferred_arrivals_(options.batch_size) {
   // A worker holds at most a few thousand deferred requests; reserving keeps
   // the swap of the two vectors allocation-free in steady state.
   answers_posted_.reserve(4096);
@@ -215,15 +223,16 @@ void UdpWorker::serve(std::size_t socket_index) {
       return;
     }
     add(received_, static_cast<std::uint64_t>(count));
-    const std::size_t replies = handle_batch(socket_index, static_cast<std::size_t>(count));
+    const Instant received = io::monotonic_now();
+    const std::size_t replies = handle_batch(socket_index, static_cast<std::size_t>(count), received);
     send_replies(socket, replies);
+    observe_latency(socket.listener, received, replies);
     if (static_cast<std::size_t>(count) < batch_size_) return;
   }
 }
 
-std::size_t UdpWorker::handle_batch(std::size_t socket_index, std::size_t count) {
+std::size_t UdpWorker::handle_batch(std::size_t socket_index, std::size_t count, Instant now) {
   const WorkerSocket& socket = sockets_[socket_index];
-  const Instant now = io::monotonic_now();
   const std::int64_t unix_ms = io::unix_now_ms();
   std::size_t replies = 0;
   for (std::size_t i = 0; i < count; ++i) {
@@ -233,8 +242,10 @@ std::size_t UdpWorker::handle_batch(std::size_t socket_index, std::size_t count)
       add(oversized_dropped_, 1);
       continue;
     }
-    gateway::Arrival arrival{
-        .listener = socket.listener, .socket = static_cast<std::uint16_t>(socket_index), .unix_ms = unix_ms};
+    gateway::Arrival arrival{.listener = socket.listener,
+                             .socket = static_cast<std::uint16_t>(socket_index),
+                             .unix_ms = unix_ms,
+                             .received = now};
     if (socket.wildcard) read_local_address(received, socket.is_v6, arrival);
     const Bytes datagram(receive_data_.data() + i * datagram_bytes_max_, receive_messages_[i].msg_len);
     const MutableBytes reply(reply_data_.data() + i * kReplyBytes, kReplyBytes);
@@ -313,6 +324,7 @@ void UdpWorker::queue_deferred(DeferredBatch& batch, std::uint8_t* data,
     data = first;
   }
   batch.socket = reply.arrival.socket;
+  deferred_arrivals_[batch.queued] = reply.arrival;
   const socklen_t peer_length = io::to_sockaddr(reply.to, peers_[batch.queued]);
   queue_reply(batch.queued, data, reply.length, batch.queued, peer_length, reply.arrival,
               sockets_[batch.socket].is_v6);
@@ -323,7 +335,17 @@ void UdpWorker::flush_deferred(DeferredBatch& batch) {
   if (batch.queued == 0) return;
   send_replies(sockets_[batch.socket], batch.queued);
   add(deferred_sent_, batch.queued);
+  const Instant sent = io::monotonic_now();
+  for (std::size_t i = 0; i < batch.queued; ++i) {
+    const gateway::Arrival& arrival = deferred_arrivals_[i];
+    latency_[static_cast<std::size_t>(arrival.listener)].observe(latency_us(sent, arrival.received));
+  }
   batch.queued = 0;
+}
+
+void UdpWorker::observe_latency(gateway::Listener listener, Instant received, std::size_t count) {
+  if (count == 0) return;
+  latency_[static_cast<std::size_t>(listener)].observe(latency_us(io::monotonic_now(), received), count);
 }
 
 void UdpWorker::send_replies(const WorkerSocket& socket, std::size_t count) {

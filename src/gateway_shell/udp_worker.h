@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "gateway/datagram.h"
 #include "gateway_shell/udp_server.h"
 #include "io/file_descriptor.h"
+#include "io/metric_histogram.h"
 #include "io/system_error.h"
 
 namespace rw::gateway_shell {
@@ -50,6 +52,11 @@ class UdpWorker {
 
   // Safe to call from any thread.
   [[nodiscard]] WorkerCounters counters() const;
+  // The latency of the replies sent from `listener`'s sockets, from the
+  // batch their request arrived in to their sendmmsg. Any thread.
+  [[nodiscard]] io::HistogramSnapshot latency(gateway::Listener listener) const {
+    return latency_[static_cast<std::size_t>(listener)].snapshot();
+  }
 
   // Hands the worker outcomes of its deferred requests; it builds and sends
   // the replies on its own thread. Safe to call from any thread; wake-ups are
@@ -65,7 +72,8 @@ class UdpWorker {
   // level-triggered, so leftovers wake the loop again).
   void serve(std::size_t socket_index);
   // Handles one received batch and queues the replies; returns their number.
-  std::size_t handle_batch(std::size_t socket_index, std::size_t count);
+  // `now`: when the batch was read, also its requests' Arrival::received.
+  std::size_t handle_batch(std::size_t socket_index, std::size_t count, Instant now);
   // Takes the posted answers, asks the handler for their replies and sends them.
   void take_answers();
   // Deferred replies (answers, Simultaneous-Use decisions, timed replies)
@@ -85,6 +93,9 @@ class UdpWorker {
                    socklen_t peer_length, const gateway::Arrival& arrival, bool is_v6);
   void prepare_receive();
   void send_replies(const WorkerSocket& socket, std::size_t count);
+  // Observes, after a send, the latency of `count` replies to requests that
+  // arrived at `received` on `listener`.
+  void observe_latency(gateway::Listener listener, Instant received, std::size_t count);
   void tick_if_due();
 
   // Adds `amount` to a counter that only this worker writes.
@@ -131,6 +142,13 @@ class UdpWorker {
   std::atomic<std::uint64_t> send_errors_{0};
   std::atomic<std::uint64_t> receive_errors_{0};
   std::atomic<std::uint64_t> deferred_sent_{0};
+  // By gateway::Listener; written by this worker only (one clock read per
+  // batch sent), read by the admin thread.
+  std::array<io::MetricHistogram, 2> latency_{io::MetricHistogram(io::kLatencyBucketsUs),
+                                              io::MetricHistogram(io::kLatencyBucketsUs)};
+  // The arrivals of the deferred replies queued in the reply slots, for
+  // their latency once sent.
+  std::vector<gateway::Arrival> deferred_arrivals_;
 };
 
 }  // namespace rw::gateway_shell

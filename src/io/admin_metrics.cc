@@ -1,6 +1,10 @@
 // /metrics and /version plumbing for the admin API (admin_metrics.h).
 #include "io/admin_metrics.h"
 
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "base/assert.h"
@@ -33,25 +37,38 @@ void append_label_value(std::string& out, std::string_view value) {
   }
 }
 
+// A float as the exposition format reads it: the shortest fixed-point text
+// that reads back the same ("0.0005", "2.5", "4096"). Values here are at
+// most 2^64 divided by a positive scale, so 64 bytes always suffice.
+std::string number_text(double value) {
+  char text[64];
+  const auto [end, error] = std::to_chars(text, text + sizeof(text), value, std::chars_format::fixed);
+  RW_ASSERT(error == std::errc());
+  return std::string(text, end);
+}
+
 }  // namespace
 
-void PrometheusText::sample(std::string_view name, std::string_view help, std::string_view type,
-                            std::string_view value, const MetricLabels& labels) {
+void PrometheusText::describe(std::string_view name, std::string_view help, std::string_view type) {
   RW_ASSERT(valid_name(name));
-  if (described_.find(name) == described_.end()) {
-    described_.emplace(name);
-    text_ += "# HELP ";
-    text_ += name;
-    text_ += ' ';
-    // Help text escapes backslash and line feed.
-    for (char c : help)
-      text_ += c == '\n' ? std::string("\\n") : c == '\\' ? std::string("\\\\") : std::string(1, c);
-    text_ += "\n# TYPE ";
-    text_ += name;
-    text_ += ' ';
-    text_ += type;
-    text_ += '\n';
-  }
+  if (described_.find(name) != described_.end()) return;
+  described_.emplace(name);
+  text_ += "# HELP ";
+  text_ += name;
+  text_ += ' ';
+  // Help text escapes backslash and line feed.
+  for (char c : help)
+    text_ += c == '\n' ? std::string("\\n") : c == '\\' ? std::string("\\\\") : std::string(1, c);
+  text_ += "\n# TYPE ";
+  text_ += name;
+  text_ += ' ';
+  text_ += type;
+  text_ += '\n';
+}
+
+void PrometheusText::append_sample(std::string_view name, std::string_view value,
+                                   const MetricLabels& labels) {
+  RW_ASSERT(valid_name(name));
   text_ += name;
   if (!labels.empty()) {
     text_ += '{';
@@ -68,6 +85,31 @@ void PrometheusText::sample(std::string_view name, std::string_view help, std::s
   text_ += ' ';
   text_ += value;
   text_ += '\n';
+}
+
+void PrometheusText::sample(std::string_view name, std::string_view help, std::string_view type,
+                            std::string_view value, const MetricLabels& labels) {
+  describe(name, help, type);
+  append_sample(name, value, labels);
+}
+
+void PrometheusText::histogram(std::string_view name, std::string_view help,
+                               const HistogramSnapshot& snapshot, double scale, const MetricLabels& labels) {
+  RW_ASSERT(scale > 0 && snapshot.buckets.size() == snapshot.bounds.size() + 1);
+  describe(name, help, "histogram");
+  const std::string base(name);
+  MetricLabels with_le = labels;
+  with_le.emplace_back("le", "");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < snapshot.buckets.size(); ++i) {
+    cumulative += snapshot.buckets[i];
+    const std::string le =
+        i < snapshot.bounds.size() ? number_text(static_cast<double>(snapshot.bounds[i]) / scale) : "+Inf";
+    with_le.back().second = le;
+    append_sample(base + "_bucket", std::to_string(cumulative), with_le);
+  }
+  append_sample(base + "_sum", number_text(static_cast<double>(snapshot.sum) / scale), labels);
+  append_sample(base + "_count", std::to_string(cumulative), labels);
 }
 
 void PrometheusText::counter(std::string_view name, std::string_view help, std::uint64_t value,
@@ -96,8 +138,26 @@ void add_metrics_route(AdminServer& server, std::function<void(PrometheusText&)>
                  {{"outcome", "answered"}});
     page.counter("radiusward_admin_requests_total", "Admin API requests, by outcome.", server.refused(),
                  {{"outcome", "refused"}});
+    // The name client libraries use, so that existing dashboards find it.
+    if (std::optional<std::uint64_t> resident = resident_memory_bytes()) {
+      page.gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
+                 static_cast<std::int64_t>(*resident));
+    }
     return AdminResponse{200, std::string(kPrometheusContentType), page.text()};
   });
+}
+
+std::optional<std::uint64_t> resident_memory_bytes() {
+  // statm: "size resident shared text lib data dt", in pages (proc(5)).
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  if (file == nullptr) return std::nullopt;
+  unsigned long long size = 0;
+  unsigned long long resident = 0;
+  const int read = std::fscanf(file, "%llu %llu", &size, &resident);
+  std::fclose(file);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (read != 2 || page <= 0) return std::nullopt;
+  return static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(page);
 }
 
 AdminResponse ndjson_response(std::string lines) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "io/admin_server.h"
+#include "io/metric_histogram.h"
 
 namespace rw::io {
 
@@ -31,11 +33,19 @@ class PrometheusText {
                const MetricLabels& labels = {});
   void gauge(std::string_view name, std::string_view help, std::int64_t value,
              const MetricLabels& labels = {});
+  // A histogram family `name`: cumulative name_bucket{le="..."} samples up
+  // to le="+Inf", then name_sum and name_count. Bounds and the sum are
+  // divided by `scale` (1e6 turns microseconds into the seconds Prometheus
+  // expects; 1 keeps counts as they are).
+  void histogram(std::string_view name, std::string_view help, const HistogramSnapshot& snapshot,
+                 double scale = 1, const MetricLabels& labels = {});
   [[nodiscard]] const std::string& text() const { return text_; }
 
  private:
   void sample(std::string_view name, std::string_view help, std::string_view type, std::string_view value,
               const MetricLabels& labels);
+  void describe(std::string_view name, std::string_view help, std::string_view type);
+  void append_sample(std::string_view name, std::string_view value, const MetricLabels& labels);
 
   std::string text_;
   std::set<std::string, std::less<>> described_;
@@ -44,9 +54,13 @@ class PrometheusText {
 // Adds GET /version: {"name": "radiusward", "version": `version`, "role": `role`}.
 void add_version_route(AdminServer& server, std::string version, std::string role);
 
+// The process's resident memory in bytes, from /proc/self/statm; nothing
+// when it cannot be read.
+[[nodiscard]] std::optional<std::uint64_t> resident_memory_bytes();
+
 // Adds GET /metrics: `collect` fills the page on the admin thread (so it
 // must only read thread-safe state), then the admin server's own counters
-// are appended.
+// and the process's resident memory are appended.
 void add_metrics_route(AdminServer& server, std::function<void(PrometheusText&)> collect);
 
 // A 200 answer of newline-delimited JSON: one object per line, each line

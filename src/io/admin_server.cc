@@ -19,6 +19,7 @@
 #include "base/bytes.h"
 #include "io/clock.h"
 #include "io/socket_address.h"
+#include "io/text_file.h"
 
 namespace rw::io {
 namespace {
@@ -285,6 +286,30 @@ void AdminServer::serve(FileDescriptor connection, bool over_tcp) {
     sent += static_cast<std::size_t>(put);
   }
   ::shutdown(connection.get(), SHUT_WR);
+}
+
+Result<AdminServerOptions, std::string> admin_server_options(
+    std::string socket, const std::optional<config::HostPort>& listen,
+    const std::optional<config::ConfiguredPath>& token_file) {
+  AdminServerOptions options{.unix_socket_path = std::move(socket)};
+  if (!listen) return options;
+  RW_ASSERT(token_file.has_value());  // check_admin_tcp refused the config otherwise.
+  auto text = read_text_file(token_file->path);
+  if (!text) return fail("admin_token_file: " + text.error().to_string());
+  const std::string_view spaces = " \t\r\n";
+  const std::size_t first = text->find_first_not_of(spaces);
+  const std::size_t last = text->find_last_not_of(spaces);
+  const std::string token =
+      first == std::string::npos ? std::string() : text->substr(first, last - first + 1);
+  if (token.size() < kAdminTokenBytesMin || token.find_first_of(spaces) != std::string::npos) {
+    return fail("admin_token_file " + token_file->path + ": the token must be one word of at least " +
+                std::to_string(kAdminTokenBytesMin) + " bytes");
+  }
+  gateway::Endpoint endpoint{.is_v6 = listen->is_v6, .port = listen->port};
+  endpoint.address = listen->bytes;
+  options.tcp_listen = endpoint;
+  options.bearer_token = token;
+  return options;
 }
 
 }  // namespace rw::io

@@ -16,6 +16,7 @@
 
 #include "base/result.h"
 #include "base/time.h"
+#include "config/gateway_config.h"
 #include "gateway/datagram.h"
 #include "io/file_descriptor.h"
 #include "io/http_request.h"
@@ -106,6 +107,18 @@ class AdminServer {
   std::atomic<std::uint64_t> served_{0};
   std::atomic<std::uint64_t> refused_{0};
 };
+
+// The shortest bearer token accepted from admin_token_file: a guessable
+// token on a TCP port is no access control.
+inline constexpr std::size_t kAdminTokenBytesMin = 16;
+
+// The options of the admin API a config names: its Unix socket `socket`
+// and, with `listen`, TCP with the bearer token read from `token_file` (the
+// file's text without surrounding whitespace; at least kAdminTokenBytesMin
+// bytes, no whitespace inside). Errors name the file.
+[[nodiscard]] Result<AdminServerOptions, std::string> admin_server_options(
+    std::string socket, const std::optional<config::HostPort>& listen,
+    const std::optional<config::ConfiguredPath>& token_file);
 
 // A JSON error body: {"error": "<message>"}.
 [[nodiscard]] AdminResponse admin_error(int status, std::string_view message);

@@ -314,10 +314,17 @@ bool SubmissionServer::carry_out(Connection& connection, member_shell::SessionAn
     pending_.fetch_add(1, std::memory_order_relaxed);
     pending_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     ++connection.outstanding;
+    // The completion runs on this thread too (deliver_completions), so the
+    // histograms keep one writer.
+    const Instant submitted = io::monotonic_now();
     const consensus::Node::SubmitStatus status = node_->submit(
-        std::move(*answer.entry), [this, id, request_id, bytes](const consensus::Outcome& outcome) {
+        std::move(*answer.entry),
+        [this, id, request_id, bytes, submitted](const consensus::Outcome& outcome) {
           pending_.fetch_sub(1, std::memory_order_relaxed);
           pending_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+          if (outcome.kind == consensus::OutcomeKind::kCommitted) {
+            commit_latency_.observe(static_cast<std::uint64_t>((io::monotonic_now() - submitted).ns / 1000));
+          }
           on_outcome(id, request_id, outcome);
         });
     if (status != consensus::Node::SubmitStatus::kQueued) {
@@ -326,6 +333,7 @@ bool SubmissionServer::carry_out(Connection& connection, member_shell::SessionAn
       --connection.outstanding;
       return carry_out(connection, connection.session.on_submit_refused(request_id, status));
     }
+    batch_records_.observe(answer.records);
   }
   if (answer.close) {
     counters_.protocol_closes[static_cast<std::size_t>(*answer.close)].fetch_add(1,

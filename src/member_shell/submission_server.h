@@ -20,6 +20,7 @@
 #include "base/time.h"
 #include "consensus/node.h"
 #include "io/file_descriptor.h"
+#include "io/metric_histogram.h"
 #include "io/system_error.h"
 #include "io/tls_context.h"
 #include "member_shell/ledger_state.h"
@@ -107,6 +108,11 @@ class SubmissionServer {
     return pending_bytes_.load(std::memory_order_relaxed);
   }
   [[nodiscard]] std::size_t connections() const { return open_connections_.load(std::memory_order_relaxed); }
+  // From a Submit handed to the Node to its commit (microseconds), and the
+  // records of each Submit handed over; written by the server thread, read
+  // from any thread.
+  [[nodiscard]] io::HistogramSnapshot commit_latency() const { return commit_latency_.snapshot(); }
+  [[nodiscard]] io::HistogramSnapshot batch_records() const { return batch_records_.snapshot(); }
 
  private:
   struct Connection;
@@ -144,6 +150,8 @@ class SubmissionServer {
   Instant last_sweep_{};
   std::atomic<std::size_t> open_connections_{0};
   SubmissionServerCounters counters_{};
+  io::MetricHistogram commit_latency_{io::kLatencyBucketsUs};
+  io::MetricHistogram batch_records_{io::kBatchRecordBuckets};
 };
 
 }  // namespace rw::member_shell
