@@ -1,8 +1,10 @@
 // `radiusward ctl`: reads a running process's admin API over its Unix socket
 // and prints it for people (tables) or scripts (--json), or asks a member
-// leader for a membership change (docs/admin_api.md). Exit status 0 on 200,
-// 1 when the process cannot be reached or answers with an error, 2 on usage
-// errors, 3 when `status` finds the process unhealthy.
+// leader for a membership change (docs/admin_api.md), or disconnects or
+// changes sessions at their NAS (RFC 5176). Exit status 0 on 200, 1 when the
+// process cannot be reached or answers with an error, 2 on usage errors, 3
+// when `status` finds the process unhealthy; disconnect and coa: 4 when no
+// session matches, 5 when a NAS did not acknowledge (app/exit_codes.h).
 #pragma once
 
 #include <optional>
@@ -17,8 +19,10 @@ namespace rw::app {
 // and again).
 inline constexpr double kCtlGraceSeconds = 2.0;
 
-inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records",
-                                                     "metrics", "version",  "top"};
+// `disconnect` and `coa` send Disconnect- and CoA-Requests to the NASes of
+// the sessions a member lists (docs/operations.md "Disconnect and CoA").
+inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records",    "metrics",
+                                                     "version", "top",      "disconnect", "coa"};
 
 struct CtlCommand {
   std::optional<std::string> socket{};  // --socket PATH
@@ -29,8 +33,14 @@ struct CtlCommand {
   // status: how long to ask again while the only problems are ones that
   // clear by themselves (no leader known yet, a gateway reconnecting).
   std::optional<double> grace_s{};  // default kCtlGraceSeconds
-  // sessions: --user --nas --mac --ip --session.
+  // sessions, disconnect, coa: --user --nas --mac --ip --session.
   std::optional<std::string> user{}, nas{}, mac{}, ip{}, session{};
+  // disconnect, coa: the clients file with the NASes' secrets (with --dir:
+  // default the one DIR/gateway.yaml names), tries per request, and for coa
+  // the ATTR=VALUE changes.
+  std::optional<std::string> clients{};
+  std::optional<int> tries{};
+  std::vector<std::string> changes{};
   std::optional<double> interval_s{};  // top: seconds between refreshes; default 1
   std::optional<int> count{};          // top: refreshes before it exits; default 0: until interrupted
   // `ctl ... members add ID RAFT | remove ID | replace ID RAFT`: POST

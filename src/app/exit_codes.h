@@ -12,5 +12,11 @@ inline constexpr int kExitConfigError = 2;
 // `radiusward ctl status`: the process answered and is unhealthy
 // (docs/admin_api.md "Health").
 inline constexpr int kExitUnhealthy = 3;
+// `radiusward ctl disconnect` and `ctl coa`: no session matches the filter,
+// so nothing was sent.
+inline constexpr int kExitNoSession = 4;
+// `radiusward ctl disconnect` and `ctl coa`: at least one NAS answered NAK,
+// did not answer, or could not be sent to (docs/operations.md "Disconnect and CoA").
+inline constexpr int kExitNotAcknowledged = 5;
 
 }  // namespace rw::app
