@@ -25,6 +25,9 @@ struct RequestSpec {
   std::optional<std::array<std::uint8_t, 4>> nas_ip = std::array<std::uint8_t, 4>{10, 0, 0, 1};
   std::string nas_identifier;
   std::optional<std::uint32_t> nas_port = 7;
+  std::string calling_station_id;
+  std::optional<std::array<std::uint8_t, 4>> framed_ip;
+  std::vector<std::uint8_t> framed_ipv6_prefix;  // the attribute's value
   std::optional<std::uint32_t> delay_s;
   std::optional<std::uint32_t> event_timestamp;
   std::optional<std::uint32_t> session_time_s;
@@ -51,6 +54,11 @@ class AccountingRequest {
     if (!spec.nas_identifier.empty())
       builder.add(radius::attr::kNasIdentifier, as_bytes(spec.nas_identifier));
     if (spec.nas_port) builder.add_u32(radius::attr::kNasPort, *spec.nas_port);
+    if (!spec.calling_station_id.empty())
+      builder.add(radius::attr::kCallingStationId, as_bytes(spec.calling_station_id));
+    if (spec.framed_ip) builder.add(radius::attr::kFramedIpAddress, *spec.framed_ip);
+    if (!spec.framed_ipv6_prefix.empty())
+      builder.add(radius::attr::kFramedIpv6Prefix, spec.framed_ipv6_prefix);
     if (spec.session_time_s) builder.add_u32(radius::attr::kAcctSessionTime, *spec.session_time_s);
     if (spec.input_octets) builder.add_u32(radius::attr::kAcctInputOctets, *spec.input_octets);
     if (spec.interim_interval_s)

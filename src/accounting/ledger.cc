@@ -31,6 +31,21 @@ std::vector<std::uint8_t> nas_address(const Record& record) {
   return {value->begin(), value->end()};
 }
 
+// Framed-IP-Address when 4 octets (RFC 2865 §5.8), Framed-IPv6-Prefix when
+// its Prefix-Length fits its 2-18 octets (RFC 3162 §2.3): a malformed value is
+// not kept, so a snapshot holds only what a Disconnect-Request can carry.
+std::vector<std::uint8_t> framed_ip_address(const Record& record) {
+  auto value = record.find(radius::attr::kFramedIpAddress);
+  if (!value || value->size() != 4) return {};
+  return {value->begin(), value->end()};
+}
+
+std::vector<std::uint8_t> framed_ipv6_prefix(const Record& record) {
+  auto value = record.find(radius::attr::kFramedIpv6Prefix);
+  if (!value || !valid_framed_ipv6_prefix(*value)) return {};
+  return {value->begin(), value->end()};
+}
+
 // RFC 2869 §5.1-5.2: Gigawords count the 2^32 overflows of Octets.
 std::uint64_t octets(const Record& record, std::uint8_t octets_type, std::uint8_t gigawords_type) {
   const std::uint64_t low = find_u32(record, octets_type).value_or(0);
@@ -45,14 +60,21 @@ std::int64_t plus_saturating(std::int64_t a, std::int64_t b) {
 }
 
 // Fixed part of a session in a snapshot: key, status, two indices, two
-// times, session time, two counters, interval, seen time, five text lengths.
-constexpr std::size_t kSessionFixedBytes = 16 + 4 + 8 * 2 + 8 * 2 + 4 + 8 * 2 + 4 + 8 + 5;
+// times, session time, two counters, interval, seen time, eight text lengths.
+constexpr std::size_t kSessionFixedBytes = 16 + 4 + 8 * 2 + 8 * 2 + 4 + 8 * 2 + 4 + 8 + 8;
 
 }  // namespace
 
+bool valid_framed_ipv6_prefix(Bytes value) {
+  return value.size() >= 2 && value.size() <= 18 && value[1] <= 128 &&
+         value.size() - 2 >= (value[1] + 7u) / 8;
+}
+
 std::size_t encoded_size(const Session& session) {
   return kSessionFixedBytes + session.client.size() + session.nas_address.size() +
-         session.nas_identifier.size() + session.user_name.size() + session.acct_session_id.size();
+         session.nas_identifier.size() + session.user_name.size() + session.acct_session_id.size() +
+         session.calling_station_id.size() + session.framed_ip_address.size() +
+         session.framed_ipv6_prefix.size();
 }
 
 bool Ledger::NasOrder::operator()(const Session* a, const Session* b) const {
@@ -242,6 +264,9 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     session.nas_identifier = find_text(record, radius::attr::kNasIdentifier);
     session.user_name = find_text(record, radius::attr::kUserName);
     session.acct_session_id = find_text(record, radius::attr::kAcctSessionId);
+    session.calling_station_id = find_text(record, radius::attr::kCallingStationId);
+    session.framed_ip_address = framed_ip_address(record);
+    session.framed_ipv6_prefix = framed_ipv6_prefix(record);
     session.opened_index = index;
     session.started_unix_ms = record.event_unix_ms;
     if (record.status_type == status::kInterimUpdate) {

@@ -76,16 +76,21 @@ struct Session {
   std::string nas_identifier;             // NAS-Identifier, or empty
   std::string user_name;                  // User-Name, or empty
   std::string acct_session_id;            // Acct-Session-Id
-  std::uint32_t last_status_type = 0;     // Start or Interim-Update
-  std::uint64_t opened_index = 0;         // log index of the record that opened it
-  std::uint64_t updated_index = 0;        // log index of its latest record
-  std::int64_t started_unix_ms = 0;       // event time of Start (Interim: event minus Acct-Session-Time)
-  std::int64_t updated_unix_ms = 0;       // event time of its latest record
-  std::uint32_t session_time_s = 0;       // Acct-Session-Time of its latest record
-  std::uint64_t input_octets = 0;         // Acct-Input-Octets + 2^32 * Acct-Input-Gigawords (RFC 2869 §5.1)
-  std::uint64_t output_octets = 0;        // Acct-Output-Octets + 2^32 * Acct-Output-Gigawords
-  std::uint32_t interim_interval_s = 0;   // Acct-Interim-Interval of its latest record, 0 if none
-  std::int64_t seen_unix_ms = 0;          // the log clock when its latest record was applied
+  // What a Disconnect- or CoA-Request names the session by (RFC 5176 §3);
+  // like the texts above, taken from the record that opens the session.
+  std::string calling_station_id;                // Calling-Station-Id (the MAC), or empty
+  std::vector<std::uint8_t> framed_ip_address;   // Framed-IP-Address (4), or empty
+  std::vector<std::uint8_t> framed_ipv6_prefix;  // Framed-IPv6-Prefix value (RFC 3162 §2.3, 2-18), or empty
+  std::uint32_t last_status_type = 0;            // Start or Interim-Update
+  std::uint64_t opened_index = 0;                // log index of the record that opened it
+  std::uint64_t updated_index = 0;               // log index of its latest record
+  std::int64_t started_unix_ms = 0;      // event time of Start (Interim: event minus Acct-Session-Time)
+  std::int64_t updated_unix_ms = 0;      // event time of its latest record
+  std::uint32_t session_time_s = 0;      // Acct-Session-Time of its latest record
+  std::uint64_t input_octets = 0;        // Acct-Input-Octets + 2^32 * Acct-Input-Gigawords (RFC 2869 §5.1)
+  std::uint64_t output_octets = 0;       // Acct-Output-Octets + 2^32 * Acct-Output-Gigawords
+  std::uint32_t interim_interval_s = 0;  // Acct-Interim-Interval of its latest record, 0 if none
+  std::int64_t seen_unix_ms = 0;         // the log clock when its latest record was applied
 
   friend bool operator==(const Session&, const Session&) = default;
 };
@@ -119,7 +124,7 @@ struct ApplyResult {
 enum class SnapshotError : std::uint8_t {
   kTruncated,           // ends inside a field
   kBadMagic,            // not "RWLS"
-  kUnsupportedVersion,  // version byte is not 1 or 2
+  kUnsupportedVersion,  // version byte is not 1, 2 or 3
   kBadChecksum,         // SHA-256 trailer does not match
   kReservedNotZero,     // reserved header bytes set
   kBadRecord,           // a held record does not decode
@@ -135,6 +140,9 @@ inline constexpr std::size_t kSnapshotErrorCount = 12;
 // The bytes a session takes in a snapshot (docs/wire_formats.md
 // "Snapshot"): what LedgerLimits::sessions_bytes_max counts.
 [[nodiscard]] std::size_t encoded_size(const Session& session);
+// Whether a Framed-IPv6-Prefix value is well formed (RFC 3162 §2.3):
+// Reserved, Prefix-Length (0-128) and at least the prefix's octets, 2-18 in all.
+[[nodiscard]] bool valid_framed_ipv6_prefix(Bytes value);
 std::string_view to_string(SnapshotError error);
 
 // The state machine. Not thread-safe: the consensus layer owns it on its

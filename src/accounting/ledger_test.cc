@@ -4,6 +4,7 @@
 #include "accounting/ledger.h"
 
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
 
 #include <algorithm>
 #include <map>
@@ -119,6 +120,42 @@ TEST(Ledger, StartOpensInterimUpdatesStopCloses) {
   ledger.apply(3, entry_of({record_of(with_status(start, status::kStop, 90), 100'000)}));
   EXPECT_TRUE(ledger.sessions().empty());
   EXPECT_EQ(ledger.records().size(), 3u);
+}
+
+// What a Disconnect-Request names a session by (RFC 5176 §3) is kept from
+// the record that opens it, survives a snapshot, and counts in the bytes
+// bound; a malformed framed address is not kept.
+TEST(Ledger, KeepsCallingStationIdAndFramedAddressesOfTheOpeningRecord) {
+  RequestSpec start = start_of("s1");
+  start.calling_station_id = "AA-BB-CC-DD-EE-01";
+  start.framed_ip = std::array<std::uint8_t, 4>{10, 9, 0, 5};
+  start.framed_ipv6_prefix = {0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0};
+  RequestSpec bad = start_of("s2");
+  bad.framed_ipv6_prefix = {0, 64, 0x20, 0x01};  // shorter than its 64-bit prefix
+  Ledger ledger;
+  ledger.apply(1, entry_of({record_of(start, 10'000), record_of(bad, 10'000)}));
+  ASSERT_EQ(ledger.sessions().size(), 2u);
+  const Session* kept = nullptr;
+  const Session* other = nullptr;
+  for (const auto& [key, session] : ledger.sessions())
+    (session.acct_session_id == "s1" ? kept : other) = &session;
+  ASSERT_NE(kept, nullptr);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(kept->calling_station_id, "AA-BB-CC-DD-EE-01");
+  EXPECT_EQ(kept->framed_ip_address, (std::vector<std::uint8_t>{10, 9, 0, 5}));
+  EXPECT_EQ(kept->framed_ipv6_prefix, start.framed_ipv6_prefix);
+  EXPECT_TRUE(other->framed_ipv6_prefix.empty());
+  EXPECT_EQ(ledger.sessions_bytes(), encoded_size(*kept) + encoded_size(*other));
+
+  // An Interim-Update without them leaves them as the Start gave them.
+  ledger.apply(2, entry_of({record_of(with_status(start_of("s1"), status::kInterimUpdate, 60), 70'000)}));
+  const std::vector<std::uint8_t> bytes = ledger.snapshot();
+  EXPECT_EQ(bytes.at(4), 3);
+  auto restored = Ledger::restore(bytes);
+  ASSERT_TRUE(restored.has_value()) << to_string(restored.error());
+  EXPECT_EQ(restored->sessions(), ledger.sessions());
+  EXPECT_EQ(restored->sessions_bytes(), ledger.sessions_bytes());
+  EXPECT_EQ(restored->snapshot(), bytes);
 }
 
 TEST(Ledger, InterimWithoutStartOpensTheSession) {
@@ -574,9 +611,27 @@ TEST(Snapshot, RefusesCorruption) {
   bad_magic[0] = 'X';
   EXPECT_EQ(Ledger::restore(bad_magic).error(), SnapshotError::kBadMagic);
   auto bad_version = bytes;
-  bad_version[4] = 3;
+  bad_version[4] = 4;
   EXPECT_EQ(Ledger::restore(bad_version).error(), SnapshotError::kUnsupportedVersion);
   EXPECT_EQ(Ledger::restore(Bytes(bytes).first(10)).error(), SnapshotError::kTruncated);
+}
+
+// A Framed-IP-Address of other than 4 octets is no session apply() keeps:
+// refused, even under a valid checksum.
+TEST(Snapshot, RefusesAFramedAddressApplyWouldNotKeep) {
+  RequestSpec start = start_of("s1");
+  start.framed_ip = std::array<std::uint8_t, 4>{10, 9, 0, 5};
+  Ledger ledger;
+  ledger.apply(1, entry_of({record_of(start)}));
+  std::vector<std::uint8_t> bytes = ledger.snapshot();
+  const std::vector<std::uint8_t> field = {4, 10, 9, 0, 5};
+  auto at = std::search(bytes.begin(), bytes.end(), field.begin(), field.end());
+  ASSERT_NE(at, bytes.end());
+  *at = 3;
+  bytes.erase(at + 4);
+  SHA256(bytes.data(), bytes.size() - SHA256_DIGEST_LENGTH,
+         bytes.data() + bytes.size() - SHA256_DIGEST_LENGTH);
+  EXPECT_EQ(Ledger::restore(bytes).error(), SnapshotError::kBadSession);
 }
 
 TEST(SnapshotError, EveryReasonHasAName) {

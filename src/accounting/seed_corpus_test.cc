@@ -55,6 +55,13 @@ Seeds snapshot_seeds() {
     if (name != "seed-export-cursor") ledger.apply(++index, entry);
   }
   ledger.apply(++index, encode_export_cursor_entry(1, 1'700'000'062'000));
+  // A session with what a Disconnect-Request names it by (snapshot version 3).
+  RequestSpec named;
+  named.session_id = "named-1";
+  named.calling_station_id = "aa:bb:cc:dd:ee:01";
+  named.framed_ip = std::array<std::uint8_t, 4>{10, 9, 0, 5};
+  named.framed_ipv6_prefix = {0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0};
+  ledger.apply(++index, encode_records_entry(std::vector<Record>{record_of(named)}, 1'700'000'063'000));
   seeds["seed-busy"] = ledger.snapshot();
   return seeds;
 }
@@ -107,13 +114,35 @@ TEST(SeedCorpus, Version1EntriesAndSnapshotsStillDecode) {
   EXPECT_EQ(restored->last_applied_index(), 4u);
   EXPECT_EQ(restored->records().size(), 3u);
   EXPECT_FALSE(restored->sessions().empty());
-  // It is written back as version 2, which restores to the same state.
+  // It is written back as the current version, which restores to the same state.
   const std::vector<std::uint8_t> v2 = restored->snapshot();
-  EXPECT_EQ(v2.at(4), 2);
+  EXPECT_EQ(v2.at(4), 3);
   auto again = Ledger::restore(v2);
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->snapshot(), v2);
   EXPECT_EQ(again->sessions().size(), restored->sessions().size());
+}
+
+// Snapshots of version 2 (before sessions kept Calling-Station-Id and framed
+// addresses) still restore, their sessions without them; seed-busy-v2 is
+// such bytes, checked in.
+TEST(SeedCorpus, Version2SnapshotsStillRestore) {
+  const std::vector<std::uint8_t> v2 =
+      read_seed(std::string(RW_SOURCE_ROOT) + "/tests/corpus/snapshot_fuzz/seed-busy-v2");
+  ASSERT_EQ(v2.at(4), 2);
+  auto restored = Ledger::restore(v2);
+  ASSERT_TRUE(restored.has_value()) << to_string(restored.error());
+  ASSERT_FALSE(restored->sessions().empty());
+  for (const auto& [key, session] : restored->sessions()) {
+    EXPECT_TRUE(session.calling_station_id.empty());
+    EXPECT_TRUE(session.framed_ip_address.empty());
+  }
+  const std::vector<std::uint8_t> v3 = restored->snapshot();
+  EXPECT_EQ(v3.at(4), 3);
+  auto again = Ledger::restore(v3);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->snapshot(), v3);
+  EXPECT_EQ(again->sessions(), restored->sessions());
 }
 
 }  // namespace

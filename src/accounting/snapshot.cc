@@ -16,9 +16,11 @@ namespace {
 
 constexpr std::array<std::uint8_t, 4> kSnapshotMagic = {'R', 'W', 'L', 'S'};
 // Version 2 adds window key indices, session intervals and seen times, and
-// the sessions_expired counter; version 1 snapshots (written before) still
-// restore.
-constexpr std::uint8_t kSnapshotVersion = 2;
+// the sessions_expired counter; version 3 adds the sessions'
+// Calling-Station-Id, Framed-IP-Address and Framed-IPv6-Prefix. Snapshots of
+// versions 1 and 2 (written before) still restore.
+constexpr std::uint8_t kSnapshotVersion = 3;
+constexpr std::uint8_t kSnapshotVersion2 = 2;
 constexpr std::uint8_t kSnapshotVersion1 = 1;
 constexpr std::size_t kChecksumLength = SHA256_DIGEST_LENGTH;
 // Smallest encodings, to refuse counts the remaining bytes cannot hold.
@@ -26,7 +28,8 @@ constexpr std::size_t kHeldRecordMin = 8 + 2 + kRecordFixedLength;
 constexpr std::size_t kWindowKeyLength1 = kKeyLength + 8;
 constexpr std::size_t kWindowKeyLength = kWindowKeyLength1 + 8;
 constexpr std::size_t kSessionMin1 = kKeyLength + 4 + 8 * 4 + 4 + 8 * 2 + 5;
-constexpr std::size_t kSessionMin = kSessionMin1 + 4 + 8;
+constexpr std::size_t kSessionMin2 = kSessionMin1 + 4 + 8;
+constexpr std::size_t kSessionMin = kSessionMin2 + 3;
 constexpr std::size_t kSessionTextMax = 255;
 
 // Appends to a buffer it borrows.
@@ -92,6 +95,9 @@ void write_session(Writer& writer, const Session& session) {
   writer.text(as_bytes(session.nas_identifier));
   writer.text(as_bytes(session.user_name));
   writer.text(as_bytes(session.acct_session_id));
+  writer.text(as_bytes(session.calling_station_id));
+  writer.text(session.framed_ip_address);
+  writer.text(session.framed_ipv6_prefix);
 }
 
 // Version 1 sessions have no interval and seen time: they get none and the
@@ -109,9 +115,21 @@ bool read_session(ByteReader& reader, std::uint8_t version, std::int64_t clock_u
       !(reader.read_u32(session.interim_interval_s) && read_i64(reader, session.seen_unix_ms))) {
     return false;
   }
-  return read_text(reader, session.client) && read_text(reader, session.nas_address) &&
-         read_text(reader, session.nas_identifier) && read_text(reader, session.user_name) &&
-         read_text(reader, session.acct_session_id);
+  if (!(read_text(reader, session.client) && read_text(reader, session.nas_address) &&
+        read_text(reader, session.nas_identifier) && read_text(reader, session.user_name) &&
+        read_text(reader, session.acct_session_id))) {
+    return false;
+  }
+  // Versions 1 and 2 kept no Calling-Station-Id or framed address: their
+  // sessions have none until they close.
+  if (version != kSnapshotVersion) return true;
+  if (!(read_text(reader, session.calling_station_id) && read_text(reader, session.framed_ip_address) &&
+        read_text(reader, session.framed_ipv6_prefix))) {
+    return false;
+  }
+  // Only what apply() keeps (ledger.cc): a 4-octet address, a well-formed prefix.
+  return (session.framed_ip_address.empty() || session.framed_ip_address.size() == 4) &&
+         (session.framed_ipv6_prefix.empty() || valid_framed_ipv6_prefix(session.framed_ipv6_prefix));
 }
 
 void write_counters(Writer& writer, const LedgerCounters& counters) {
@@ -190,7 +208,7 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
     return fail(SnapshotError::kBadMagic);
   }
   const std::uint8_t version = snapshot[4];
-  if (version != kSnapshotVersion && version != kSnapshotVersion1)
+  if (version != kSnapshotVersion && version != kSnapshotVersion2 && version != kSnapshotVersion1)
     return fail(SnapshotError::kUnsupportedVersion);
   Bytes body = snapshot.first(snapshot.size() - kChecksumLength);
   std::array<std::uint8_t, kChecksumLength> checksum{};
@@ -259,7 +277,10 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
     ledger.window_.push_back(key);
   }
 
-  if (!read_count(reader, v1 ? kSessionMin1 : kSessionMin, count)) return fail(SnapshotError::kTruncated);
+  const std::size_t session_min = v1                             ? kSessionMin1
+                                  : version == kSnapshotVersion2 ? kSessionMin2
+                                                                 : kSessionMin;
+  if (!read_count(reader, session_min, count)) return fail(SnapshotError::kTruncated);
   for (std::uint32_t i = 0; i < count; ++i) {
     Session session;
     if (!read_session(reader, version, ledger.clock_unix_ms_, session))

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "admin/session_filter.h"
 #include "admin/text_table.h"
 
 namespace rw::admin {
@@ -56,6 +57,35 @@ using Json = nlohmann::ordered_json;
     return text;
   }
   return printable(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+// The text of session[key] when it is a string, else "".
+[[nodiscard]] inline std::string_view text_field(const Json& session, std::string_view key) {
+  const Json& value = member(session, key);
+  return value.is_string() ? std::string_view(value.get_ref<const std::string&>()) : std::string_view();
+}
+
+// The first of `keys` the session has as a string, else "".
+[[nodiscard]] inline std::string_view first_text(const Json& session,
+                                                 std::initializer_list<std::string_view> keys) {
+  for (const std::string_view key : keys) {
+    if (const std::string_view text = text_field(session, key); !text.empty()) return text;
+  }
+  return {};
+}
+
+// A /sessions element's texts, as the filter and the tables read them.
+[[nodiscard]] inline SessionFields session_fields_of(const Json& session) {
+  return SessionFields{
+      .user_name = text_field(session, "User-Name"),
+      .nas_address = first_text(session, {"NAS-IP-Address", "NAS-IPv6-Address"}),
+      .nas_identifier = text_field(session, "NAS-Identifier"),
+      .client = text_field(session, "client"),
+      .calling_station_id = text_field(session, "Calling-Station-Id"),
+      .framed_address = first_text(session, {"Framed-IP-Address", "Framed-IPv6-Address"}),
+      .acct_session_id = text_field(session, "Acct-Session-Id"),
+      .unique_session_id = text_field(session, "Acct-Unique-Session-Id"),
+  };
 }
 
 }  // namespace rw::admin

@@ -9,33 +9,6 @@
 namespace rw::admin {
 namespace {
 
-// The text of session[key] when it is a string, else "".
-std::string_view text_field(const Json& session, std::string_view key) {
-  const Json& value = member(session, key);
-  return value.is_string() ? std::string_view(value.get_ref<const std::string&>()) : std::string_view();
-}
-
-// The first of `keys` the session has as a string, else "".
-std::string_view first_text(const Json& session, std::initializer_list<std::string_view> keys) {
-  for (const std::string_view key : keys) {
-    if (const std::string_view text = text_field(session, key); !text.empty()) return text;
-  }
-  return {};
-}
-
-SessionFields fields_of(const Json& session) {
-  return SessionFields{
-      .user_name = text_field(session, "User-Name"),
-      .nas_address = first_text(session, {"NAS-IP-Address", "NAS-IPv6-Address"}),
-      .nas_identifier = text_field(session, "NAS-Identifier"),
-      .client = text_field(session, "client"),
-      .calling_station_id = text_field(session, "Calling-Station-Id"),
-      .framed_address = first_text(session, {"Framed-IP-Address", "Framed-IPv6-Address"}),
-      .acct_session_id = text_field(session, "Acct-Session-Id"),
-      .unique_session_id = text_field(session, "Acct-Unique-Session-Id"),
-  };
-}
-
 std::string time_of(const Json& unix_ms) {
   const std::optional<std::int64_t> value = integer_of(unix_ms);
   return value ? utc_text(*value) : text_of(unix_ms);
@@ -74,7 +47,7 @@ Result<SessionsView, std::string> view_sessions(std::string_view body, const Ses
     if (!session.is_object()) {
       return fail("the /sessions answer's session " + std::to_string(i + 1) + " is not a JSON object");
     }
-    const SessionFields fields = fields_of(session);
+    const SessionFields fields = session_fields_of(session);
     if (matches(filter, fields)) rows.push_back(row_of(session, fields));
   }
   SessionsView view;

@@ -14,12 +14,16 @@
 #include <thread>
 
 #include "admin/config_text.h"
+#include "admin/dynamic_targets.h"
 #include "admin/explain_view.h"
 #include "admin/metrics_rates.h"
 #include "admin/session_filter.h"
 #include "admin/sessions_view.h"
 #include "admin/status_view.h"
+#include "app/dynamic_sender.h"
 #include "app/exit_codes.h"
+#include "config/clients_file.h"
+#include "config/gateway_config.h"
 #include "io/admin_client.h"
 #include "io/clock.h"
 
@@ -36,17 +40,30 @@ CLI::App* add_ctl_command(CLI::App& app, CtlCommand& command) {
       ->check(CLI::Range(1, 255))
       ->needs(dir);
   socket->excludes(dir);
-  ctl->add_option("query", command.query, "status, sessions, records, metrics, version, top or reload")
+  ctl->add_option("query", command.query,
+                  "status, sessions, records, metrics, version, top, explain, reload, config, "
+                  "disconnect or coa")
       ->check(CLI::IsMember(kCtlQueries));
+  ctl->add_option("changes", command.changes, "coa: the attributes to apply, as ATTR=VALUE")
+      ->type_name("ATTR=VALUE");
   ctl->add_flag("--json", command.json, "Print the admin API's body as received, for scripts");
   ctl->add_option("--grace", command.grace_s,
                   "status: seconds to ask again while no leader is known or a gateway reconnects (default 2)")
       ->type_name("S")
       ->check(CLI::Range(0.0, 600.0));
-  ctl->add_option("--user", command.user, "sessions, explain: this User-Name only")->type_name("NAME");
+  ctl->add_option("--clients", command.clients,
+                  "disconnect, coa: clients.conf with the NASes' secrets (with --dir: gateway.yaml's)")
+      ->type_name("FILE");
+  ctl->add_option("--tries", command.tries,
+                  "disconnect, coa: sends per request, waiting 1, 2, 4 s... (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 10));
+  ctl->add_option("--user", command.user, "sessions, explain, disconnect, coa: this User-Name only")
+      ->type_name("NAME");
   ctl->add_option(
          "--nas", command.nas,
-         "sessions: this NAS (address, NAS-Identifier or client name); explain: client name or address")
+         "sessions, disconnect, coa: this NAS (address, NAS-Identifier or client name); explain: client "
+         "name or address")
       ->type_name("NAS");
   ctl->add_option("--mac", command.mac, "sessions, explain: this Calling-Station-Id MAC, in any notation")
       ->type_name("MAC");
@@ -213,8 +230,9 @@ int run_reload(const std::string& path, const CtlCommand& command) {
   return kExitReloadRejected;
 }
 
-// `sessions`: the member filters (GET /sessions?...), the table filters again.
-int run_sessions(const std::string& path, const CtlCommand& command) {
+// The checked filter of --user --nas --mac --ip --session; a bad value is
+// said on stderr and gives nothing.
+std::optional<admin::SessionFilter> filter_of(const CtlCommand& command) {
   auto filter = admin::make_session_filter(admin::SessionFilter{.user = command.user,
                                                                 .nas = command.nas,
                                                                 .mac = command.mac,
@@ -222,8 +240,15 @@ int run_sessions(const std::string& path, const CtlCommand& command) {
                                                                 .session = command.session});
   if (!filter) {
     std::fprintf(stderr, "radiusward ctl: %s\n", filter.error().c_str());
-    return kExitConfigError;
+    return std::nullopt;
   }
+  return std::move(*filter);
+}
+
+// `sessions`: the member filters (GET /sessions?...), the table filters again.
+int run_sessions(const std::string& path, const CtlCommand& command) {
+  std::optional<admin::SessionFilter> filter = filter_of(command);
+  if (!filter) return kExitConfigError;
   std::optional<std::string> body =
       fetch(path, CtlRequest{"GET", "/sessions" + admin::session_query(*filter), ""});
   if (!body) return kExitRuntimeFailure;
@@ -242,6 +267,71 @@ int run_config(const std::string& path, const CtlCommand& command) {
   auto text = admin::render_config(*body);
   if (!text) return unreadable(path, "/config", text.error());
   return print(*text);
+}
+
+// The clients file of `disconnect` and `coa`: --clients, else the one
+// DIR/gateway.yaml names.
+std::optional<std::vector<config::ClientDef>> read_clients(const CtlCommand& command) {
+  std::string path;
+  if (command.clients) {
+    path = *command.clients;
+  } else {
+    const std::string gateway_yaml = *command.dir + "/gateway.yaml";
+    auto gateway = config::load_gateway_config(gateway_yaml);
+    if (!gateway) {
+      for (const config::ConfigError& error : gateway.error())
+        std::fprintf(stderr, "radiusward ctl: %s\n", error.to_string().c_str());
+      std::fprintf(stderr, "radiusward ctl: give --clients FILE\n");
+      return std::nullopt;
+    }
+    path = gateway->clients_file.path;
+  }
+  auto clients = config::load_clients_file(path);
+  if (!clients) {
+    std::fprintf(stderr, "radiusward ctl: %s\n", clients.error().to_string().c_str());
+    return std::nullopt;
+  }
+  return std::move(clients->clients);
+}
+
+// `disconnect` and `coa`: the sessions the member lists for the filter, one
+// request to each one's NAS, one line per session; 0 only when every NAS
+// acknowledged (docs/operations.md "Disconnect and CoA").
+int run_dynamic(const std::string& path, const CtlCommand& command) {
+  const radius::DynamicKind kind =
+      command.query == "disconnect" ? radius::DynamicKind::kDisconnect : radius::DynamicKind::kCoa;
+  std::optional<admin::SessionFilter> filter = filter_of(command);
+  if (!filter) return kExitConfigError;
+  const auto dictionary = radius::Dictionary::builtin();
+  std::vector<radius::ChangeAttribute> changes;
+  for (const std::string& text : command.changes) {
+    auto change = radius::parse_change_attribute(*dictionary, text);
+    if (!change) {
+      std::fprintf(stderr, "radiusward ctl: %s\n", change.error().c_str());
+      return kExitConfigError;
+    }
+    changes.push_back(std::move(*change));
+  }
+  std::optional<std::vector<config::ClientDef>> clients = read_clients(command);
+  if (!clients) return kExitConfigError;
+  std::optional<std::string> body =
+      fetch(path, CtlRequest{"GET", "/sessions" + admin::session_query(*filter), ""});
+  if (!body) return kExitRuntimeFailure;
+  auto targets = admin::dynamic_targets(*body, *filter, *clients);
+  if (!targets) return unreadable(path, "/sessions", targets.error());
+  if (targets->empty()) {
+    std::fprintf(stderr, "radiusward ctl: no session matches the filter; nothing was sent\n");
+    return kExitNoSession;
+  }
+  const SendOptions options{.tries = command.tries.value_or(3)};
+  bool all_acknowledged = true;
+  std::string lines;
+  for (const SendOutcome& outcome : send_dynamic_requests(kind, *targets, changes, options, *dictionary)) {
+    lines += outcome.line + "\n";
+    all_acknowledged = all_acknowledged && outcome.acknowledged;
+  }
+  if (print(lines) != kExitOk) return kExitRuntimeFailure;
+  return all_acknowledged ? kExitOk : kExitNotAcknowledged;
 }
 
 // One /metrics page and when it was read.
@@ -363,23 +453,33 @@ std::optional<std::string> usage_error(const CtlCommand& command) {
   const bool membership = !command.members_action.empty();
   if (!command.socket && !command.dir) return "give --socket PATH or --dir DIR";
   if (command.query.empty() == !membership) {
-    return "give one query (status, sessions, records, metrics, version, top, explain, reload, config) or "
-           "`members ...`";
+    return "give one query (status, sessions, records, metrics, version, top, explain, reload, config, "
+           "disconnect, coa) or `members ...`";
   }
   if (membership && (command.members_action == "remove") != command.members_raft.empty()) {
     return "members add and replace take ID RAFT, remove takes ID only";
   }
   const bool filtered = command.user || command.nas || command.mac || command.ip || command.session;
-  if (filtered && command.query != "sessions" && command.query != "explain")
-    return "--user, --nas, --mac, --ip and --session go with sessions (--user, --nas and --mac with explain)";
+  const bool dynamic = command.query == "disconnect" || command.query == "coa";
+  if (filtered && command.query != "sessions" && command.query != "explain" && !dynamic) {
+    return "--user, --nas, --mac, --ip and --session go with sessions, disconnect and coa (--user, --nas and "
+           "--mac with explain)";
+  }
   if (command.query == "explain" && (command.ip || command.session))
     return "explain selects by --user, --nas, --mac and --fraction";
   if (command.query == "explain" && !command.user && !command.nas && !command.mac && !command.fraction)
     return "explain needs --user, --nas, --mac or --fraction";
   if ((command.fraction || command.seconds) && command.query != "explain")
     return "--fraction and --seconds go with explain";
-  if (command.json && (membership || command.query == "top"))
-    return "--json goes with a query other than top";
+  // An empty filter would disconnect every session of the cluster.
+  if (dynamic && !filtered) return command.query + " needs a filter: --user, --nas, --mac, --ip or --session";
+  if ((command.clients || command.tries) && !dynamic)
+    return "--clients and --tries go with disconnect and coa";
+  if (dynamic && !command.clients && !command.dir) return command.query + " needs --clients FILE (or --dir)";
+  if (command.query == "coa" && command.changes.empty()) return "coa needs at least one ATTR=VALUE";
+  if (command.query != "coa" && !command.changes.empty()) return "only coa takes ATTR=VALUE arguments";
+  if (command.json && (membership || command.query == "top" || dynamic))
+    return "--json goes with a query other than top, disconnect and coa";
   if (command.interval_s && command.query != "top") return "--interval goes with top";
   if (command.count && command.query != "top" && command.query != "explain") {
     return "--count goes with top and explain";
@@ -396,9 +496,12 @@ int run_ctl(const CtlCommand& command) {
     return kExitConfigError;
   }
   const bool membership = !command.members_action.empty();
+  const bool dynamic = command.query == "disconnect" || command.query == "coa";
   const std::string process = command.member ? "member-" + std::to_string(*command.member) : "gateway";
   std::string path = command.socket ? *command.socket : io::admin_socket_path(*command.dir, process);
-  if (membership && command.dir && !command.member) {
+  // The leader has every committed session: membership changes and the
+  // sessions of disconnect and coa ask it.
+  if ((membership || dynamic) && command.dir && !command.member) {
     std::optional<std::string> leader = find_leader_socket(*command.dir);
     if (!leader) {
       std::fprintf(stderr, "radiusward ctl: no member of %s/admin/member-1..9.sock says it is the leader\n",
@@ -413,6 +516,7 @@ int run_ctl(const CtlCommand& command) {
   if (command.query == "explain") return run_explain(path, command);
   if (command.query == "reload") return run_reload(path, command);
   if (command.query == "config") return run_config(path, command);
+  if (dynamic) return run_dynamic(path, command);
   std::optional<std::string> body = fetch(path, request_of(command));
   return body ? print(*body) : kExitRuntimeFailure;
 }

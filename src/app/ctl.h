@@ -1,9 +1,11 @@
 // `radiusward ctl`: reads a running process's admin API over its Unix socket
 // and prints it for people (tables) or scripts (--json), asks a member
-// leader for a membership change, or asks a process to reload
-// (docs/admin_api.md). Exit status 0 on 200, 1 when the process cannot be
-// reached or answers with an error, 2 on usage errors, 3 when `status` finds
-// the process unhealthy, 4 when `reload` is rejected.
+// leader for a membership change, asks a process to reload, or disconnects
+// or changes sessions at their NAS (RFC 5176; docs/admin_api.md). Exit
+// status 0 on 200, 1 when the process cannot be reached or answers with an
+// error, 2 on usage errors, 3 when `status` finds the process unhealthy, 4
+// when `reload` is rejected; disconnect and coa: 5 when no session matches,
+// 6 when a NAS did not acknowledge (app/exit_codes.h).
 #pragma once
 
 #include <optional>
@@ -19,8 +21,11 @@ namespace rw::app {
 // `reload`: POST /reload; `config`: GET /config, printed for people).
 inline constexpr double kCtlGraceSeconds = 2.0;
 
-inline const std::vector<std::string> kCtlQueries = {"status", "sessions", "records", "metrics", "version",
-                                                     "top",    "explain",  "reload",  "config"};
+// `disconnect` and `coa` send Disconnect- and CoA-Requests to the NASes of
+// the sessions a member lists (docs/operations.md "Disconnect and CoA").
+inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records", "metrics",
+                                                     "version", "top",      "explain", "reload",
+                                                     "config",  "disconnect", "coa"};
 
 struct CtlCommand {
   std::optional<std::string> socket{};  // --socket PATH
@@ -31,8 +36,14 @@ struct CtlCommand {
   // status: how long to ask again while the only problems are ones that
   // clear by themselves (no leader known yet, a gateway reconnecting).
   std::optional<double> grace_s{};  // default kCtlGraceSeconds
-  // sessions: --user --nas --mac --ip --session.
+  // sessions, disconnect, coa: --user --nas --mac --ip --session.
   std::optional<std::string> user{}, nas{}, mac{}, ip{}, session{};
+  // disconnect, coa: the clients file with the NASes' secrets (with --dir:
+  // default the one DIR/gateway.yaml names), tries per request, and for coa
+  // the ATTR=VALUE changes.
+  std::optional<std::string> clients{};
+  std::optional<int> tries{};
+  std::vector<std::string> changes{};
   std::optional<double> interval_s{};  // top: seconds between refreshes; default 1
   std::optional<int> count{};  // top: refreshes, explain: traces before it exits; 0: until interrupted
   // explain: --user --nas --mac select (as for sessions), and:

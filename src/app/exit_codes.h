@@ -15,5 +15,11 @@ inline constexpr int kExitUnhealthy = 3;
 // `radiusward ctl reload`: the process answered and rejected the new
 // configuration; the old one stays in effect (docs/operations.md "Reload").
 inline constexpr int kExitReloadRejected = 4;
+// `radiusward ctl disconnect` and `ctl coa`: no session matches the filter,
+// so nothing was sent.
+inline constexpr int kExitNoSession = 5;
+// `radiusward ctl disconnect` and `ctl coa`: at least one NAS answered NAK,
+// did not answer, or could not be sent to (docs/operations.md "Disconnect and CoA").
+inline constexpr int kExitNotAcknowledged = 6;
 
 }  // namespace rw::app

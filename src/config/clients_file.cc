@@ -363,13 +363,30 @@ Result<void, SourceError> ClientsParser::apply_pair(const Token& key, const Toke
     def.virtual_server = v;
     warn(where,
          fmt::format("virtual_server '{}' is ignored: radiusward applies one policy to every client", v));
-  } else if (k == "coa_server" || k == "login" || k == "password") {
+  } else if (k == "coa_server") {
+    auto address = parse_address_prefix(v, AddressFamily::kAny);
+    if (!address || address->prefix_length != (address->is_v6 ? 128 : 32)) {
+      warn(where, fmt::format("coa_server '{}' is not an address (a FreeRADIUS home_server name?): ignored; "
+                              "Disconnect and CoA go to the client's address",
+                              v));
+    } else {
+      def.coa_address = address->address;
+      def.coa_is_v6 = address->is_v6;
+    }
+  } else if (k == "coa_port") {
+    unsigned port = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
+    if (ec != std::errc() || end != v.data() + v.size() || port == 0 || port > 65535) {
+      return fail(where.error("coa_port must be a port from 1 to 65535"));
+    }
+    def.coa_port = static_cast<std::uint16_t>(port);
+  } else if (k == "login" || k == "password") {
     warn(where, fmt::format("{} is accepted for compatibility and ignored", k));
   } else {
     return fail(SourcePosition{where.file, key.line, key.column}.error(fmt::format(
         "unknown setting '{}' in client {} (known: ipaddr, ipv4addr, ipv6addr, netmask, secret, shortname, "
         "nas_type, require_message_authenticator, limit_proxy_state, proto, response_window, virtual_server, "
-        "coa_server, limit)",
+        "coa_server, coa_port, limit)",
         k, def.name)));
   }
   return {};

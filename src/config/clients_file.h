@@ -51,6 +51,14 @@ struct ClientDef {
   ClientProtocol proto = ClientProtocol::kUdp;
   // `response_window`, when set: how long a proxied request may wait.
   std::optional<std::uint32_t> response_window_ms;
+  // Where Disconnect- and CoA-Requests for this NAS go (RFC 5176 §3):
+  // `coa_server` when it is an address (FreeRADIUS gives it the name of a
+  // home_server section instead; such a name is ignored with a warning), and
+  // `coa_port`. Without coa_server: the client's address when it is one host,
+  // else the session's NAS-IP-Address (docs/users_and_clients.md).
+  std::optional<std::array<std::uint8_t, 16>> coa_address;  // IPv4 in the first 4 bytes
+  bool coa_is_v6 = false;
+  std::uint16_t coa_port = 3799;
   // `virtual_server`: accepted and kept for messages, but radiusward has a
   // single policy, so it selects nothing (a warning says so).
   std::string virtual_server;

@@ -119,6 +119,35 @@ TEST(ClientsFile, DefaultsRequireMessageAuthenticator) {
   EXPECT_EQ(file.clients[0].proto, ClientProtocol::kUdp);
 }
 
+// Where Disconnect- and CoA-Requests go: coa_server when an address (a
+// FreeRADIUS home_server name is ignored with a warning), coa_port, 3799.
+TEST(ClientsFile, ReadsTheDynamicAuthorizationAddressAndPort) {
+  ClientsFile file = parse_ok(
+      "client a {\n ipaddr = 10.0.0.1\n secret = s\n}\n"
+      "client b {\n ipaddr = 10.1.0.0/16\n secret = s\n coa_server = 10.1.0.9\n coa_port = 1700\n}\n"
+      "client c {\n ipaddr = 10.2.0.1\n secret = s\n coa_server = coa-pool\n}\n"
+      "client d {\n ipv6addr = 2001:db8::1\n secret = s\n coa_server = 2001:db8::99\n}\n");
+  ASSERT_EQ(file.clients.size(), 4u);
+  EXPECT_FALSE(file.clients[0].coa_address.has_value());
+  EXPECT_EQ(file.clients[0].coa_port, 3799);
+  ASSERT_TRUE(file.clients[1].coa_address.has_value());
+  EXPECT_EQ((*file.clients[1].coa_address)[3], 9);
+  EXPECT_FALSE(file.clients[1].coa_is_v6);
+  EXPECT_EQ(file.clients[1].coa_port, 1700);
+  EXPECT_FALSE(file.clients[2].coa_address.has_value());
+  ASSERT_EQ(file.warnings.size(), 1u);
+  EXPECT_NE(file.warnings[0].to_string().find("coa_server 'coa-pool' is not an address"), std::string::npos);
+  ASSERT_TRUE(file.clients[3].coa_address.has_value());
+  EXPECT_TRUE(file.clients[3].coa_is_v6);
+  EXPECT_EQ((*file.clients[3].coa_address)[15], 0x99);
+  EXPECT_NE(error_of("client a {\n ipaddr = 10.0.0.1\n secret = s\n coa_port = 0\n}\n")
+                .find("coa_port must be a port from 1 to 65535"),
+            std::string::npos);
+  EXPECT_NE(error_of("client a {\n ipaddr = 10.0.0.1\n secret = s\n coa_port = 70000\n}\n")
+                .find("coa_port must be a port from 1 to 65535"),
+            std::string::npos);
+}
+
 TEST(ClientsFile, AcceptsAnyAddress) {
   ClientsFile file =
       parse_ok("client all {\n ipaddr = *\n secret = s\n}\nclient all6 {\n ipv6addr = *\n secret = s\n}\n");

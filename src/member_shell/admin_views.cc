@@ -23,6 +23,14 @@ std::string address_text(const std::vector<std::uint8_t>& bytes) {
   return text;
 }
 
+// A Framed-IPv6-Prefix value (RFC 3162 §2.3, checked by the ledger) as
+// "2001:db8:0:1::/64".
+std::string prefix_text(const std::vector<std::uint8_t>& value) {
+  std::vector<std::uint8_t> address(16, 0);
+  std::copy(value.begin() + 2, value.end(), address.begin());
+  return address_text(address) + "/" + std::to_string(value[1]);
+}
+
 // An integer attribute's value as a JSON number; anything else as text.
 json value_of(const std::string& name, const std::string& text, const radius::Dictionary& dictionary) {
   const radius::AttributeDef* def = dictionary.find(name);
@@ -70,6 +78,11 @@ std::string session_json(const accounting::Session& session) {
   if (session.nas_address.size() == 4) object["NAS-IP-Address"] = address_text(session.nas_address);
   if (session.nas_address.size() == 16) object["NAS-IPv6-Address"] = address_text(session.nas_address);
   if (!session.nas_identifier.empty()) object["NAS-Identifier"] = session.nas_identifier;
+  if (!session.calling_station_id.empty()) object["Calling-Station-Id"] = session.calling_station_id;
+  if (!session.framed_ip_address.empty())
+    object["Framed-IP-Address"] = address_text(session.framed_ip_address);
+  if (!session.framed_ipv6_prefix.empty())
+    object["Framed-IPv6-Prefix"] = prefix_text(session.framed_ipv6_prefix);
   object["Acct-Status-Type"] =
       session.last_status_type == accounting::status::kStart ? "Start" : "Interim-Update";
   object["started_index"] = session.opened_index;
@@ -86,11 +99,15 @@ bool session_matches(const admin::SessionFilter& filter, const accounting::Sessi
   if (filter.empty()) return true;
   const std::string nas_address =
       session.nas_address.empty() ? std::string() : address_text(session.nas_address);
+  const std::string framed_address =
+      session.framed_ip_address.empty() ? std::string() : address_text(session.framed_ip_address);
   const std::string unique_id = session.key.hex();
   return admin::matches(filter, admin::SessionFields{.user_name = session.user_name,
                                                      .nas_address = nas_address,
                                                      .nas_identifier = session.nas_identifier,
                                                      .client = session.client,
+                                                     .calling_station_id = session.calling_station_id,
+                                                     .framed_address = framed_address,
                                                      .acct_session_id = session.acct_session_id,
                                                      .unique_session_id = unique_id});
 }

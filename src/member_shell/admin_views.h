@@ -28,9 +28,8 @@ namespace rw::member_shell {
 [[nodiscard]] std::string session_json(const accounting::Session& session);
 
 // Whether `session` passes GET /sessions?... 's filter (docs/admin_api.md
-// "/sessions"), on the texts session_json shows. The ledger keeps no
-// Calling-Station-Id or Framed-IP-Address, so a `mac` or `ip` filter matches
-// no session.
+// "/sessions"), on the texts session_json shows: `mac` against
+// Calling-Station-Id, `ip` against Framed-IP-Address.
 [[nodiscard]] bool session_matches(const admin::SessionFilter& filter, const accounting::Session& session);
 
 // One line of /records (newline-delimited JSON, '\n' included): index, key

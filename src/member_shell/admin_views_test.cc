@@ -83,6 +83,27 @@ TEST(AdminViews, SessionJsonCarriesTheDocumentedFields) {
   EXPECT_EQ(body["updated_index"], 1877);
   EXPECT_EQ(body["Acct-Session-Time"], 600);
   EXPECT_EQ(body["Acct-Input-Octets"], 1048576);
+  EXPECT_FALSE(body.contains("Calling-Station-Id"));
+  EXPECT_FALSE(body.contains("Framed-IP-Address"));
+}
+
+// What a Disconnect-Request names a session by is shown, and the `mac` and
+// `ip` filters match it in any notation.
+TEST(AdminViews, SessionsShowAndMatchTheMacAndFramedAddress) {
+  accounting::Session session;
+  session.user_name = "alice";
+  session.calling_station_id = "AA-BB-CC-DD-EE-01";
+  session.framed_ip_address = {10, 9, 0, 5};
+  session.framed_ipv6_prefix = {0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0};
+  const json body = json::parse(session_json(session));
+  EXPECT_EQ(body["Calling-Station-Id"], "AA-BB-CC-DD-EE-01");
+  EXPECT_EQ(body["Framed-IP-Address"], "10.9.0.5");
+  EXPECT_EQ(body["Framed-IPv6-Prefix"], "2001:db8:0:1::/64");
+  auto filter_of = [](std::string query) { return *admin::parse_session_query(query); };
+  EXPECT_TRUE(session_matches(filter_of("mac=aabb.ccdd.ee01"), session));
+  EXPECT_TRUE(session_matches(filter_of("mac=aa:bb:cc:dd:ee:01&ip=10.9.0.5"), session));
+  EXPECT_FALSE(session_matches(filter_of("mac=aa:bb:cc:dd:ee:02"), session));
+  EXPECT_FALSE(session_matches(filter_of("ip=10.9.0.6"), session));
 }
 
 TEST(AdminViews, ParsesMembershipChanges) {

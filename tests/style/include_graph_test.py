@@ -31,7 +31,7 @@ ALLOWED = {
     "deployment": {"base", "config"},
     "consensus": {"base"},
     "eap": {"base", "radius", "auth"},
-    "admin": {"base", "auth"},
+    "admin": {"base", "radius", "config", "auth"},
     # Shared operating-system primitives; they speak in a few pure value types.
     "io": {"base", "config", "gateway"},
     # One shell per process.
