@@ -54,7 +54,7 @@ TEST(DynamicTargets, AHostClientIsSentToAtItsAddressOnPort3799) {
   EXPECT_EQ(id.acct_session_id, "A1");
   EXPECT_EQ(id.calling_station_id, "AA-BB-CC-DD-EE-01");
   EXPECT_EQ(id.framed_ip_address, (std::vector<std::uint8_t>{10, 9, 0, 5}));
-  EXPECT_EQ(id.framed_ipv6_prefix, (std::vector<std::uint8_t>{0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0}));
+  EXPECT_EQ(id.framed_ipv6_prefix, (std::vector<std::uint8_t>{0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1}));
 }
 
 TEST(DynamicTargets, ANetworkClientIsSentToAtTheNasAddressOrItsCoaServer) {

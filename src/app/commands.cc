@@ -209,7 +209,10 @@ class GatewayReload {
  public:
   GatewayReload(const GatewayCommand& command, config::GatewayConfig running,
                 gateway_shell::PublishedState& published, io::ConfigInForce& config_in_force)
-      : command_(command), running_(std::move(running)), published_(published), config_in_force_(config_in_force) {}
+      : command_(command),
+        running_(std::move(running)),
+        published_(published),
+        config_in_force_(config_in_force) {}
 
   Result<void, config::ConfigErrors> operator()() {
     auto next = gateway_config(command_);
@@ -325,8 +328,8 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin =
-      start_admin(config, client->get(), *factory, **server, config_in_force, explain_log, reloader, started_at);
+  auto admin = start_admin(config, client->get(), *factory, **server, config_in_force, explain_log, reloader,
+                           started_at);
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;

@@ -23,8 +23,8 @@ inline constexpr double kCtlGraceSeconds = 2.0;
 
 // `disconnect` and `coa` send Disconnect- and CoA-Requests to the NASes of
 // the sessions a member lists (docs/operations.md "Disconnect and CoA").
-inline const std::vector<std::string> kCtlQueries = {"status",  "sessions", "records", "metrics",
-                                                     "version", "top",      "explain", "reload",
+inline const std::vector<std::string> kCtlQueries = {"status",  "sessions",   "records", "metrics",
+                                                     "version", "top",        "explain", "reload",
                                                      "config",  "disconnect", "coa"};
 
 struct CtlCommand {

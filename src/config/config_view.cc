@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 
 #include <cctype>
-#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
 
 namespace rw::config {
 namespace {
@@ -320,34 +322,19 @@ ordered_json member_config_json(const MemberConfig& config) {
 }
 
 std::string iso8601_utc(std::int64_t unix_ms) {
-  // Civil date from days since 1970-01-01 (H. Hinnant's days_from_civil inverse).
+  // Floor division, so that times before 1970 keep a milliseconds part in
+  // 0..999.
   std::int64_t ms = unix_ms % 1000;
   std::int64_t seconds = unix_ms / 1000;
   if (ms < 0) {
     ms += 1000;
     --seconds;
   }
-  std::int64_t days = seconds / 86400;
-  std::int64_t of_day = seconds % 86400;
-  if (of_day < 0) {
-    of_day += 86400;
-    --days;
-  }
-  days += 719468;
-  const std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const std::int64_t doe = days - era * 146097;
-  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const std::int64_t mp = (5 * doy + 2) / 153;
-  const std::int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  const std::int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const std::int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  char text[40];
-  std::snprintf(text, sizeof text, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ",
-                static_cast<long long>(year), static_cast<long long>(month), static_cast<long long>(day),
-                static_cast<long long>(of_day / 3600), static_cast<long long>(of_day / 60 % 60),
-                static_cast<long long>(of_day % 60), static_cast<long long>(ms));
-  return text;
+  const auto when = static_cast<std::time_t>(seconds);
+  std::tm parts{};
+  if (::gmtime_r(&when, &parts) == nullptr) return "-";
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", parts.tm_year + 1900, parts.tm_mon + 1,
+                     parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, ms);
 }
 
 std::string config_body(std::string_view role, const ordered_json& config,

@@ -84,6 +84,14 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   };
   if (socket_text(running.admin_socket) != socket_text(next.admin_socket))
     changed("admin_socket", socket_text(running.admin_socket), socket_text(next.admin_socket));
+  // The admin server binds its TCP port and reads its token at start.
+  const auto listen_or_none = [](const std::optional<HostPort>& address) {
+    return address ? address->text : std::string("none");
+  };
+  if (listen_or_none(running.admin_listen) != listen_or_none(next.admin_listen))
+    changed("admin_listen", listen_or_none(running.admin_listen), listen_or_none(next.admin_listen));
+  if (socket_text(running.admin_token_file) != socket_text(next.admin_token_file))
+    changed("admin_token_file", socket_text(running.admin_token_file), socket_text(next.admin_token_file));
   const auto logging_text = [](const GatewayConfig::Logging& logging) {
     return fmt::format("{}/{}", to_string(logging.level), to_string(logging.format));
   };

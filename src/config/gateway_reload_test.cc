@@ -73,6 +73,25 @@ TEST(GatewayRestartChanges, EveryChangedKeyIsReported) {
   EXPECT_EQ(errors[3], "gw.yaml:6:1: the accounting section changed: needs a restart (nothing was reloaded)");
 }
 
+TEST(GatewayRestartChanges, TheAdminApiOverTcpNeedsARestart) {
+  const std::string admin =
+      "admin_socket: admin.sock\n"
+      "admin_token_file: token\n"
+      "admin_listen: 127.0.0.1:9100\n";
+  std::string moved_port = admin;
+  moved_port.replace(moved_port.find("9100"), 4, "9101");
+  EXPECT_EQ(
+      changes(std::string(kBase) + admin, std::string(kBase) + moved_port),
+      std::vector<std::string>{"gw.yaml:8:1: admin_listen changed from 127.0.0.1:9100 to 127.0.0.1:9101: "
+                               "needs a restart (nothing was reloaded)"});
+  std::string other_token = admin;
+  other_token.replace(other_token.find("token\n"), 5, "token2");
+  EXPECT_EQ(
+      changes(std::string(kBase) + admin, std::string(kBase) + other_token),
+      std::vector<std::string>{"gw.yaml:7:1: admin_token_file changed from 'token' to 'token2': needs a "
+                               "restart (nothing was reloaded)"});
+}
+
 TEST(GatewayRestartChanges, RemovedSectionPointsAtTheFile) {
   const std::string next =
       "listen: [127.0.0.1]\n"

@@ -94,7 +94,7 @@ TEST(AdminViews, SessionsShowAndMatchTheMacAndFramedAddress) {
   session.user_name = "alice";
   session.calling_station_id = "AA-BB-CC-DD-EE-01";
   session.framed_ip_address = {10, 9, 0, 5};
-  session.framed_ipv6_prefix = {0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0};
+  session.framed_ipv6_prefix = {0, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1};
   const json body = json::parse(session_json(session));
   EXPECT_EQ(body["Calling-Station-Id"], "AA-BB-CC-DD-EE-01");
   EXPECT_EQ(body["Framed-IP-Address"], "10.9.0.5");

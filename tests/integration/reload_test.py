@@ -257,7 +257,7 @@ class ReloadTest(unittest.TestCase):
             thread.start()
         try:
             self.probe(0)
-            broken_users = re.escape(self.users) + r":3:29: unterminated quoted string"
+            broken_users = re.escape(self.users) + r":3:30: unterminated quoted string"
             for generation in range(1, RELOADS + 1):
                 if generation == 40:
                     # A users file with a syntax error: rejected whole, by ctl
