@@ -3,6 +3,8 @@
 // SubmissionClient::status(), which is published under a mutex.
 #include "gateway_shell/gateway_admin.h"
 
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 
 #include "io/admin_metrics.h"
@@ -56,6 +58,19 @@ void add_handler_metrics(io::PrometheusText& page,
     page.counter("radiusward_gateway_rejects_total", "Access-Rejects sent, by reason.", total,
                  {{"reason", gateway::to_string(static_cast<gateway::RejectReason>(i))}});
   }
+  // Drops have no answer and are counted by reason above, not here.
+  constexpr std::string_view kRequests = "Requests answered, by request code and outcome.";
+  for (const auto& [code, outcome, member] :
+       {std::tuple{"Access-Request", "accept", &gateway::GatewayCounters::access_accepts},
+        std::tuple{"Access-Request", "reject", &gateway::GatewayCounters::access_rejects},
+        std::tuple{"Accounting-Request", "response", &gateway::GatewayCounters::accounting_responses},
+        std::tuple{"Status-Server", "answered", &gateway::GatewayCounters::status_server}}) {
+    page.counter("radiusward_gateway_requests_total", kRequests, sum(member),
+                 {{"code", code}, {"outcome", outcome}});
+  }
+  page.counter("radiusward_gateway_retransmissions_answered_total",
+               "Retransmissions answered again from the duplicate cache.",
+               sum(&gateway::GatewayCounters::retransmissions_answered));
   constexpr std::string_view kParked = "Access-Requests parked off the UDP workers, by what they waited for.";
   page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::user_lookups),
                {{"event", "user_lookup"}});

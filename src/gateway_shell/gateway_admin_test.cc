@@ -34,5 +34,28 @@ TEST(GatewayMetrics, RejectsAndDropsAreSummedOverWorkersByReason) {
   }
 }
 
+TEST(GatewayMetrics, AnsweredRequestsAreCountedByCodeAndOutcome) {
+  std::vector<std::unique_ptr<gateway::GatewayCounters>> workers;
+  workers.push_back(std::make_unique<gateway::GatewayCounters>());
+  workers.push_back(std::make_unique<gateway::GatewayCounters>());
+  workers[0]->access_accepts.add(5);
+  workers[1]->access_accepts.add(2);
+  workers[1]->access_rejects.add(3);
+  workers[0]->accounting_responses.add(11);
+  workers[1]->status_server.add(1);
+  workers[0]->retransmissions_answered.add(4);
+  io::PrometheusText page;
+  add_handler_metrics(page, workers);
+  const std::string& text = page.text();
+  for (const std::string line :
+       {"radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"accept\"} 7\n",
+        "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"reject\"} 3\n",
+        "radiusward_gateway_requests_total{code=\"Accounting-Request\",outcome=\"response\"} 11\n",
+        "radiusward_gateway_requests_total{code=\"Status-Server\",outcome=\"answered\"} 1\n",
+        "radiusward_gateway_retransmissions_answered_total 4\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
+}
+
 }  // namespace
 }  // namespace rw::gateway_shell
