@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fault"))
 
 from cluster_fixture import Cluster, free_port  # noqa: E402
-from radiusward_fixture import binary_from_argv  # noqa: E402
+from radiusward_fixture import RemembersFailure, binary_from_argv  # noqa: E402
 
 BINARY = binary_from_argv()
 
@@ -129,7 +129,7 @@ def _dictionary_file():
     return _DICTIONARY_PATH
 
 
-class DynamicAuthorization(unittest.TestCase):
+class DynamicAuthorization(RemembersFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.root = tempfile.mkdtemp(prefix="rw-coa-")
@@ -157,12 +157,6 @@ class DynamicAuthorization(unittest.TestCase):
     def tearDownClass(cls):
         cls.nas.close()
         cls.cluster.finish(ok=not cls.failed)
-
-    def run(self, result=None):
-        result = super().run(result)
-        if result is not None and (result.failures or result.errors):
-            type(self).failed = True
-        return result
 
     @classmethod
     def start_session(cls, user, session, mac, ip):

@@ -226,3 +226,17 @@ def run_tool(args, timeout=30):
     """Runs a Debian client tool and returns (exit code, combined output)."""
     done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, text=True)
     return done.returncode, done.stdout
+
+
+class RemembersFailure:
+    """A unittest.TestCase mixin for a class whose tests share one
+    deployment: once one of them fails, `failed` is set on the class, so
+    that its tearDownClass keeps the folder and prints the logs."""
+
+    failed = False
+
+    def run(self, result=None):
+        result = super().run(result)
+        if result is not None and (result.failures or result.errors):
+            type(self).failed = True
+        return result

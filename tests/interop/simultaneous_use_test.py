@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fault"))
 
 from cluster_fixture import Cluster  # noqa: E402
-from radiusward_fixture import binary_from_argv, run_tool  # noqa: E402
+from radiusward_fixture import RemembersFailure, binary_from_argv, run_tool  # noqa: E402
 
 BINARY = binary_from_argv()
 SCHEMA = "/etc/freeradius/3.0/mods-config/sql/main/sqlite/schema.sql"
@@ -53,7 +53,7 @@ def make_database(path):
     db.close()
 
 
-class SimultaneousUse(unittest.TestCase):
+class SimultaneousUse(RemembersFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.root = tempfile.mkdtemp(prefix="rw-simuse-")
@@ -76,12 +76,6 @@ class SimultaneousUse(unittest.TestCase):
     def tearDownClass(cls):
         # A failure keeps the folder and prints every process's log tail.
         cls.cluster.finish(ok=not cls.failed)
-
-    def run(self, result=None):
-        result = super().run(result)
-        if result is not None and (result.failures or result.errors):
-            type(self).failed = True
-        return result
 
     def radtest(self, user, password):
         _, output = run_tool(["radtest", "-x", user, password, f"127.0.0.1:{self.cluster.auth_port}", "0",
