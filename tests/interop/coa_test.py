@@ -12,6 +12,7 @@ id in the cluster's committed session table and must print one line per
 session, exit 0 only when every NAS acknowledged, 5 on a NAK or a NAS that
 never answers, 4 when no session matches."""
 
+import atexit
 import hashlib
 import hmac
 import json
@@ -124,6 +125,7 @@ def _dictionary_file():
     global _DICTIONARY_PATH
     if _DICTIONARY_PATH is None:
         handle, _DICTIONARY_PATH = tempfile.mkstemp(prefix="rw-coa-dict-")
+        atexit.register(os.remove, _DICTIONARY_PATH)
         with os.fdopen(handle, "w") as f:
             f.write(DICTIONARY)
     return _DICTIONARY_PATH

@@ -6,6 +6,7 @@ MS-CHAP users from radcheck, replies from radreply and radgroupreply, the
 users file tried first, and an unknown user rejected."""
 
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -66,6 +67,7 @@ class SqlUsersInterop(unittest.TestCase):
     def tearDownClass(cls):
         cls.gateway.__exit__(None, None, None)
         cls.postgres.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_pap_user_gets_user_and_group_replies(self):
         _, output = radtest(self.gateway, "alice", "wonderland")

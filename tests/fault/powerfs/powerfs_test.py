@@ -17,6 +17,7 @@ Usage: powerfs_test.py RADIUSWARD_POWERFS_BINARY [--keep]"""
 
 import errno
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -163,6 +164,7 @@ def main():
         fs.unmount()
         if ok and "--keep" not in sys.argv:
             fs.remove()
+            shutil.rmtree(root, ignore_errors=True)
         else:
             print(f"kept {root}")
 
