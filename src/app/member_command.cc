@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "admin/session_filter.h"
 #include "app/exit_codes.h"
@@ -20,11 +22,13 @@
 #include "base/assert.h"
 #include "config/config_view.h"
 #include "config/member_config.h"
+#include "config/member_reload.h"
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
 #include "io/config_in_force.h"
 #include "io/logging.h"
+#include "io/reloader.h"
 #include "io/signals.h"
 #include "member_shell/admin_views.h"
 #include "member_shell/export_loop.h"
@@ -45,29 +49,65 @@ constexpr auto kMembershipTimeout = std::chrono::seconds(15);
 constexpr auto kNodeStartGrace = std::chrono::seconds(5);
 
 struct Member {
+  // As at start: what only a restart changes. A reload never touches it
+  // (MemberReload keeps the configuration in force).
   config::MemberConfig config;
-  std::shared_ptr<const radius::Dictionary> dictionary;
   member_shell::SubmissionAddressBook book;
   std::unique_ptr<member_shell::LedgerState> ledger;
   std::unique_ptr<member_shell::SubmissionServer> submission;
   std::unique_ptr<consensus::Node> node;
-  std::unique_ptr<member_shell::ExportLoop> exporter;  // Absent without an export: section.
   io::AdminServer admin;
+
+  // What a reload replaces (docs/operations.md "Reload"), read by the admin
+  // thread through the two accessors below.
+  [[nodiscard]] std::shared_ptr<const radius::Dictionary> dictionary() const {
+    std::lock_guard lock(reloaded_mutex);
+    return dictionary_;
+  }
+  // Null without an export: section.
+  [[nodiscard]] std::shared_ptr<member_shell::ExportLoop> exporter() const {
+    std::lock_guard lock(reloaded_mutex);
+    return exporter_;
+  }
+  void set_dictionary(std::shared_ptr<const radius::Dictionary> next) {
+    std::lock_guard lock(reloaded_mutex);
+    dictionary_ = std::move(next);
+  }
+  std::shared_ptr<member_shell::ExportLoop> exchange_exporter(
+      std::shared_ptr<member_shell::ExportLoop> next) {
+    std::lock_guard lock(reloaded_mutex);
+    return std::exchange(exporter_, std::move(next));
+  }
+  // Held while the exporter is stopped and another started (a reload) or
+  // stopped for good (the stop); `stopping` then keeps a late reload from
+  // starting one on a node that is going away.
+  std::mutex exporter_change_mutex;
+  bool stopping = false;  // Guarded by exporter_change_mutex.
+
   // /config: the configuration in force; a reload replaces its body whole.
   io::ConfigInForce config_in_force;
   bool recover_alone = false;  // MemberCommand::recover_alone
   // Times the known leader became another member, as the main thread sees
   // it every 100 ms (wait_for_stop); read by /metrics.
   std::atomic<std::uint64_t> leader_changes{0};
+
+ private:
+  mutable std::mutex reloaded_mutex;  // Guards only the two pointers: never held across a call.
+  std::shared_ptr<const radius::Dictionary> dictionary_;
+  std::shared_ptr<member_shell::ExportLoop> exporter_;
 };
 
-Result<std::shared_ptr<const radius::Dictionary>, std::string> load_dictionary(
+Result<std::shared_ptr<const radius::Dictionary>, config::ConfigError> load_dictionary(
     const config::MemberConfig& config) {
   if (!config.dictionary_dir) return radius::Dictionary::builtin();
   const std::string file = config.dictionary_dir->path + "/dictionary";
   if (config.dictionary_dir_optional && !std::filesystem::exists(file)) return radius::Dictionary::builtin();
   auto loaded = radius::Dictionary::load(file);
-  if (!loaded) return fail(loaded.error().to_string());
+  if (!loaded) {
+    const radius::DictionaryError& error = loaded.error();
+    return fail(config::ConfigError{
+        .file = error.file, .line = error.line, .column = error.column, .message = error.message});
+  }
   return *loaded;
 }
 
@@ -141,9 +181,9 @@ void add_listing_routes(Member& m) {
   m.admin.route("GET", "/status", [&m](const io::AdminRequest&) {
     std::string body = member_shell::status_json(m.config.id, m.node->status(), m.ledger->figures(),
                                                  m.submission->pending_submissions(), m.book);
-    if (m.exporter) {
+    if (const std::shared_ptr<member_shell::ExportLoop> exporter = m.exporter()) {
       nlohmann::json status = nlohmann::json::parse(body);
-      status["export"] = member_shell::to_json(m.exporter->status());
+      status["export"] = member_shell::to_json(exporter->status());
       body = status.dump();
     }
     return json_response(std::move(body));
@@ -171,12 +211,13 @@ void add_listing_routes(Member& m) {
     return json_response(std::move(body));
   });
   m.admin.route("GET", "/records", [&m](const io::AdminRequest&) {
+    const std::shared_ptr<const radius::Dictionary> dictionary = m.dictionary();
     std::string lines;
     std::uint64_t after = 0;
     for (;;) {
       auto page = m.ledger->records_after(after, kAdminPageItems);
       if (page.empty()) break;
-      for (const accounting::HeldRecord& held : page) lines += member_shell::record_line(held, *m.dictionary);
+      for (const accounting::HeldRecord& held : page) lines += member_shell::record_line(held, *dictionary);
       after = page.back().index;
     }
     return io::ndjson_response(std::move(lines));
@@ -293,8 +334,8 @@ void add_metrics(Member& m) {
     submission_counter("hello_timeouts", counters.hello_timeouts);
     submission_counter("idle_timeouts", counters.idle_timeouts);
     submission_counter("submits_over_limit", counters.submits_over_limit);
-    if (m.exporter) {
-      const member_shell::ExportStatus exported = m.exporter->status();
+    if (const std::shared_ptr<member_shell::ExportLoop> exporter = m.exporter()) {
+      const member_shell::ExportStatus exported = exporter->status();
       const auto export_counter = family("radiusward_member_export_records_total",
                                          "Records the exporter handled, by outcome.", "outcome");
       export_counter("exported", exported.records_exported);
@@ -357,7 +398,7 @@ void add_metrics(Member& m) {
   });
 }
 
-Result<void, std::string> start_admin(Member& m) {
+Result<void, std::string> start_admin(Member& m, io::Reloader& reloader) {
   if (!m.config.admin_socket) return {};
   add_listing_routes(m);
   for (std::string_view kind : {"add", "remove", "replace"}) {
@@ -368,6 +409,7 @@ Result<void, std::string> start_admin(Member& m) {
   add_metrics(m);
   io::add_version_route(m.admin, RW_VERSION, "member");
   io::add_config_route(m.admin, m.config_in_force);
+  io::add_reload_routes(m.admin, reloader);
   const std::string& path = m.config.admin_socket->path;
   std::error_code ignored;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
@@ -380,15 +422,32 @@ Result<void, std::string> start_admin(Member& m) {
   return {};
 }
 
-// The exporter of the export: section, started (it idles until this member
-// is the ready leader).
-void start_exporter(Member& m) {
-  if (!m.config.exporter) return;
-  const config::MemberConfig::Export& e = *m.config.exporter;
+// Stops the running exporter, if any (its batch in hand commits or rolls
+// back, docs/accounting.md), then starts the one of `section` with
+// `dictionary`, which idles until this member is the ready leader. At start
+// and at every accepted reload; false, changing nothing, once the member is
+// stopping.
+bool replace_exporter(Member& m, const std::optional<config::MemberConfig::Export>& section,
+                      std::shared_ptr<const radius::Dictionary> dictionary) {
+  std::lock_guard change(m.exporter_change_mutex);
+  if (m.stopping) return false;
+  // The stopped loop stays visible to /status and /metrics until its
+  // successor takes its place.
+  std::optional<member_shell::ExportStatus> counts;
+  if (const std::shared_ptr<member_shell::ExportLoop> running = m.exporter()) {
+    running->stop();
+    counts = running->status();
+  }
+  if (!section) {
+    m.exchange_exporter(nullptr);
+    return true;
+  }
+  const config::MemberConfig::Export& e = *section;
   std::unique_ptr<member_shell::ExportSink> sink =
-      e.sqlite ? member_shell::make_sqlite_sink(e.sqlite->path, m.dictionary)
-               : member_shell::make_postgres_sink(e.postgresql_conninfo, m.dictionary, e.postgresql_timeouts);
-  m.exporter = std::make_unique<member_shell::ExportLoop>(
+      e.sqlite ? member_shell::make_sqlite_sink(e.sqlite->path, std::move(dictionary))
+               : member_shell::make_postgres_sink(e.postgresql_conninfo, std::move(dictionary),
+                                                  e.postgresql_timeouts);
+  auto next = std::make_shared<member_shell::ExportLoop>(
       std::move(sink),
       member_shell::ExportLoopOptions{
           .database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
@@ -397,18 +456,79 @@ void start_exporter(Member& m) {
           .retry_initial_ms = e.retry_initial_ms,
           .retry_max_ms = e.retry_max_ms},
       *m.ledger, *m.node);
-  m.exporter->start();
+  if (counts) next->continue_counts(*counts);
+  next->start();
+  m.exchange_exporter(std::move(next));
+  return true;
 }
 
-// Waits for SIGTERM/SIGINT; false when the node failed first. Counts the
-// leader changes it sees in `leader_changes`.
-bool wait_for_stop(const consensus::Node& node, std::atomic<std::uint64_t>& leader_changes) {
+// Stops the exporter for good: before the node, so that its last batch
+// commits or rolls back and a cursor entry it submits still reaches the
+// node. A reload under way finishes first; none starts one after.
+void stop_exporter(Member& m) {
+  std::lock_guard change(m.exporter_change_mutex);
+  m.stopping = true;
+  if (const std::shared_ptr<member_shell::ExportLoop> running = m.exchange_exporter(nullptr)) running->stop();
+}
+
+// One reload of `radiusward member` (docs/operations.md "Reload"): the config
+// file and every file it names are read and checked whole; a change of a key
+// other than export: and dictionary_dir is an error. Only when nothing is
+// wrong does the member switch: the new dictionary for /records, and the
+// exporter restarted with the new export settings and dictionary. The raft
+// node, the ledger and the submission port never notice. Run by
+// io::Reloader, one at a time, so `running_` needs no lock of its own.
+class MemberReload {
+ public:
+  MemberReload(std::string config_file, Member& m)
+      : config_file_(std::move(config_file)), running_(m.config), m_(m) {}
+
+  Result<void, config::ConfigErrors> operator()() {
+    auto next = config::load_member_config(config_file_);
+    if (!next) return fail(std::move(next.error()));
+    config::ConfigErrors errors = config::member_restart_changes(running_, *next);
+    auto dictionary = load_dictionary(*next);
+    if (!dictionary) errors.push_back(std::move(dictionary.error()));
+    // The certificates load and match, as at start; the connections keep
+    // theirs until a restart (cluster_tls needs one).
+    if (next->cluster_tls) {
+      if (auto tls = raft_tls_options(*next); !tls) errors.push_back(std::move(tls.error()));
+    }
+    if (!errors.empty()) return fail(std::move(errors));
+    if (!replace_exporter(m_, next->exporter, *dictionary)) {
+      return fail(config::ConfigErrors{config::SourceLocation{.file = config_file_}.error(
+          "the member is stopping: nothing was reloaded")});
+    }
+    m_.set_dictionary(std::move(*dictionary));
+    m_.config_in_force.replace(config::config_body("member", config::member_config_json(*next),
+                                                   io::digest_files(config::named_files(*next))));
+    spdlog::info("reload: export {}, dictionary {}",
+                 next->exporter ? (next->exporter->sqlite ? "into SQLite" : "into PostgreSQL") : "none",
+                 next->dictionary_dir ? next->dictionary_dir->path : std::string("built-in"));
+    running_ = std::move(*next);
+    return {};
+  }
+
+ private:
+  std::string config_file_;
+  config::MemberConfig running_;
+  Member& m_;
+};
+
+// Waits for SIGTERM/SIGINT, reloading on SIGHUP; false when the node failed
+// first. Counts the leader changes it sees in `leader_changes`.
+bool wait_for_stop(const consensus::Node& node, std::atomic<std::uint64_t>& leader_changes,
+                   io::Reloader& reloader) {
   std::uint64_t last_leader = 0;
   const auto started = std::chrono::steady_clock::now();
   bool seen_running = false;
   for (;;) {
-    if (auto signal = io::wait_for_stop_signal(Duration::milliseconds(100))) {
-      spdlog::info("{} received: stopping", *signal);
+    if (std::optional<io::SignalEvent> signal = io::wait_for_signal(Duration::milliseconds(100))) {
+      if (signal->request == io::SignalRequest::kReload) {
+        (void)reloader.reload(signal->name);
+        continue;
+      }
+      spdlog::info("{} received: stopping", signal->name);
       return true;
     }
     const consensus::NodeStatus status = node.status();
@@ -439,7 +559,7 @@ bool wait_for_stop(const consensus::Node& node, std::atomic<std::uint64_t>& lead
   }
 }
 
-int start_and_run(Member& m) {
+int start_and_run(Member& m, const std::string& config_file) {
   m.ledger = std::make_unique<member_shell::LedgerState>(
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
                                .held_bytes_max = m.config.ledger.held_bytes_max,
@@ -485,20 +605,21 @@ int start_and_run(Member& m) {
   }
   m.node = std::move(*node);
   m.submission->start(*m.node, *m.ledger);
-  start_exporter(m);
+  (void)replace_exporter(m, m.config.exporter, m.dictionary());
   spdlog::info("radiusward {} member {} started: raft {}, submissions on {}", RW_VERSION, m.config.id,
                m.config.raft_address.text, m.config.submission_listen.text);
-  if (auto admin = start_admin(m); !admin) {
+  io::Reloader reloader{MemberReload(config_file, m)};
+  if (auto admin = start_admin(m, reloader); !admin) {
     spdlog::critical("{}", admin.error());
-    if (m.exporter) m.exporter->stop();
+    stop_exporter(m);
     m.node->stop(false);
     m.submission->stop();
     return kExitRuntimeFailure;
   }
-  const bool clean = wait_for_stop(*m.node, m.leader_changes);
+  const bool clean = wait_for_stop(*m.node, m.leader_changes, reloader);
   // Before the node: its last batch commits or rolls back, and a cursor
   // entry it submits still reaches the node.
-  if (m.exporter) m.exporter->stop();
+  stop_exporter(m);
   // A leader hands leadership over first, so gateways barely notice (issue 3).
   m.node->stop(/*transfer_leadership=*/clean);
   m.submission->stop();
@@ -537,17 +658,17 @@ int run_member(const MemberCommand& command) {
   io::setup_logging(m.config.logging);
   auto dictionary = load_dictionary(m.config);
   if (!dictionary) {
-    std::fprintf(stderr, "%s\n", dictionary.error().c_str());
+    std::fprintf(stderr, "%s\n", dictionary.error().to_string().c_str());
     return kExitConfigError;
   }
-  m.dictionary = std::move(*dictionary);
+  m.set_dictionary(std::move(*dictionary));
   for (const config::MemberAddress& member : m.config.members) m.book[member.id] = member.submission.text;
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
     spdlog::critical("{}", blocked.error().to_string());
     return kExitRuntimeFailure;
   }
-  return start_and_run(m);
+  return start_and_run(m, command.config_file);
 }
 
 }  // namespace rw::app

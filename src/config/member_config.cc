@@ -33,7 +33,9 @@ class MemberParser : YamlReader {
     if (!expect_root(root)) return;
     const std::set<std::string> seen =
         each_key(root, "", [&](const std::string& key, const YAML::Node& value, const SourceLocation& where) {
-          return on_top_level(key, value, where);
+          if (!on_top_level(key, value, where)) return false;
+          config_.key_where[key] = where;
+          return true;
         });
     for (std::string_view key : {"id", "data_dir", "raft_address", "submission_listen", "members"}) {
       require(seen, "", key, at(root));

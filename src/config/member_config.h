@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -131,6 +133,10 @@ struct MemberConfig {
   bool dictionary_dir_optional = true;
 
   GatewayConfig::Logging logging{};
+
+  // Where each top-level key is written, for errors about a whole key (a
+  // reload's "needs a restart", config/member_reload.h).
+  std::map<std::string, SourceLocation, std::less<>> key_where{};
 
   // The address book entry of member `member_id`, if listed.
   [[nodiscard]] const MemberAddress* find_member(std::uint64_t member_id) const;

@@ -67,6 +67,15 @@ ExportLoop::ExportLoop(std::unique_ptr<ExportSink> sink, ExportLoopOptions optio
 
 ExportLoop::~ExportLoop() { stop(); }
 
+void ExportLoop::continue_counts(const ExportStatus& predecessor) {
+  std::lock_guard lock(status_mutex_);
+  status_.records_exported = predecessor.records_exported;
+  status_.batches = predecessor.batches;
+  status_.failures = predecessor.failures;
+  status_.records_quarantined = predecessor.records_quarantined;
+  status_.records_resent = predecessor.records_resent;
+}
+
 void ExportLoop::start() {
   thread_ = std::thread([this] { run(); });
 }

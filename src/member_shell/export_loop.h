@@ -67,6 +67,10 @@ class ExportLoop {
   ExportLoop(const ExportLoop&) = delete;
   ExportLoop& operator=(const ExportLoop&) = delete;
 
+  // Takes over the counts of the stopped loop this one replaces (a reload,
+  // docs/operations.md "Reloading a member"), so that the counters of
+  // /metrics never go backwards within the process's life. Before start().
+  void continue_counts(const ExportStatus& predecessor);
   void start();
   // Idempotent; joins the thread. A batch in flight finishes or fails first
   // (bounded by the database's timeouts).

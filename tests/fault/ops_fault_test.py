@@ -24,6 +24,14 @@ project's load generator sends Start/Interim/Stop and retransmits as a NAS:
                           time, through libfaketime with a timestamp file the
                           test rewrites (CLOCK_MONOTONIC left alone:
                           DONT_FAKE_MONOTONIC=1, as a real clock step leaves it)
+  reload_members          100 member reloads (docs/operations.md "Reloading a
+                          member"), round robin over the members, alternately
+                          SIGHUP and `radiusward ctl --dir DIR --member N
+                          reload`, each changing export.batch_records_max, so
+                          that the leader's exporter restarts about 33 times
+                          under load; three rejected attempts (a value out of
+                          range, a broken dictionary, a changed raft section)
+                          change nothing and say file:line:col
 
 Every scenario ends with history.check (nothing acknowledged lost or
 duplicated, members converge, PostgreSQL exactly once, answers resumed) and
@@ -43,11 +51,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import re
+import signal
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "support"))
+sys.path.insert(0, os.path.join(here, "..", "..", "scripts"))
+import bench_sql  # noqa: E402  (admin_get: GET /reload and /config without ctl)
 from cluster_fixture import deployment  # noqa: E402
 import history  # noqa: E402
 
@@ -58,7 +70,8 @@ LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 LOW_SNAPSHOTS = "raft:\n  snapshot_threshold: 64\n  snapshot_trailing: 16\n"
 
 SCENARIOS = ("rolling_restart", "rolling_upgrade", "volume_replaced_follower", "volume_replaced_leader",
-             "clock_jump_gateway", "clock_jump_member")
+             "clock_jump_gateway", "clock_jump_member", "reload_members")
+MEMBER_RELOADS = 100
 
 # The longest time without any answer the NAS may see during the fault
 # (history's longest_unavailable_ms over the load window). A restart moves
@@ -72,6 +85,8 @@ UNAVAILABLE_BOUND_MS = {
     "volume_replaced_leader": 3000,
     "clock_jump_gateway": 3000,
     "clock_jump_member": 3000,
+    # A reload touches only the exporter: no answer may wait for it.
+    "reload_members": 3000,
 }
 
 
@@ -265,6 +280,153 @@ def clock_figures(pg, jumped_from, jumped_until):
     return {"received_hour_ahead": ahead, "received_hour_behind": behind, "radacct_stop_before_start": inverted}
 
 
+class MemberReloads:
+    """Reloads the members of `cluster` (docs/operations.md "Reloading a
+    member") and checks each outcome through ctl's exit status and output,
+    GET /reload and GET /config."""
+
+    EXPORT_TAIL = "  retry_max_ms: 1000\n"  # the last line of cluster_fixture.export_yaml
+
+    def __init__(self, cluster, root):
+        self.cluster = cluster
+        self.root = root
+        self.base = {}
+        for i in cluster.ids:
+            with open(cluster.config_path(f"member-{i}")) as f:
+                self.base[i] = f.read()
+            assert self.EXPORT_TAIL in self.base[i], self.base[i]
+        self.generation = {i: 0 for i in cluster.ids}
+        self.rejected = 0
+        self.dictionary_dir = os.path.join(root, "dictionary")
+        os.makedirs(self.dictionary_dir)
+
+    def write(self, i, batch, extra=""):
+        text = self.base[i].replace(self.EXPORT_TAIL, f"{self.EXPORT_TAIL}  batch_records_max: {batch}\n") + extra
+        path = self.cluster.config_path(f"member-{i}")
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)  # a reload never reads half a file
+
+    def status(self, i):
+        body = bench_sql.admin_get(self.cluster.socket_path(f"member-{i}"), "/reload", timeout=30)
+        assert body is not None, f"member-{i}: no GET /reload"
+        return json.loads(body)
+
+    def sighup(self, i):
+        before = self.status(i)
+        attempts = before["reloads_accepted"] + before["reloads_rejected"]
+        self.cluster.processes[f"member-{i}"].send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = self.status(i)
+            if status["reloads_accepted"] + status["reloads_rejected"] > attempts:
+                assert status["last"]["trigger"] == "SIGHUP", status
+                return status
+            time.sleep(0.01)
+        raise AssertionError(f"member-{i}: SIGHUP reload not seen in GET /reload\n"
+                             f"{self.cluster.log_tail(f'member-{i}')}")
+
+    def ctl(self, i):
+        done = subprocess.run([self.cluster.binary, "ctl", "--dir", self.root, "--member", str(i), "reload"],
+                              capture_output=True, text=True, timeout=120)
+        return done.returncode, done.stdout, done.stderr
+
+    def batch_in_force(self, i):
+        body = bench_sql.admin_get(self.cluster.socket_path(f"member-{i}"), "/config", timeout=30)
+        assert body is not None, f"member-{i}: no GET /config"
+        return json.loads(body)["config"]["export"]["batch_records_max"]
+
+    EXPORTED = 'radiusward_member_export_records_total{outcome="exported"}'
+
+    def exported(self, i):
+        return (self.cluster.metrics(f"member-{i}") or {}).get(self.EXPORTED, 0)
+
+    def accept(self, i, batch, by_signal):
+        exported_before = self.exported(i)
+        self.write(i, batch)
+        if by_signal:
+            status = self.sighup(i)
+            assert status["last"]["accepted"], status
+            generation = status["generation"]
+        else:
+            code, out, err = self.ctl(i)
+            assert code == 0, f"ctl reload of member-{i} exited {code}: {out}{err}"
+            found = re.search(r"reloaded: configuration generation (\d+) in effect", out)
+            assert found, out
+            generation = int(found.group(1))
+        self.generation[i] += 1
+        assert generation == self.generation[i], (i, generation, self.generation[i])
+        in_force = self.batch_in_force(i)
+        assert in_force == batch, f"member-{i}: /config shows batch_records_max {in_force}, wrote {batch}"
+        # The restarted exporter takes over the counts: a counter never goes back.
+        exported_after = self.exported(i)
+        assert exported_after >= exported_before, (i, exported_before, exported_after)
+        return exported_after
+
+    def reject(self, i, batch, extra, pattern, by_signal):
+        """A reload that must be refused with an error matching `pattern`;
+        the configuration in force stays, and the good file is put back."""
+        good = self.batch_in_force(i)
+        self.write(i, batch, extra)
+        if by_signal:
+            status = self.sighup(i)
+            errors = status["last"]["errors"]
+            assert not status["last"]["accepted"], status
+        else:
+            code, out, err = self.ctl(i)
+            assert code == 4, f"ctl reload exit {code} (want 4): {out}{err}"
+            assert f"configuration generation {self.generation[i]} stays in effect" in err, err
+            errors = err.splitlines()
+            status = self.status(i)
+        assert any(re.match(pattern, e) for e in errors), f"no {pattern!r} in {errors}"
+        assert status["generation"] == self.generation[i], status
+        assert self.batch_in_force(i) == good
+        self.rejected += 1
+        log(f"member-{i} rejected {'SIGHUP' if by_signal else 'ctl'} reload: {errors[0]}")
+        self.write(i, good)
+
+    def run(self):
+        """MEMBER_RELOADS accepted reloads, three rejected among them.
+        Returns figures for the history."""
+        began = time.monotonic()
+        leader_reloads = 0
+        exported_on_leader = 0
+        for k in range(1, MEMBER_RELOADS + 1):
+            i = self.cluster.ids[k % len(self.cluster.ids)]
+            leader = self.cluster.leader()
+            config = re.escape(self.cluster.config_path(f"member-{i}"))
+            if k == 40:
+                # A value out of range: an error in the config file itself.
+                self.reject(i, 0, "", config + r":\d+:\d+: expected an integer between 1 and 100000, got '0'",
+                            by_signal=False)
+            elif k == 60:
+                # A file the config names: a dictionary that does not parse.
+                with open(os.path.join(self.dictionary_dir, "dictionary"), "w") as f:
+                    f.write("ATTRIBUTE Broken-Attribute\n")
+                self.reject(i, 500, f"dictionary_dir: {self.dictionary_dir}\n",
+                            re.escape(os.path.join(self.dictionary_dir, "dictionary")) + r":1:\d+: ", by_signal=True)
+            elif k == 70:
+                self.reject(i, 500, "raft: {election_timeout_ms: 400}\n",
+                            config + r":\d+:1: the raft section changed: needs a restart", by_signal=False)
+            # Sizes that differ from one reload to the next: each is seen in /config.
+            exported = self.accept(i, 50 + (k * 37) % 2000, by_signal=k % 2 == 1)
+            if leader == i:
+                leader_reloads += 1
+                exported_on_leader = max(exported_on_leader, exported)
+        took = time.monotonic() - began
+        log(f"{MEMBER_RELOADS} member reloads accepted ({leader_reloads} on the leader), "
+            f"{self.rejected} rejected, in {took:.1f} s")
+        for i in self.cluster.ids:
+            status = self.status(i)
+            assert status["generation"] == self.generation[i] == status["reloads_accepted"], status
+        assert sum(self.generation.values()) == MEMBER_RELOADS
+        assert self.rejected == 3
+        # The leader exported throughout: its exporter ran between reloads.
+        assert leader_reloads > 0 and exported_on_leader > 0, (leader_reloads, exported_on_leader)
+        return {"member_reloads": MEMBER_RELOADS, "on_leader": leader_reloads, "rejected": self.rejected,
+                "reloads_s": round(took, 1)}
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -299,7 +461,8 @@ def main():
         # A rollout of five processes takes 15-25 s, longer on a loaded
         # machine; the load must outlast it, or no answer can follow the
         # heal (a campaign run failed so with 30 s).
-        duration = 45 if scenario.startswith("rolling") else 20
+        # 100 member reloads take 10-40 s; the load must outlast them too.
+        duration = 60 if scenario == "reload_members" else 45 if scenario.startswith("rolling") else 20
         load = cluster.load(RATE, duration, acked_log, report)
         load_started = time.time()
         window = (load_started + 1, load_started + duration)
@@ -324,6 +487,8 @@ def main():
                 after = process_versions(cluster)
                 log(f"versions after: {json.dumps(after)}")
                 assert all(after.values()), f"a process did not report its version: {after}"
+        elif scenario == "reload_members":
+            extra.update(MemberReloads(cluster, root).run())
         elif volume:
             leader = cluster.wait_leader()
             victim = leader if scenario == "volume_replaced_leader" else \
