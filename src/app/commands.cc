@@ -152,11 +152,12 @@ std::string gateway_config_body(const config::GatewayConfig& config, const Loade
 Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
-    const io::ConfigInForce& config_in_force, gateway_shell::ExplainLog& explain, io::Reloader& reloader,
-    Instant started_at) {
+    const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
+    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
-  gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, RW_VERSION, started_at);
+  gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
+                                    started_at);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -328,8 +329,8 @@ int run_gateway(const GatewayCommand& command) {
   } else {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
-  auto admin = start_admin(config, client->get(), *factory, **server, config_in_force, explain_log, reloader,
-                           started_at);
+  auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
+                           reloader, started_at);
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;

@@ -1,10 +1,11 @@
 // Well-formed UTF-8 (RFC 3629 §4), one sequence at a time: what the exporter
-// needs to replace bad bytes in SQL text and the logs need to escape them.
-// Pure and allocation-free.
+// needs to replace bad bytes in SQL text, the logs need to escape them and
+// /metrics needs for label values. Pure; only well_formed_utf8 allocates.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace rw {
@@ -39,6 +40,24 @@ namespace rw {
     if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
   }
   return length;
+}
+
+// `text` with each byte outside well-formed UTF-8 (and each NUL) replaced by
+// U+FFFD, as text that must be UTF-8 needs it (a Prometheus label value).
+[[nodiscard]] inline std::string well_formed_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_sequence(text, at);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
 }
 
 }  // namespace rw

@@ -2,13 +2,21 @@
 // counted by its reason (docs/design.md invariant 5), every answer by its kind.
 // One writer (the worker) and any number of readers (the admin API, the exit
 // summary): the writer uses relaxed load+store, which is race-free with a
-// single writer and costs no locked instruction on the packet path.
+// single writer and costs no locked instruction on the packet path. The
+// same holds per NAS client: one row of counters per client label and worker
+// (docs/admin_api.md "/metrics").
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "gateway/reasons.h"
 #include "radius/packet.h"
@@ -27,6 +35,56 @@ class Counter {
 
  private:
   std::atomic<std::uint64_t> value_{0};
+};
+
+// What one worker counted for one client label: the answers sent to the
+// client's requests, and its datagrams dropped once the client was known
+// (every reason but unknown_client).
+struct ClientCounters {
+  Counter access_accepts;
+  Counter access_rejects;
+  Counter accounting_responses;
+  Counter status_server;
+  std::array<Counter, kDropReasonCount> drops;
+
+  void drop(DropReason reason) { drops[static_cast<std::size_t>(reason)].add(); }
+};
+
+// The values of ClientCounters, read at one moment (by the admin thread).
+struct ClientCounts {
+  std::uint64_t access_accepts = 0;
+  std::uint64_t access_rejects = 0;
+  std::uint64_t accounting_responses = 0;
+  std::uint64_t status_server = 0;
+  std::array<std::uint64_t, kDropReasonCount> drops{};
+};
+
+// One worker's counters by client label (GatewayState::client_labels: a
+// shortname). A label keeps its row for the life of the table, whatever
+// reloads do to the clients file: a count never goes down, a client that
+// keeps its label across a reload keeps counting on, and one that comes
+// back after a reload that removed it continues from where it stopped. The
+// rows are found once per state (rows_for), so that the packet path counts
+// through a pointer: no lookup by name, no allocation, no lock.
+class ClientCounterTable {
+ public:
+  // The row of each label in `labels`, in order, adding a zeroed row for
+  // each label new to the table. Two equal labels share one row. Called by
+  // the worker that writes the rows, at start and at a reload only: it
+  // allocates and takes the lock. The rows live as long as the table.
+  [[nodiscard]] std::vector<ClientCounters*> rows_for(std::span<const std::string> labels);
+
+  // Adds this table's counts to the entry of `totals` with the same label;
+  // labels without an entry are skipped. Any thread.
+  void add_counts_to(std::map<std::string, ClientCounts, std::less<>>& totals) const;
+
+  // The labels held: every label the worker has counted under since start.
+  [[nodiscard]] std::size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  // Guarded by mutex_. Rows are never removed, so pointers to them stay valid.
+  std::map<std::string, std::unique_ptr<ClientCounters>, std::less<>> rows_;
 };
 
 struct GatewayCounters {
@@ -49,6 +107,7 @@ struct GatewayCounters {
   std::array<Counter, kDropReasonCount> drops;
   std::array<Counter, kRejectReasonCount> rejects;  // Access-Rejects by reason (also in access_rejects).
   std::array<Counter, kDecodeErrorCount> malformed_by_reason;
+  ClientCounterTable clients;  // The same answers and drops, by client label.
 
   void drop(DropReason reason) { drops[static_cast<std::size_t>(reason)].add(); }
   void reject(RejectReason reason) { rejects[static_cast<std::size_t>(reason)].add(); }

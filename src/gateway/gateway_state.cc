@@ -6,8 +6,13 @@
 
 #include "auth/mab.h"
 #include "base/assert.h"
+#include "base/utf8.h"
 
 namespace rw::gateway {
+
+std::string client_label(const config::ClientDef& client) {
+  return well_formed_utf8(client.shortname.empty() ? client.name : client.shortname);
+}
 
 config::UsersLimits gateway_users_limits() {
   config::UsersLimits limits;
@@ -20,7 +25,9 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
   auto table = config::ClientTable::build(std::move(inputs.clients));
   if (!table) return fail(table.error());
   std::vector<radius::SharedSecret> secrets;
+  std::vector<std::string> labels;
   secrets.reserve(table->clients().size());
+  labels.reserve(table->clients().size());
   for (const config::ClientDef& client : table->clients()) {
     auto secret = radius::SharedSecret::create(client.secret_bytes());
     if (!secret) {
@@ -28,10 +35,11 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
                   ": secret: " + std::string(radius::to_string(secret.error())));
     }
     secrets.push_back(*secret);
+    labels.push_back(client_label(client));
   }
   std::shared_ptr<GatewayState> state(new GatewayState(std::move(inputs.dictionary), std::move(*table),
-                                                       std::move(secrets), std::move(inputs.users),
-                                                       inputs.options));
+                                                       std::move(secrets), std::move(labels),
+                                                       std::move(inputs.users), inputs.options));
   if (auto parsed = state->parse_credentials(); !parsed) return fail(parsed.error());
   return std::shared_ptr<const GatewayState>(std::move(state));
 }
@@ -46,11 +54,12 @@ Result<void, std::string> GatewayState::parse_credentials() {
 }
 
 GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
-                           std::vector<radius::SharedSecret> secrets, config::UsersFile users,
-                           GatewayOptions options)
+                           std::vector<radius::SharedSecret> secrets, std::vector<std::string> labels,
+                           config::UsersFile users, GatewayOptions options)
     : dictionary_(std::move(dictionary)),
       clients_(std::move(clients)),
       secrets_(std::move(secrets)),
+      labels_(std::move(labels)),
       users_(std::move(users)),
       options_(options) {
   const radius::Dictionary& d = *dictionary_;

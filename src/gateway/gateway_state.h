@@ -75,6 +75,12 @@ struct KnownAttributes {
 // operator wrote them in.
 [[nodiscard]] config::UsersLimits gateway_users_limits();
 
+// The label of a client's series in /metrics (docs/admin_api.md
+// "/metrics"): its shortname, or its name when the shortname is empty, with
+// bytes outside well-formed UTF-8 replaced by U+FFFD (Prometheus reads
+// label values as UTF-8). Clients with the same label share its counts.
+[[nodiscard]] std::string client_label(const config::ClientDef& client);
+
 class GatewayState {
  public:
   struct Inputs {
@@ -112,15 +118,20 @@ class GatewayState {
   [[nodiscard]] std::size_t client_count() const { return clients_.clients().size(); }
   // Every client, in the order of the clients file (the admin API's /config).
   [[nodiscard]] std::span<const config::ClientDef> clients() const { return clients_.clients(); }
+  // The label each client is counted under in /metrics, parallel to
+  // clients(): client_label() of each.
+  [[nodiscard]] std::span<const std::string> client_labels() const { return labels_; }
 
  private:
   GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
-               std::vector<radius::SharedSecret> secrets, config::UsersFile users, GatewayOptions options);
+               std::vector<radius::SharedSecret> secrets, std::vector<std::string> labels,
+               config::UsersFile users, GatewayOptions options);
   [[nodiscard]] Result<void, std::string> parse_credentials();
 
   std::shared_ptr<const radius::Dictionary> dictionary_;
   config::ClientTable clients_;
   std::vector<radius::SharedSecret> secrets_;  // Parallel to clients_.clients().
+  std::vector<std::string> labels_;            // Parallel to clients_.clients().
   config::UsersFile users_;
   GatewayOptions options_;
   KnownAttributes known_;

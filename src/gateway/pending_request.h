@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gateway/access.h"
+#include "gateway/counters.h"
 #include "gateway/duplicate_cache.h"
 #include "gateway/explain.h"
 #include "gateway/gateway_state.h"
@@ -35,6 +36,9 @@ struct PendingRequest {
   Arrival arrival{};
   std::shared_ptr<const GatewayState> state{};  // Keeps `secret` and the client alive across a reload.
   const radius::SharedSecret* secret = nullptr;
+  // The row its client counts in (counters.h), found on arrival: the request
+  // is counted under that client's label even if a reload removed it.
+  ClientCounters* client_counters = nullptr;
   Instant deadline{};
   std::vector<std::uint8_t> proxy_states{};  // kRecord, kSessionCount: TLVs copied into the reply.
 

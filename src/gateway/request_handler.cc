@@ -40,6 +40,7 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
         return options;
       }()),
       learned_message_authenticator_(state_->client_count(), false),
+      client_rows_(counters_.clients.rows_for(state_->client_labels())),
       accounting_(std::move(accounting)),
       parking_(parking),
       worker_(worker),
@@ -61,10 +62,17 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
   pending_.reset(worker_, std::min<std::size_t>(size, 65536));
 }
 
+void RequestHandler::set_state(std::shared_ptr<const GatewayState> state) {
+  state_ = std::move(state);
+  learned_message_authenticator_.assign(state_->client_count(), false);
+  client_rows_ = counters_.clients.rows_for(state_->client_labels());
+}
+
 void RequestHandler::on_tick(Instant now) {
   duplicates_.expire(now);
   pending_.for_each_used([&](PendingRequest& pending) {
     if (now < pending.deadline) return;
+    client_counters_ = pending.client_counters;
     switch (pending.kind) {
       case PendingKind::kRecord:
         counters_.accounting_expired.add();
@@ -93,10 +101,14 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
                                         Bytes datagram, MutableBytes reply) {
   const Listener listener = arrival.listener;
   counters_.received.add();
+  client_counters_ = nullptr;
   if (explain_.control != nullptr) explain_.control->refresh(explain_filter_, explain_seen_);
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
-    if (explain_filter_) follow(now, from, listener, state_->find_client(from), nullptr, datagram.size());
+    // Looked up for garbage too, so that a NAS that sends it shows in its own series.
+    const config::ClientDef* client = state_->find_client(from);
+    if (explain_filter_) follow(now, from, listener, client, nullptr, datagram.size());
+    if (client != nullptr) client_counters_ = client_rows_[state_->index_of(*client)];
     note_drop(DropReason::kMalformed);
     counters_.malformed_by_reason[static_cast<std::size_t>(packet.error())].add();
     if (trace_) end_trace("dropped: malformed (" + std::string(radius::to_string(packet.error())) + ")");
@@ -109,6 +121,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     if (trace_) end_trace("dropped: unknown_client");
     return 0;
   }
+  client_counters_ = client_rows_[state_->index_of(*client)];
   const Code code = packet->code();
   const bool expected = code == Code::kStatusServer ||
                         (listener == Listener::kAuthentication ? code == Code::kAccessRequest
@@ -159,6 +172,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     switch (code) {
       case Code::kStatusServer:
         counters_.status_server.add();
+        client_counters_->status_server.add();
         action = answer_status_server(request, reply);
         break;
       case Code::kAccessRequest:
@@ -302,6 +316,7 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
     pending->arrival = request.arrival;
     pending->state = state_;
     pending->secret = &request.secret;
+    pending->client_counters = client_counters_;
   } else {
     --pending_by_kind_[index_of(pending->kind)];
   }
@@ -411,6 +426,9 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
     counters_.access_rejects.add();
     counters_.reject(verdict.reject);
   }
+  if (client_counters_ != nullptr) {
+    (verdict.accepted ? client_counters_->access_accepts : client_counters_->access_rejects).add();
+  }
   if (verdict.reject == RejectReason::kSimultaneousUse && !verdict.accepted) {
     counters_.simultaneous_use_rejects.add();
   }
@@ -436,6 +454,7 @@ void RequestHandler::count_drop(DropReason reason) {
 
 void RequestHandler::note_drop(DropReason reason) {
   counters_.drop(reason);
+  if (client_counters_ != nullptr) client_counters_->drop(reason);
   if (trace_) {
     trace_->step("dropped: " + std::string(to_string(reason)));
     trace_drop_ = reason;
@@ -449,6 +468,7 @@ void RequestHandler::release(PendingRequest& pending) {
   --pending_by_kind_[index_of(pending.kind)];
   pending.state.reset();
   pending.secret = nullptr;
+  pending.client_counters = nullptr;
   pending.client = {};
   pending.fetched_user.reset();
   // The plaintext must not outlive the request.
@@ -485,6 +505,7 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
   // The request was parsed, verified and decided up to here on arrival, with
   // the state the slot holds: it parses again, and its client is still there.
   trace_ = std::move(pending.trace);
+  client_counters_ = pending.client_counters;
   if (trace_)
     trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
                                     : "resumed: the SQL store answered");
@@ -513,6 +534,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
                                                                   std::optional<std::uint32_t> open_sessions,
                                                                   MutableBytes reply) {
   trace_ = std::move(pending.trace);
+  client_counters_ = pending.client_counters;
   if (trace_) {
     trace_->step(open_sessions ? "Simultaneous-Use: the cluster counts " + std::to_string(*open_sessions) +
                                      " open session(s), limit " + std::to_string(pending.limit)
@@ -540,6 +562,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
 std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer& answer,
                                                        MutableBytes reply) {
   PendingRequest* pending = pending_.find(answer.ticket);
+  client_counters_ = nullptr;
   const auto stale = [&](Counter& counter) {
     counter.add();
     return std::nullopt;
@@ -549,6 +572,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
       if (pending == nullptr || pending->kind != PendingKind::kRecord)
         return stale(counters_.accounting_stale);
       trace_ = std::move(pending->trace);
+      client_counters_ = pending->client_counters;
       if (trace_)
         trace_->step(answer.committed ? "accounting: committed on a majority" : "accounting: refused");
       if (!answer.committed) {
@@ -562,6 +586,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
         return finish(now, *pending, Outcome{}, reply);
       }
       counters_.accounting_responses.add();
+      if (client_counters_ != nullptr) client_counters_->accounting_responses.add();
       return finish(now, *pending, Outcome{.what = Outcome::What::kReply, .length = length}, reply);
     }
     case AnswerKind::kSessionCount:

@@ -125,11 +125,10 @@ class RequestHandler final : public DatagramHandler {
   [[nodiscard]] std::size_t session_checks_size() const { return pending(PendingKind::kSessionCount); }
 
   // Replaces the shared state (a reload); the duplicate cache is kept, what
-  // `auto` clients taught this worker is forgotten.
-  void set_state(std::shared_ptr<const GatewayState> state) {
-    state_ = std::move(state);
-    learned_message_authenticator_.assign(state_->client_count(), false);
-  }
+  // `auto` clients taught this worker is forgotten. Each client counts on
+  // under its label (counters.h, ClientCounterTable); finding the rows of the
+  // new clients allocates, once per reload.
+  void set_state(std::shared_ptr<const GatewayState> state);
 
   [[nodiscard]] const DuplicateCache& duplicates() const { return duplicates_; }
 
@@ -191,6 +190,11 @@ class RequestHandler final : public DatagramHandler {
   // For clients with require_message_authenticator = auto: whether this
   // worker has seen one send a valid Message-Authenticator (then it must).
   std::vector<bool> learned_message_authenticator_;
+  // The row of each client of state_ in counters_.clients, by its index.
+  std::vector<ClientCounters*> client_rows_;
+  // The row of the client of the request in hand (a parked request keeps
+  // its own); null when no client matched.
+  ClientCounters* client_counters_ = nullptr;
 
   AccountingSetup accounting_;
   ParkingSetup parking_;

@@ -210,6 +210,25 @@ class RequestHandlerTest : public ::testing::Test {
     return counters_.drops[static_cast<std::size_t>(reason)].get();
   }
 
+  // What the handler counted under the client label `label`.
+  ClientCounts client_counts(std::string_view label) const {
+    std::map<std::string, ClientCounts, std::less<>> totals;
+    totals.try_emplace(std::string(label));
+    counters_.clients.add_counts_to(totals);
+    return totals.begin()->second;
+  }
+
+  // A state with kUsers and the clients of `clients_text`, as a reload builds it.
+  std::shared_ptr<const GatewayState> state_with_clients(std::string_view clients_text) {
+    auto dictionary = radius::Dictionary::builtin();
+    auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
+    auto clients = config::parse_clients(clients_text, "clients.conf");
+    EXPECT_TRUE(users.has_value() && clients.has_value());
+    auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), state_->options()});
+    EXPECT_TRUE(state.has_value()) << (state ? "" : state.error());
+    return *state;
+  }
+
   std::vector<std::uint8_t> pap(std::string_view user, std::string_view password, std::uint8_t id = 1) {
     begin(Code::kAccessRequest, id).add(attr::kUserName, as_bytes(user));
     add_password(password);
@@ -736,6 +755,80 @@ TEST_F(AccountingTest, RequestWithoutSessionIdMakesNoRecord) {
   EXPECT_TRUE(send_accounting({finished->begin(), finished->end()}).empty());
   EXPECT_EQ(drops(DropReason::kAccountingInvalid), 1u);
   EXPECT_TRUE(sink_.submissions.empty());
+}
+
+// Client counters (docs/admin_api.md "/metrics"): every answer and every
+// drop after the client was matched also counts under the client's label.
+TEST_F(RequestHandlerTest, AnswersAndDropsAreCountedUnderTheClientsLabel) {
+  EXPECT_FALSE(pap("alice", "wonderland", 1).empty());
+  EXPECT_FALSE(pap("alice", "wrong", 2).empty());
+  begin(Code::kStatusServer, 3);
+  EXPECT_FALSE(send(finish_request()).empty());
+  begin(Code::kAccessRequest, 4, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_TRUE(send(finish_request()).empty());
+  const std::array<std::uint8_t, 4> short_datagram{1, 2, 0, 4};
+  EXPECT_TRUE(send(short_datagram).empty());
+  secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
+  begin(Code::kAccessRequest, 5, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_FALSE(send(finish_request(), Listener::kAuthentication, endpoint(9, 1812)).empty());
+  // No client: counted by reason only.
+  EXPECT_TRUE(send(short_datagram, Listener::kAuthentication, endpoint(2, 1000)).empty());
+  begin(Code::kAccessRequest, 6).add(attr::kUserName, as_bytes("alice"));
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, endpoint(2, 1000)).empty());
+
+  const ClientCounts localhost = client_counts("localhost");
+  EXPECT_EQ(localhost.access_accepts, 1u);
+  EXPECT_EQ(localhost.access_rejects, 1u);
+  EXPECT_EQ(localhost.status_server, 1u);
+  EXPECT_EQ(localhost.drops[static_cast<std::size_t>(DropReason::kMissingMessageAuthenticator)], 1u);
+  EXPECT_EQ(localhost.drops[static_cast<std::size_t>(DropReason::kMalformed)], 1u);
+  const ClientCounts legacy = client_counts("legacy");
+  EXPECT_EQ(legacy.access_accepts, 1u);
+  EXPECT_EQ(legacy.access_rejects, 0u);
+  EXPECT_EQ(drops(DropReason::kMalformed), 2u);
+  EXPECT_EQ(drops(DropReason::kUnknownClient), 1u);
+  for (const char* label : {"localhost", "legacy", "learner"}) {
+    EXPECT_EQ(client_counts(label).drops[static_cast<std::size_t>(DropReason::kUnknownClient)], 0u) << label;
+  }
+  EXPECT_EQ(counters_.clients.size(), 3u);
+}
+
+TEST_F(RequestHandlerTest, ClientCountsFollowTheLabelAcrossReloads) {
+  EXPECT_FALSE(pap("alice", "wonderland", 1).empty());
+  // The client moves to another index, and a new client comes: the count goes on.
+  handler_->set_state(
+      state_with_clients("client fresh {\n ipaddr = 127.0.0.2\n secret = other\n}\n"
+                         "client localhost {\n ipaddr = 127.0.0.1\n secret = testing123\n}\n"));
+  EXPECT_FALSE(pap("alice", "wonderland", 2).empty());
+  EXPECT_EQ(client_counts("localhost").access_accepts, 2u);
+  EXPECT_EQ(client_counts("fresh").access_accepts, 0u);
+  // Renamed: the new label starts from zero; the old one keeps its count.
+  handler_->set_state(state_with_clients(
+      "client localhost {\n ipaddr = 127.0.0.1\n secret = testing123\n shortname = edge-1\n}\n"));
+  EXPECT_FALSE(pap("alice", "wonderland", 3).empty());
+  EXPECT_EQ(client_counts("edge-1").access_accepts, 1u);
+  EXPECT_EQ(client_counts("localhost").access_accepts, 2u);
+  // Back under its old label: it continues from where it stopped.
+  handler_->set_state(
+      state_with_clients("client localhost {\n ipaddr = 127.0.0.1\n secret = testing123\n}\n"));
+  EXPECT_FALSE(pap("alice", "wonderland", 4).empty());
+  EXPECT_EQ(client_counts("localhost").access_accepts, 3u);
+  EXPECT_EQ(counters_.access_accepts.get(), 4u);
+}
+
+TEST_F(AccountingTest, AResponseIsCountedUnderTheClientTheRequestCameFromAfterAReload) {
+  EXPECT_TRUE(send_accounting(accounting_request(34, "S34")).empty());
+  handler_->set_state(state_with_clients(
+      "client localhost {\n ipaddr = 127.0.0.1\n secret = testing123\n shortname = renamed\n}\n"));
+  ASSERT_TRUE(answer(sink_.submissions.at(0).ticket).has_value());
+  EXPECT_EQ(client_counts("localhost").accounting_responses, 1u);
+  EXPECT_EQ(client_counts("renamed").accounting_responses, 0u);
+  // A drop of a parked request counts the same way: a refused record.
+  EXPECT_TRUE(send_accounting(accounting_request(35, "S35")).empty());
+  (void)handler_->on_answer(kNow, Answer{.ticket = sink_.submissions.at(1).ticket}, reply_buffer_);
+  EXPECT_EQ(client_counts("renamed").drops[static_cast<std::size_t>(DropReason::kAccountingRefused)], 1u);
 }
 
 // The packet path allocates nothing (docs/design.md invariant 4).

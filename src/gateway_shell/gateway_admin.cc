@@ -1,9 +1,11 @@
 // The gateway's admin routes: JSON and Prometheus views of the submission
-// client's published status. Handlers run on the admin thread and read only
-// SubmissionClient::status(), which is published under a mutex.
+// client's published status and of the workers' counters. Handlers run on
+// the admin thread and read only what is published thread-safely:
+// SubmissionClient::status() and the state in force under their mutexes,
+// the counters as relaxed atomics.
 #include "gateway_shell/gateway_admin.h"
 
-#include <tuple>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,28 @@
 #include "io/clock.h"
 
 namespace rw::gateway_shell {
+namespace {
+
+// The answers counted in radiusward_gateway_requests_total and, by client,
+// radiusward_gateway_client_requests_total: one series per code and outcome.
+struct AnsweredSeries {
+  std::string_view code;
+  std::string_view outcome;
+  gateway::Counter gateway::GatewayCounters::*total;
+  std::uint64_t gateway::ClientCounts::*by_client;
+};
+constexpr AnsweredSeries kAnswered[] = {
+    {"Access-Request", "accept", &gateway::GatewayCounters::access_accepts,
+     &gateway::ClientCounts::access_accepts},
+    {"Access-Request", "reject", &gateway::GatewayCounters::access_rejects,
+     &gateway::ClientCounts::access_rejects},
+    {"Accounting-Request", "response", &gateway::GatewayCounters::accounting_responses,
+     &gateway::ClientCounts::accounting_responses},
+    {"Status-Server", "answered", &gateway::GatewayCounters::status_server,
+     &gateway::ClientCounts::status_server},
+};
+
+}  // namespace
 
 nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status) {
   nlohmann::ordered_json counters = nlohmann::ordered_json::object();
@@ -60,13 +84,9 @@ void add_handler_metrics(io::PrometheusText& page,
   }
   // Drops have no answer and are counted by reason above, not here.
   constexpr std::string_view kRequests = "Requests answered, by request code and outcome.";
-  for (const auto& [code, outcome, member] :
-       {std::tuple{"Access-Request", "accept", &gateway::GatewayCounters::access_accepts},
-        std::tuple{"Access-Request", "reject", &gateway::GatewayCounters::access_rejects},
-        std::tuple{"Accounting-Request", "response", &gateway::GatewayCounters::accounting_responses},
-        std::tuple{"Status-Server", "answered", &gateway::GatewayCounters::status_server}}) {
-    page.counter("radiusward_gateway_requests_total", kRequests, sum(member),
-                 {{"code", code}, {"outcome", outcome}});
+  for (const AnsweredSeries& series : kAnswered) {
+    page.counter("radiusward_gateway_requests_total", kRequests, sum(series.total),
+                 {{"code", series.code}, {"outcome", series.outcome}});
   }
   page.counter("radiusward_gateway_retransmissions_answered_total",
                "Retransmissions answered again from the duplicate cache.",
@@ -97,6 +117,34 @@ void add_handler_metrics(io::PrometheusText& page,
   }
 }
 
+void add_client_metrics(io::PrometheusText& page,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::span<const std::string> labels) {
+  // Sorted, each label once: clients that share a shortname share its series.
+  std::map<std::string, gateway::ClientCounts, std::less<>> totals;
+  for (const std::string& label : labels) totals.try_emplace(label);
+  for (const auto& counters : workers) counters->clients.add_counts_to(totals);
+  constexpr std::string_view kRequests =
+      "Requests answered, by NAS client (shortname), request code and outcome.";
+  for (const auto& [label, counts] : totals) {
+    for (const AnsweredSeries& series : kAnswered) {
+      page.counter("radiusward_gateway_client_requests_total", kRequests, counts.*series.by_client,
+                   {{"client", label}, {"code", series.code}, {"outcome", series.outcome}});
+    }
+  }
+  // Only the reasons that happened: 18 zeros per client would drown the rest.
+  constexpr std::string_view kDrops =
+      "Datagrams dropped without an answer after their NAS client was known, by client (shortname) and "
+      "reason.";
+  for (const auto& [label, counts] : totals) {
+    for (std::size_t i = 0; i < gateway::kDropReasonCount; ++i) {
+      if (counts.drops[i] == 0) continue;
+      page.counter("radiusward_gateway_client_drops_total", kDrops, counts.drops[i],
+                   {{"client", label}, {"reason", gateway::to_string(static_cast<gateway::DropReason>(i))}});
+    }
+  }
+}
+
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp) {
   // Per-listener rather than per-code: Status-Server, the one code both
   // listeners take, is rare next to the requests of each.
@@ -119,7 +167,8 @@ void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp) {
 
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
-                        const UdpServer& udp, std::string version, Instant started_at) {
+                        const UdpServer& udp, const PublishedState& published, std::string version,
+                        Instant started_at) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -128,8 +177,12 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
+    // The clients of the configuration in force: a removed client's series
+    // leaves /metrics with the reload that removed it.
+    const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
+    add_client_metrics(page, workers, state->client_labels());
     add_udp_metrics(page, udp);
     if (client == nullptr) return;
     const submission::ForwarderStatus status = client->status();

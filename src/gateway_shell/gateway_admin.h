@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 #include "base/time.h"
 #include "gateway/counters.h"
+#include "gateway_shell/published_state.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
 #include "io/admin_metrics.h"
@@ -32,16 +34,28 @@ namespace rw::gateway_shell {
 void add_handler_metrics(io::PrometheusText& page,
                          const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
 
+// Adds the answers and drops of the request handlers by NAS client, summed
+// over `workers`, for the clients labelled `labels` (the client labels of the
+// state in force, GatewayState::client_labels; a label given twice is shown
+// once): radiusward_gateway_client_requests_total for every client, and
+// radiusward_gateway_client_drops_total for the reasons that happened.
+// Counts held under other labels (clients a reload removed) are not shown.
+void add_client_metrics(io::PrometheusText& page,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::span<const std::string> labels);
+
 // Adds the UDP workers' reply latency, by listener, and their datagram
 // counters to a /metrics page.
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
 
 // Registers /status, /metrics and /version on `server`. `client` (null
 // without accounting), `workers` (the handlers' counters, one per worker,
-// fixed once the UDP server started) and `udp` must outlive the server's
+// fixed once the UDP server started), `udp` and `published` (whose state
+// in force names the clients /metrics shows) must outlive the server's
 // thread. Requires: the server is not started.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
-                        const UdpServer& udp, std::string version, Instant started_at);
+                        const UdpServer& udp, const PublishedState& published, std::string version,
+                        Instant started_at);
 
 }  // namespace rw::gateway_shell

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/assert.h"
+#include "base/utf8.h"
 
 namespace rw::io {
 namespace {
@@ -22,9 +23,12 @@ bool valid_name(std::string_view name) {
   return true;
 }
 
-// Exposition format: backslash, double quote and line feed are escaped in label values.
+// Exposition format: label values are UTF-8, with backslash, double quote
+// and line feed escaped. A value that is not well-formed UTF-8 (operator
+// text such as a shortname) has each bad byte replaced by U+FFFD: Prometheus
+// refuses a whole scrape over one invalid label value.
 void append_label_value(std::string& out, std::string_view value) {
-  for (char c : value) {
+  for (char c : well_formed_utf8(value)) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {

@@ -1,6 +1,7 @@
 // PrometheusText's histogram family and MetricHistogram: cumulative
 // buckets up to +Inf, _sum and _count, scaled bounds, and snapshots summed
-// over writers; and the resident memory read from /proc.
+// over writers; label values escaped and made UTF-8; and the resident
+// memory read from /proc.
 #include "io/admin_metrics.h"
 
 #include <gtest/gtest.h>
@@ -66,6 +67,24 @@ TEST(PrometheusText, HistogramFamilyIsDescribedOnce) {
   EXPECT_NE(text.find("rw_batch_records_bucket{k=\"b\",le=\"4096\"} 0\n"), std::string::npos);
   EXPECT_NE(text.find("rw_batch_records_count{k=\"a\"} 0\n"), std::string::npos);
   EXPECT_NE(text.find("rw_batch_records_sum{k=\"b\"} 0\n"), std::string::npos);
+}
+
+// Exposition format 0.0.4: a label value escapes backslash, double quote
+// and line feed, and must be UTF-8 (Prometheus refuses the whole scrape
+// otherwise); other bytes, tabs and carriage returns included, pass as they are.
+TEST(PrometheusText, LabelValuesAreEscapedAndMadeWellFormedUtf8) {
+  PrometheusText page;
+  page.counter("rw_requests_total", "Requests.", 3, {{"client", "nas \"one\"\\\n\tcaf\xC3\xA9"}});
+  page.counter("rw_requests_total", "Requests.", 4,
+               {{"client", std::string_view("bad\xFF\0"
+                                            "end",
+                                            8)}});
+  EXPECT_EQ(page.text(),
+            "# HELP rw_requests_total Requests.\n"
+            "# TYPE rw_requests_total counter\n"
+            "rw_requests_total{client=\"nas \\\"one\\\"\\\\\\n\tcaf\xC3\xA9\"} 3\n"
+            "rw_requests_total{client=\"bad\xEF\xBF\xBD\xEF\xBF\xBD"
+            "end\"} 4\n");
 }
 
 TEST(ResidentMemory, IsReadFromProc) {

@@ -9,11 +9,22 @@ ready leader, the gateway's reply latency histograms and the leader's
 commit latency and batch-size histograms counting the traffic, the
 resident memory of each process. The TCP admin API refuses a request
 without the token.
+
+The series by NAS client (docs/admin_api.md "/metrics"): a reload adds a
+second client whose shortname has a double quote, a backslash, a line feed,
+a UTF-8 letter and a byte that is not UTF-8; the test sends it a known
+number of accepted, rejected and accounted requests and of requests that
+must be dropped, and reads each count back through Prometheus under the
+label as escaped. The first client's counts survive the reload unchanged,
+no counter resets, the clients' series add up to the gateway's totals, and
+a reload that removes the second client takes its series off /metrics.
   tests/integration/prometheus_test.py RADIUSWARD_BINARY"""
 
 import json
 import os
+import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -25,8 +36,13 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fault"))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 from cluster_fixture import Cluster  # noqa: E402
 from ports import free_port  # noqa: E402
+from radiusward_fixture import (ACCESS_ACCEPT, ACCESS_REJECT, ACCESS_REQUEST, ACCOUNTING_RESPONSE,  # noqa: E402
+                                ACCT_SESSION_ID, ACCT_STATUS_TYPE, NAS_IP_ADDRESS, USER_NAME, USER_PASSWORD,
+                                build_accounting_request, build_request, exchange, hide_password,
+                                verify_response)
 
 if len(sys.argv) < 2:
     sys.exit("usage: prometheus_test.py RADIUSWARD_BINARY")
@@ -98,6 +114,110 @@ def values(result):
     return [float(sample["value"][1]) for sample in result]
 
 
+# The second client: its shortname as written in clients.conf (docs/users_and_clients.md
+# "Common syntax": \" \\ \n and octal escapes), and the label Prometheus must hold for it:
+# the same text, with the byte that is not UTF-8 (\377) replaced by U+FFFD.
+SECOND_SOURCE = "127.0.0.2"
+SECOND_SECRET = b"second-secret"
+SECOND_SHORTNAME = r'"nas \"two\" \\ caf\303\251\n\377"'
+SECOND_LABEL = 'nas "two" \\ caf\u00e9\n\ufffd'
+# What the test sends from the second client.
+ACCEPTS, REJECTS, RESPONSES, MISSING_MA, BAD_AUTHENTICATOR = 7, 3, 4, 2, 5
+
+
+def clients_conf(cluster, with_second):
+    text = ("client localhost {\n  ipaddr = 127.0.0.1\n"
+            f"  secret = {cluster.secret}\n  shortname = localhost\n"
+            "  require_message_authenticator = no\n}\n")
+    if with_second:
+        text += (f"client second {{\n  ipaddr = {SECOND_SOURCE}\n  secret = {SECOND_SECRET.decode()}\n"
+                 f"  shortname = {SECOND_SHORTNAME}\n}}\n")
+    with open(os.path.join(cluster.root, "clients.conf"), "w") as f:
+        f.write(text)
+    assert cluster.ctl("gateway", "reload") is not None, "the reload was refused"
+
+
+def access_request(user, password, message_authenticator=True):
+    authenticator = os.urandom(16)
+    attributes = [(USER_NAME, user.encode()),
+                  (USER_PASSWORD, hide_password(password.encode(), SECOND_SECRET, authenticator))]
+    return build_request(ACCESS_REQUEST, random.randrange(256), attributes, secret=SECOND_SECRET,
+                         authenticator=authenticator, message_authenticator=message_authenticator)
+
+
+def send_as_second_client(cluster):
+    """Sends the second client's requests from its address; every one that
+    must be answered is, with its expected code."""
+    def answered(port, request, code):
+        reply = exchange(port, request, source=SECOND_SOURCE, timeout=10)
+        assert reply is not None, "no answer"
+        assert verify_response(reply, request, SECOND_SECRET, require_message_authenticator=False)[0] == code
+
+    for i in range(ACCEPTS):
+        answered(cluster.auth_port, access_request(f"bench-user-{i}", f"bench-password-{i}"), ACCESS_ACCEPT)
+    for i in range(REJECTS):
+        answered(cluster.auth_port, access_request(f"bench-user-{i}", "wrong"), ACCESS_REJECT)
+    for i in range(RESPONSES):
+        attributes = [(USER_NAME, b"bench-user-0"), (ACCT_STATUS_TYPE, struct.pack("!I", 1)),
+                      (ACCT_SESSION_ID, f"client-series-{i}".encode()),
+                      (NAS_IP_ADDRESS, bytes([127, 0, 0, 2]))]
+        answered(cluster.acct_port, build_accounting_request(random.randrange(256), attributes, SECOND_SECRET),
+                 ACCOUNTING_RESPONSE)
+    for i in range(MISSING_MA):
+        request = access_request("bench-user-0", "bench-password-0", message_authenticator=False)
+        assert exchange(cluster.auth_port, request, source=SECOND_SOURCE, timeout=1) is None
+    for i in range(BAD_AUTHENTICATOR):
+        attributes = [(USER_NAME, b"bench-user-0"), (ACCT_STATUS_TYPE, struct.pack("!I", 1)),
+                      (ACCT_SESSION_ID, f"wrong-secret-{i}".encode())]
+        request = build_accounting_request(random.randrange(256), attributes, b"not-the-secret")
+        assert exchange(cluster.acct_port, request, source=SECOND_SOURCE, timeout=1) is None
+
+
+def by_labels(result, **labels):
+    """The values of the samples of `result` whose labels include `labels`."""
+    return [float(sample["value"][1]) for sample in result
+            if all(sample["metric"].get(k) == v for k, v in labels.items())]
+
+
+def check_client_series(cluster, prometheus):
+    """The series by NAS client, through a reload that adds a client and one
+    that removes it (docs/admin_api.md "/metrics")."""
+    accept = 'radiusward_gateway_client_requests_total{client="localhost",code="Access-Request",outcome="accept"}'
+    page = cluster.metrics("gateway")
+    before = page[accept]
+    # Only localhost has sent so far: all the gateway's Access-Accepts are its.
+    total = page['radiusward_gateway_requests_total{code="Access-Request",outcome="accept"}']
+    assert before == total > 0, f"localhost's Access-Accepts: {before}, the gateway's: {total}"
+    clients_conf(cluster, with_second=True)
+    send_as_second_client(cluster)
+    expected = {("Access-Request", "accept"): ACCEPTS, ("Access-Request", "reject"): REJECTS,
+                ("Accounting-Request", "response"): RESPONSES, ("Status-Server", "answered"): 0}
+    for (code, outcome), count in expected.items():
+        prometheus.wait_for(f"the second client's {code} {outcome} count", "radiusward_gateway_client_requests_total",
+                            lambda r: by_labels(r, client=SECOND_LABEL, code=code, outcome=outcome) == [count])
+    for reason, count in (("missing_message_authenticator", MISSING_MA),
+                          ("bad_request_authenticator", BAD_AUTHENTICATOR)):
+        prometheus.wait_for(f"the second client's {reason} drops", "radiusward_gateway_client_drops_total",
+                            lambda r: by_labels(r, client=SECOND_LABEL, reason=reason) == [count])
+    # localhost counted on across the reload, and sent nothing since.
+    prometheus.wait_for("localhost's count, unchanged by the reload", "radiusward_gateway_client_requests_total",
+                        lambda r: by_labels(r, client="localhost", code="Access-Request", outcome="accept") == [before])
+    prometheus.wait_for("no counter reset", "resets(radiusward_gateway_client_requests_total[10m])",
+                        lambda r: len(r) == 8 and max(values(r)) == 0)
+    # Summed over clients, the answers are the gateway's.
+    totals = prometheus.query("radiusward_gateway_requests_total")
+    sums = prometheus.query("sum without (client) (radiusward_gateway_client_requests_total)")
+    for sample in totals:
+        code, outcome = sample["metric"]["code"], sample["metric"]["outcome"]
+        assert by_labels(sums, code=code, outcome=outcome) == [float(sample["value"][1])], (code, outcome, sums)
+    clients_conf(cluster, with_second=False)
+    page = cluster.ctl("gateway", "metrics")
+    assert "nas \\\"two" not in page, "a removed client's series stays"
+    assert cluster.metrics("gateway")[accept] == before
+    print(f"client series: localhost {before:.0f} accepts kept across two reloads; "
+          f"{SECOND_LABEL!r} counted exactly")
+
+
 def main():
     if shutil.which("prometheus") is None:
         sys.exit("prometheus is not installed (scripts/install-deps installs it)")
@@ -166,6 +286,7 @@ def main():
                             lambda r: len(r) == 4 and all(v > 1 << 20 for v in values(r)))
         prometheus.wait_for("the held bound", "radiusward_member_held_records_max",
                             lambda r: len(r) == 3 and all(v > 0 for v in values(r)))
+        check_client_series(cluster, prometheus)
         ok = True
         print("prometheus_test: ok")
     finally:
