@@ -83,6 +83,7 @@ struct TopRow {
 
 // docs/admin_api.md "/metrics" names every metric below.
 constexpr TopRow kRows[] = {
+    {"Access-Accepts", "radiusward_gateway_requests_total", "outcome=accept"},
     {"Access-Rejects", "radiusward_gateway_rejects_total", {}, Show::kRateByLabel, "reason"},
     {"Accounting-Requests submitted", "radiusward_gateway_accounting_total", "event=submitted"},
     {"Accounting-Responses", "radiusward_gateway_accounting_total", "event=answered"},

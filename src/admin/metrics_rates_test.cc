@@ -52,6 +52,20 @@ TEST(MetricsRates, RatesPerSecondWithTotalsAndBreakdowns) {
             "held records                      64\n");
 }
 
+TEST(MetricsRates, AGatewaysAcceptsAreItsRequestsAnsweredWithAnAccept) {
+  const auto before = page(
+      "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"accept\"} 100\n"
+      "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"reject\"} 10\n"
+      "radiusward_gateway_requests_total{code=\"Accounting-Request\",outcome=\"response\"} 7\n");
+  const auto after = page(
+      "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"accept\"} 130\n"
+      "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"reject\"} 20\n"
+      "radiusward_gateway_requests_total{code=\"Accounting-Request\",outcome=\"response\"} 9\n");
+  EXPECT_EQ(render_rates(before, after, 2.0),
+            "                PER SECOND  VALUE\n"
+            "Access-Accepts        15.0    130\n");
+}
+
 TEST(MetricsRates, ACounterThatWentDownSaysRestarted) {
   const auto before = page("radiusward_member_ledger_events_total{reason=\"records_applied\"} 500\n");
   const auto after = page("radiusward_member_ledger_events_total{reason=\"records_applied\"} 20\n");
