@@ -136,6 +136,18 @@ def user_form(i):
     return "Cleartext-Password"
 
 
+def salted(digest, password, i):
+    """Base64 of digest(password + salt) + salt, the LDAP {SSHA} layout. An
+    octets value that starts with "0x" is read as hex (docs/users_and_clients.md),
+    so a salt whose base64 would start so is passed over."""
+    for salt in range(i << 8, (i << 8) + 256):
+        raw = struct.pack("!Q", salt)
+        text = base64.b64encode(digest(password.encode() + raw).digest() + raw).decode()
+        if not text.lower().startswith("0x"):
+            return text
+    raise AssertionError("no salt for user %d" % i)
+
+
 def user_entry(i, crypt_hash):
     password = "fp-password-%d" % i
     name = "fp-user-%d" % i
@@ -145,12 +157,9 @@ def user_entry(i, crypt_hash):
     elif form == "NT-Password":
         check = "NT-Password := %s" % md4(password.encode("utf-16-le")).hex().upper()
     elif form == "SSHA-Password":
-        salt = struct.pack("!I", i)
-        check = 'SSHA-Password := "%s"' % base64.b64encode(hashlib.sha1(password.encode() + salt).digest() + salt).decode()
+        check = 'SSHA-Password := "%s"' % salted(hashlib.sha1, password, i)
     elif form == "SSHA2-256-Password":
-        salt = struct.pack("!Q", i)
-        check = 'SSHA2-256-Password := "%s"' % base64.b64encode(
-            hashlib.sha256(password.encode() + salt).digest() + salt).decode()
+        check = 'SSHA2-256-Password := "%s"' % salted(hashlib.sha256, password, i)
     elif form == "MAB":
         name = "02-00-%02X-%02X-%02X-%02X" % ((i >> 24) & 255, (i >> 16) & 255, (i >> 8) & 255, i & 255)
         check = 'Cleartext-Password := "%s"' % name
@@ -329,7 +338,7 @@ def gateway_once(binary, folder, name, users, clients, setup):
         wait_admin(admin, process)
         time.sleep(setup.settle_s)
         idle = memory_kib(process.pid)
-        reloads = []
+        reloads, after = [], []
         for _ in range(setup.reloads):
             began = time.monotonic()
             done = subprocess.run([binary, "ctl", "--socket", admin, "reload"], capture_output=True, text=True,
@@ -338,7 +347,7 @@ def gateway_once(binary, folder, name, users, clients, setup):
             if done.returncode != 0:
                 raise RuntimeError("ctl reload exited with %d: %s%s" % (done.returncode, done.stdout, done.stderr))
             time.sleep(setup.settle_s)
-        after = memory_kib(process.pid)
+            after.append(memory_kib(process.pid))
     finally:
         stop(process, log)
     logged = logged_reloads(log_path)
@@ -346,7 +355,9 @@ def gateway_once(binary, folder, name, users, clients, setup):
     return {"start_s": round(start_s, 4), "idle_rss_kib": idle["rss_kib"], "start_hwm_kib": idle["hwm_kib"],
             "reload_s": [round(s, 4) for s in reloads], "reload_logged_s": [round(s, 4) for s, _ in logged],
             "reload_log_line": logged[-1][1] if logged else None,
-            "rss_after_reloads_kib": after["rss_kib"], "hwm_after_reloads_kib": after["hwm_kib"]}
+            "rss_after_each_reload_kib": [m["rss_kib"] for m in after],
+            "rss_after_reloads_kib": after[-1]["rss_kib"] if after else None,
+            "hwm_after_reloads_kib": after[-1]["hwm_kib"] if after else None}
 
 
 def members_once(binary, root, setup):
