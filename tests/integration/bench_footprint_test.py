@@ -102,6 +102,7 @@ class FootprintPhase(unittest.TestCase):
             self.assertEqual(len(gateway["reload_logged_s"]), 1)
             self.assertRegex(gateway["reload_log_line"],
                              r"reload \(admin API\): accepted; configuration generation 1 in effect")
+            self.assertEqual(len(gateway["rss_after_each_reload_kib"]), 1)
             self.assertGreater(gateway["rss_after_reloads_kib"], 0)
         (members,) = self.fp["members"]
         self.assertGreater(members["leader_ready_s"], 0)
