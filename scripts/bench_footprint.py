@@ -99,7 +99,7 @@ def client_entry(i):
 def write_clients(path, count, secret):
     """clients.conf with `count` clients: 127.0.0.1 with the bench's secret
     (the Status-Server polls come from there), then count - 1 NASes."""
-    kinds = {"127.0.0.1 (the polls' source)": 1}
+    kinds = {"client for 127.0.0.1 (the polls' source)": 1}
     with open(path, "w") as f:
         f.write("# %d clients written by scripts/bench_footprint.py\n" % count)
         f.write("client bench {\n\tipaddr = 127.0.0.1\n\tsecret = %s\n\tshortname = bench\n}\n" % secret)
