@@ -122,7 +122,7 @@ class FootprintPhase(unittest.TestCase):
 
     def test_the_section_and_nothing_else_is_added(self):
         page = report(self.run_path, self.out, "PERFORMANCE.md")
-        before = report(self.base, self.out, "PERFORMANCE-base.md")
+        before = report(self.base, self.out, "base-run.page")
         self.assertIn(SECTION, page)
         rest, section = split_section(page)
         # The base run may hold a footprint of its own: its section is the
