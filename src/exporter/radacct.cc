@@ -7,10 +7,12 @@
 #include "exporter/radacct.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <ctime>
 #include <map>
 #include <optional>
 
@@ -409,6 +411,20 @@ void append_utf8(std::string& out, std::uint32_t code_point) {
   }
 }
 
+// Calls `emit` with each well-formed UTF-8 sequence of `text` in order, and
+// with U+FFFD in place of each NUL and each byte of no such sequence: the
+// normalisation every text written to SQL gets (docs/accounting.md "Export
+// to SQL", What reaches SQL).
+template <typename Emit>
+void each_normalised(std::string_view text, Emit emit) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_sequence(text, at);
+    emit(length == 0 ? kReplacement : text.substr(at, length));
+    at += length == 0 ? 1 : length;
+  }
+}
+
 // `text` with each NUL replaced by U+FFFD, as quote() does.
 std::string without_nul(std::string text) {
   if (text.find('\0') == std::string::npos) return text;
@@ -475,17 +491,10 @@ std::uint64_t counter_of(std::uint32_t gigawords, std::uint32_t octets) {
 std::string quote(std::string_view text) {
   std::string out = "'";
   out.reserve(text.size() + 2);
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t length = utf8_sequence(text, at);
-    if (length == 0) {
-      append_utf8(out, 0xFFFD);
-      ++at;
-      continue;
-    }
-    if (text[at] == '\'') out += '\'';
-    out.append(text.substr(at, length));
-    at += length;
-  }
+  each_normalised(text, [&out](std::string_view sequence) {
+    if (sequence == "'") out += '\'';
+    out.append(sequence);
+  });
   out += '\'';
   return out;
 }
@@ -568,40 +577,107 @@ std::string quarantine_sql(Dialect dialect, const accounting::HeldRecord& held, 
          quote(attributes_json(r, dictionary)) + ", '" + hex_of(r.attributes) + "', " + quote(error) + ")";
 }
 
+namespace {
+
+// `text` as a field of COPY's text format, normalised as quote() does (each
+// NUL and each byte outside a well-formed UTF-8 sequence becomes U+FFFD),
+// with COPY's escapes for backslash, tab, newline and carriage return.
+void append_copy_field(std::string& out, std::string_view text) {
+  each_normalised(text, [&out](std::string_view sequence) {
+    if (sequence == "\\" || sequence == "\t" || sequence == "\n" || sequence == "\r") {
+      out += '\\';
+      out += sequence == "\t" ? 't' : sequence == "\n" ? 'n' : sequence == "\r" ? 'r' : '\\';
+    } else {
+      out.append(sequence);
+    }
+  });
+}
+
+// Unix milliseconds as timestamptz text in UTC ("2023-11-14 22:13:20.123+00"),
+// the instant to_timestamp(ms / 1000.0) gives; no value outside the years
+// 1-9999.
+std::optional<std::string> copy_timestamp(std::int64_t unix_ms) {
+  // Floor division: -1 ms is 1969-12-31 23:59:59.999.
+  std::int64_t seconds = unix_ms / 1000;
+  std::int64_t ms = unix_ms % 1000;
+  if (ms < 0) {
+    ms += 1000;
+    --seconds;
+  }
+  // Years 1 to 9999 (Unix seconds of 0001-01-01 and 10000-01-01).
+  if (seconds < -62'135'596'800 || seconds >= 253'402'300'800) return std::nullopt;
+  const auto time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  if (gmtime_r(&time, &utc) == nullptr) return std::nullopt;
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}+00", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms);
+}
+
+}  // namespace
+
+std::optional<std::string> log_copy_rows(std::span<const accounting::HeldRecord> records,
+                                         const radius::Dictionary& dictionary, const KnownKeys& known) {
+  const std::vector<std::size_t> positions = entry_positions(records);
+  std::set<std::string> keys = known;  // known, then each key of the batch once, as batch_sql
+  std::string out;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const accounting::Record& r = records[i].record;
+    if (!keys.insert(r.key.hex()).second) continue;
+    const std::optional<std::string> received = copy_timestamp(r.received_unix_ms);
+    const std::optional<std::string> event = copy_timestamp(r.event_unix_ms);
+    if (!received || !event) return std::nullopt;
+    out += fmt::format("{}\t{}\t{}\t{}\t", records[i].index, positions[i], r.key.hex(), r.status_type);
+    append_copy_field(out, r.client);
+    out += fmt::format("\t{}\t{}\t{}\t", *received, *event, r.session.hex());
+    append_copy_field(out, attributes_json(r, dictionary));
+    out += '\n';
+  }
+  return out;
+}
+
 std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> records,
                       const radius::Dictionary& dictionary, const KnownKeys& known,
-                      std::size_t first_position) {
+                      std::size_t first_position, LogRows log_rows) {
   if (records.empty()) return {};
   const bool pg = dialect == Dialect::kPostgres;
   auto timestamp_of = [pg](std::int64_t unix_ms) {
-    const std::string seconds =
-        std::to_string(unix_ms / 1000) + "." + std::to_string(1000 + unix_ms % 1000).substr(1);
-    return pg ? "to_timestamp(" + seconds + ")" : std::to_string(unix_ms / 1000);
+    if (!pg) return std::to_string(unix_ms / 1000);
+    // Floor division, so that -1 ms is -0.001 s (as copy_timestamp).
+    std::int64_t seconds = unix_ms / 1000;
+    std::int64_t ms = unix_ms % 1000;
+    if (ms < 0) {
+      ms += 1000;
+      --seconds;
+    }
+    return fmt::format("to_timestamp({} + {:03}e-3)", seconds, ms);
   };
-  // One multi-row insert for the log. An entry packs several records under
-  // one log index, so a record is (log index, position in its entry); the
-  // batch splits an entry only when the sink isolates a refused record
-  // (first_position). The primary key makes a second export of the same
-  // record fail the whole transaction instead of duplicating it (a defence
-  // behind the cursor check). A key already logged (a record re-sent after
-  // the de-duplication window) adds nothing: the first row stays.
-  std::string sql = "INSERT INTO " + std::string(kLogTable) +
-                    " (log_index, entry_position, record_key, status_type, client, received_time, "
-                    "event_time, acctuniqueid, "
-                    "attributes) VALUES ";
+  // One multi-row insert for the log (unless its rows go by COPY). An entry
+  // packs several records under one log index, so a record is (log index,
+  // position in its entry); the batch splits an entry only when the sink
+  // isolates a refused record (first_position). The primary key makes a
+  // second export of the same record fail the whole transaction instead of
+  // duplicating it (a defence behind the cursor check). A key already
+  // logged (a record re-sent after the de-duplication window) adds nothing:
+  // the first row stays.
+  const bool log_insert = log_rows == LogRows::kInsert;
+  std::string sql = log_insert ? "INSERT INTO " + std::string(kLogTable) +
+                                     " (log_index, entry_position, record_key, status_type, client, "
+                                     "received_time, event_time, acctuniqueid, attributes) VALUES "
+                               : std::string();
   const std::vector<std::size_t> positions = entry_positions(records, first_position);
   std::set<std::string> keys = known;  // known, then each key of the batch once
   std::vector<bool> repeated(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     const accounting::Record& r = records[i].record;
     repeated[i] = !keys.insert(r.key.hex()).second;
+    if (!log_insert) continue;
     if (i > 0) sql += ",\n";
     sql += "(" + std::to_string(records[i].index) + ", " + std::to_string(positions[i]) + ", '" +
            r.key.hex() + "', " + std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
            timestamp_of(r.received_unix_ms) + ", " + timestamp_of(r.event_unix_ms) + ", '" + r.session.hex() +
            "', " + quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
   }
-  sql += " ON CONFLICT (record_key) DO NOTHING;\n";
+  if (log_insert) sql += " ON CONFLICT (record_key) DO NOTHING;\n";
   // radacct: one multi-row statement per status type and "wave" instead of
   // one statement per record (PostgreSQL spends most of a single-row
   // statement on parsing, planning and the round of its ten indexes, not

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -254,6 +255,84 @@ TEST(Radacct, BatchLogsEveryRecordWithItsAttributesAsJson) {
   EXPECT_EQ(db.query("SELECT count(*) FROM radiusward_accounting_log"), "4");
   std::vector<HeldRecord> other = {{5, record(status::kStart, "s2", kT0)}};
   EXPECT_NE(db.try_exec(batch_sql(Dialect::kSqlite, other, SqliteDatabase::dictionary())), SQLITE_OK);
+}
+
+// The fields of each COPY row of `rows` (tab-separated, newline-ended).
+std::vector<std::vector<std::string>> copy_fields(const std::string& rows) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(rows);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::istringstream split(line);
+    for (std::string field; std::getline(split, field, '\t');) fields.push_back(field);
+    out.push_back(fields);
+  }
+  return out;
+}
+
+TEST(LogCopyRows, RowsAreTheLogInsertsValuesInCopyText) {
+  std::vector<HeldRecord> batch = {{5, record(status::kStart, "s1", kT0)},
+                                   {9, record(15, "s1", kT0 + 2)},
+                                   {9, record(status::kStop, "s1", kT0 + 3)}};
+  batch[1].record.received_unix_ms = kT0 * 1000 + 123;
+  const std::optional<std::string> rows = log_copy_rows(batch, SqliteDatabase::dictionary());
+  ASSERT_TRUE(rows.has_value());
+  const auto fields = copy_fields(*rows);
+  ASSERT_EQ(fields.size(), 3u);
+  const Record& failed = batch[1].record;
+  EXPECT_EQ(fields[1],
+            (std::vector<std::string>{"9", "0", failed.key.hex(), "15", "nas1", "2023-11-14 22:13:20.123+00",
+                                      "2023-11-14 22:13:22.000+00", failed.session.hex(),
+                                      attributes_json(failed, SqliteDatabase::dictionary())}));
+  EXPECT_EQ(fields[2][1], "1");  // its position in entry 9
+  EXPECT_EQ(fields[0][0] + ":" + fields[0][1], "5:0");
+}
+
+TEST(LogCopyRows, KnownAndRepeatedKeysAddNoRow) {
+  const Record start = record(status::kStart, "s1", kT0);
+  const Record stop = record(status::kStop, "s1", kT0 + 3);
+  std::vector<HeldRecord> batch = {{5, start}, {6, stop}, {7, start}};
+  const auto fields = copy_fields(*log_copy_rows(batch, SqliteDatabase::dictionary(), {stop.key.hex()}));
+  ASSERT_EQ(fields.size(), 1u);
+  EXPECT_EQ(fields[0][0], "5");
+}
+
+TEST(LogCopyRows, TextIsNormalisedAndEscapedForCopy) {
+  Record r = record(status::kStart, "s1", kT0,
+                    Attributes().text(attr::kNasIdentifier, std::string("a\tb\\c\0d\xff\n", 9)));
+  r.client = std::string("n\ta\rs\n\\1\0\xc3", 10);
+  const std::vector<HeldRecord> batch = {{5, r}};
+  const std::string rows = *log_copy_rows(batch, SqliteDatabase::dictionary());
+  // One line: every tab, newline and carriage return inside a value is escaped.
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 1);
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\t'), 8);
+  // NUL and the bytes of no well-formed sequence are U+FFFD; backslashes doubled.
+  EXPECT_EQ(copy_fields(rows)[0][4], "n\\ta\\rs\\n\\\\1\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(rows.find('\0'), std::string::npos);
+}
+
+TEST(LogCopyRows, TimesAreUtcInstantsAndOnlyYearsOneToNineThousandNineHundredNinetyNine) {
+  std::vector<HeldRecord> batch = {{5, record(status::kStart, "s1", kT0)}};
+  batch[0].record.received_unix_ms = -1;
+  batch[0].record.event_unix_ms = -62'135'596'800'000;  // 0001-01-01
+  auto fields = copy_fields(*log_copy_rows(batch, SqliteDatabase::dictionary()));
+  EXPECT_EQ(fields[0][5], "1969-12-31 23:59:59.999+00");
+  EXPECT_EQ(fields[0][6], "0001-01-01 00:00:00.000+00");
+  batch[0].record.event_unix_ms = 253'402'300'799'999;  // 9999-12-31 23:59:59.999
+  fields = copy_fields(*log_copy_rows(batch, SqliteDatabase::dictionary()));
+  EXPECT_EQ(fields[0][6], "9999-12-31 23:59:59.999+00");
+  batch[0].record.event_unix_ms = 253'402'300'800'000;  // year 10000: by INSERT instead
+  EXPECT_FALSE(log_copy_rows(batch, SqliteDatabase::dictionary()).has_value());
+  batch[0].record.event_unix_ms = -62'135'596'800'001;
+  EXPECT_FALSE(log_copy_rows(batch, SqliteDatabase::dictionary()).has_value());
+}
+
+TEST(Radacct, TheLogInsertCanBeLeftToCopy) {
+  const std::vector<HeldRecord> batch = {{5, record(status::kStart, "s1", kT0)}};
+  const std::string sql =
+      batch_sql(Dialect::kPostgres, batch, SqliteDatabase::dictionary(), {}, 0, LogRows::kByCopy);
+  EXPECT_EQ(sql.find("radiusward_accounting_log"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("INSERT INTO radacct"), std::string::npos) << sql;
 }
 
 TEST(Radacct, AKnownKeyTouchesNeitherTheLogNorRadacct) {

@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iterator>
 #include <optional>
@@ -70,6 +71,13 @@ class SqlSink : public ExportSink {
 
   // The first column of every row (text).
   virtual Result<std::vector<std::string>, SinkError> query_texts(const std::string& sql) = 0;
+  // Runs `copy` (COPY ... FROM STDIN) with `rows` in COPY's text format.
+  // PostgreSQL only.
+  virtual Result<void, SinkError> copy_in(std::string_view copy, const std::string& rows) {
+    (void)copy;
+    (void)rows;
+    return fail(rejected("COPY is PostgreSQL's"));
+  }
 
   std::string begin_sql() const {
     return dialect_ == exporter::Dialect::kSqlite ? "BEGIN IMMEDIATE" : "BEGIN";
@@ -116,7 +124,16 @@ class SqlSink : public ExportSink {
     exporter::KnownKeys known(logged->begin(), logged->end());
     WriteResult result{fresh.back().index, fresh.size(), known.size(), {}};
     if (!isolate) {
-      std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_, known);
+      // PostgreSQL takes the log's rows by COPY (docs/accounting.md "Export
+      // throughput"); a time COPY cannot carry sends them by INSERT.
+      exporter::LogRows log_rows = exporter::LogRows::kInsert;
+      if (dialect_ == exporter::Dialect::kPostgres) {
+        if (std::optional<std::string> rows = exporter::log_copy_rows(fresh, *dictionary_, known)) {
+          if (auto r = copy_in(exporter::kLogCopySql, *rows); !r) return fail(abort(r.error()));
+          log_rows = exporter::LogRows::kByCopy;
+        }
+      }
+      std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_, known, 0, log_rows);
       if (auto r = exec(sql); !r) return fail(abort(r.error()));
     } else {
       const std::vector<std::size_t> positions = exporter::entry_positions(fresh);
@@ -218,6 +235,34 @@ class PostgresSink final : public SqlSink {
     return fail(std::move(error));
   }
 
+  Result<void, SinkError> copy_in(std::string_view copy, const std::string& rows) override {
+    PGresult* result = PQexec(conn_, std::string(copy).c_str());
+    if (PQresultStatus(result) != PGRES_COPY_IN) {
+      SinkError error = error_of(result);
+      PQclear(result);
+      return fail(std::move(error));
+    }
+    PQclear(result);
+    // Blocking connection: PQputCopyData queues or sends, never returns 0.
+    // In pieces, since it takes an int length.
+    constexpr std::size_t kPiece = std::size_t{1} << 20;
+    bool sent = true;
+    for (std::size_t at = 0; sent && at < rows.size(); at += kPiece) {
+      const std::size_t length = std::min(kPiece, rows.size() - at);
+      sent = PQputCopyData(conn_, rows.data() + at, static_cast<int>(length)) == 1;
+    }
+    if (!sent || PQputCopyEnd(conn_, nullptr) != 1) {
+      return fail(unavailable(std::string("COPY: ") + PQerrorMessage(conn_)));
+    }
+    // The COPY's outcome, then nothing: drain every result.
+    std::optional<SinkError> error;
+    while ((result = PQgetResult(conn_)) != nullptr) {
+      if (PQresultStatus(result) != PGRES_COMMAND_OK && !error) error = error_of(result);
+      PQclear(result);
+    }
+    if (error) return fail(std::move(*error));
+    return {};
+  }
   Result<std::vector<std::string>, SinkError> query_texts(const std::string& sql) override {
     PGresult* result = PQexec(conn_, sql.c_str());
     if (PQresultStatus(result) != PGRES_TUPLES_OK) {

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "accounting/accounting_request_for_test.h"
+#include "exporter/radacct.h"
 #include "io/postgres_server_for_test.h"
 
 namespace rw::member_shell {
@@ -393,6 +394,81 @@ TEST(PostgresSink, ALockHeldOnTheCursorRowFailsFastAndTheRetrySucceeds) {
   ASSERT_TRUE(written) << written.error().to_string();
   EXPECT_EQ(written->exported_through, 12u);
   EXPECT_EQ(pg_query(conninfo, "SELECT count(*) FROM radiusward_accounting_log"), "3");
+}
+
+// Records whose every text a NAS controls holds what COPY's text format
+// escapes or the exporter replaces (tab, newline, carriage return,
+// backslash, quotes, NUL, bytes of no UTF-8 sequence), from a client named
+// so too, received at times before 1970 and with milliseconds: the log
+// table's rows must not depend on whether they went by COPY or by INSERT.
+std::vector<HeldRecord> hostile_records() {
+  const std::string text("t\tn\nr\rb\\q'd\"z\0x\xff\xc3 \xc3\xa9", 22);
+  const std::int64_t received[] = {1'700'000'000'123, -1, -1'500, 86'400'001, 1'700'000'000'000, -999};
+  const std::uint32_t kinds[] = {status::kStart, status::kInterimUpdate, status::kStop};
+  std::vector<HeldRecord> records;
+  for (std::size_t i = 0; i < std::size(received); ++i) {
+    RequestSpec spec;
+    spec.status_type = kinds[i % 3];
+    spec.session_id = "c" + std::to_string(i / 3);
+    spec.user_name = text + std::to_string(i);
+    spec.nas_identifier = text;
+    spec.session_time_s = static_cast<std::uint32_t>(i * 10);
+    records.push_back({20 + i / 2, record_of(spec, received[i], text + "nas")});
+  }
+  return records;
+}
+
+// Every column of the log table, and of radacct but its serial id, row by row.
+std::string log_and_radacct(const std::string& conninfo) {
+  return pg_query(conninfo,
+                  "SELECT concat_ws(',', log_index, entry_position, record_key, status_type, client, "
+                  "received_time, event_time, acctuniqueid, attributes::text) FROM radiusward_accounting_log "
+                  "ORDER BY log_index, entry_position") +
+         "\n" +
+         pg_query(conninfo,
+                  "SELECT concat_ws(',', acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, "
+                  "acctupdatetime, acctstoptime, acctsessiontime, acctinputoctets, acctterminatecause, "
+                  "calledstationid, callingstationid) FROM radacct ORDER BY acctuniqueid");
+}
+
+TEST(PostgresSink, TheLogTableIsTheSameByCopyAsByInsert) {
+  const std::vector<HeldRecord> records = hostile_records();
+  const std::string by_copy = new_database("t_by_copy");
+  auto written = make_postgres_sink(by_copy, dictionary())->write(records);
+  ASSERT_TRUE(written) << written.error().to_string();
+  // The same batch by the INSERT the sink used before COPY, on a database
+  // the sink migrated.
+  const std::string by_insert = new_database("t_by_insert");
+  ASSERT_TRUE(make_postgres_sink(by_insert, dictionary())->exported_through());
+  PGconn* conn = PQconnectdb(by_insert.c_str());
+  PGresult* result = PQexec(
+      conn,
+      ("BEGIN;\n" + exporter::batch_sql(exporter::Dialect::kPostgres, records, *dictionary()) + "COMMIT")
+          .c_str());
+  EXPECT_EQ(PQresultStatus(result), PGRES_COMMAND_OK) << PQerrorMessage(conn);
+  PQclear(result);
+  PQfinish(conn);
+  const std::string rows = log_and_radacct(by_copy);
+  EXPECT_EQ(pg_query(by_copy, "SELECT count(*) FROM radiusward_accounting_log"), "6");
+  EXPECT_EQ(rows.find("error"), std::string::npos) << rows;
+  EXPECT_EQ(rows, log_and_radacct(by_insert));
+  // The instants themselves: -1 ms is the last millisecond of 1969.
+  EXPECT_EQ(pg_query(by_copy,
+                     "SELECT received_time = to_timestamp(-0.001) FROM radiusward_accounting_log "
+                     "WHERE log_index = 20 AND entry_position = 1"),
+            "t");
+}
+
+TEST(PostgresSink, ATimeCopyCannotCarryGoesByInsert) {
+  std::vector<HeldRecord> records = session_records("far");
+  records[1].record.received_unix_ms = 400'000'000'000'000;  // the year 14645
+  const std::string conninfo = new_database("t_far_time");
+  auto written = make_postgres_sink(conninfo, dictionary())->write(records);
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(pg_query(conninfo,
+                     "SELECT extract(year FROM received_time)::int FROM radiusward_accounting_log "
+                     "ORDER BY log_index"),
+            "2023|14645|2023");
 }
 
 TEST(PostgresSink, ExportsIntoADatabaseMadeByFreeradiusSchema) {

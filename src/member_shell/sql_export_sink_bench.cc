@@ -1,0 +1,247 @@
+// How many records a second the PostgreSQL export sink writes, alone: no
+// cluster, no load generator, one connection to a real PostgreSQL 15
+// (io::PostgresServerForTest) holding FreeRADIUS 3.2's own schema.sql with
+// its indexes, batches of export.batch_records_max (2,000) in 64-record log
+// entries, as the exporter writes them under lag (docs/accounting.md "Export
+// throughput"). Wall time: the work is PostgreSQL's as much as this
+// process's. The session mix is what `radiusward bench run --scenario acct`
+// sends: each session's Start, then its Interim-Update, then its Stop, with
+// sessions overlapping so that a batch holds all three kinds.
+#include <benchmark/benchmark.h>
+
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accounting/accounting_request_for_test.h"
+#include "exporter/radacct.h"
+#include "io/postgres_server_for_test.h"
+#include "member_shell/sql_export_sink.h"
+
+namespace rw::member_shell {
+namespace {
+
+using accounting::HeldRecord;
+using accounting::testing::RequestSpec;
+namespace status = accounting::status;
+
+constexpr std::size_t kEntry = 64;
+// Sessions in flight: record n is the Start, Interim-Update or Stop of
+// session n / 3 shifted by a third of this, so that one batch mixes kinds.
+constexpr std::uint64_t kOverlap = 3000;
+constexpr const char* kFreeradiusSchema = "/etc/freeradius/3.0/mods-config/sql/main/postgresql/schema.sql";
+
+io::PostgresServerForTest& postgres() {
+  static io::PostgresServerForTest server;
+  return server;
+}
+
+// Record n of the stream (n counts from 0): kinds rotate Start, Interim,
+// Stop; session of record n is (n / 3 + kind * kOverlap / 3) so that
+// a session's three records lie kOverlap records apart.
+HeldRecord record(std::uint64_t n, std::uint64_t index) {
+  const std::uint64_t kind = n % 3;
+  const std::uint64_t session =
+      n / 3 >= kind * kOverlap / 3 ? n / 3 - kind * kOverlap / 3 : n / 3 + 1'000'000;
+  RequestSpec spec;
+  spec.identifier = static_cast<std::uint8_t>(n);
+  spec.status_type = kind == 0 ? status::kStart : kind == 1 ? status::kInterimUpdate : status::kStop;
+  spec.user_name = "user" + std::to_string(session % 50'000) + "@example.net";
+  spec.session_id = "5F3A" + std::to_string(session);
+  spec.nas_identifier = "ap-" + std::to_string(session % 200);
+  spec.calling_station_id = "02-00-00-00-" + std::to_string(10 + session % 80) + "-01";
+  spec.framed_ip = std::array<std::uint8_t, 4>{10, 1, static_cast<std::uint8_t>(session >> 8),
+                                               static_cast<std::uint8_t>(session)};
+  spec.event_timestamp = static_cast<std::uint32_t>(1'700'000'000 + session + kind * 60);
+  if (kind > 0) {
+    spec.session_time_s = static_cast<std::uint32_t>(kind * 60);
+    spec.input_octets = static_cast<std::uint32_t>(kind * 150'000);
+  }
+  return HeldRecord{index,
+                    accounting::testing::record_of(spec, 1'700'000'000'000 + static_cast<std::int64_t>(n))};
+}
+
+// The log-table layouts measured beside the one radiusward creates
+// (docs/accounting.md "Export throughput").
+enum Layout : std::int64_t {
+  kShipped = 0,             // as radiusward creates it
+  kJsonLog = 1,             // the log table's attributes as json, not jsonb
+  kNoSessionIndex = 2,      // without the log table's index on acctuniqueid
+  kJsonNoSessionIndex = 3,  // both
+};
+constexpr const char* kLayoutNames[] = {"shipped", "log attributes json", "log without session index",
+                                        "log json without session index"};
+
+// A fresh database holding FreeRADIUS's schema.sql (when installed),
+// migrated by the sink, its log table changed to `layout`; its conninfo.
+std::string fresh_database(const std::string& name, Layout layout) {
+  postgres().psql({"-c", "DROP DATABASE IF EXISTS " + name});
+  postgres().psql({"-c", "CREATE DATABASE " + name});
+  if (std::filesystem::exists(kFreeradiusSchema)) postgres().psql({"-f", kFreeradiusSchema}, name);
+  const std::string conninfo = postgres().conninfo(name);
+  if (auto migrated = make_postgres_sink(conninfo, radius::Dictionary::builtin())->exported_through();
+      !migrated)
+    return {};
+  if (layout == kJsonLog || layout == kJsonNoSessionIndex)
+    postgres().psql({"-c", "ALTER TABLE radiusward_accounting_log ALTER attributes TYPE json"}, name);
+  if (layout == kNoSessionIndex || layout == kJsonNoSessionIndex)
+    postgres().psql({"-c", "DROP INDEX radiusward_accounting_log_session"}, name);
+  return conninfo;
+}
+
+// The next batch of `size` records: whole log entries, as the exporter
+// offers them.
+void next_batch(std::vector<HeldRecord>& batch, std::size_t size, std::uint64_t& n, std::uint64_t& index) {
+  batch.clear();
+  for (std::size_t i = 0; i < size; ++i, ++n) {
+    if (i % kEntry == 0) ++index;
+    batch.push_back(record(n, index));
+  }
+}
+
+// The sink as the exporter runs it. Arguments: the layout, then records per
+// batch (export.batch_records_max).
+void BM_PostgresSinkWrite(benchmark::State& state) {
+  const auto layout = static_cast<Layout>(state.range(0));
+  const auto batch_records = static_cast<std::size_t>(state.range(1));
+  const std::string conninfo = fresh_database("sink_bench", layout);
+  if (conninfo.empty()) {
+    state.SkipWithError("the sink could not migrate the database");
+    return;
+  }
+  std::unique_ptr<ExportSink> sink = make_postgres_sink(conninfo, radius::Dictionary::builtin());
+  std::uint64_t n = 0;
+  std::uint64_t index = 0;
+  std::uint64_t through = 0;
+  std::vector<HeldRecord> batch;
+  for (auto _ : state) {
+    state.PauseTiming();
+    next_batch(batch, batch_records, n, index);
+    state.ResumeTiming();
+    auto written = sink->write(batch, through);
+    if (!written) {
+      state.SkipWithError(written.error().message.c_str());
+      break;
+    }
+    through = written->exported_through;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch_records));
+  state.SetLabel(std::string(kLayoutNames[layout]) + (std::filesystem::exists(kFreeradiusSchema)
+                                                          ? ", FreeRADIUS schema.sql"
+                                                          : ", radiusward's radacct"));
+}
+BENCHMARK(BM_PostgresSinkWrite)
+    ->ArgsProduct({{kShipped, kJsonLog, kNoSessionIndex, kJsonNoSessionIndex}, {2000}})
+    ->Args({kShipped, 500})
+    ->Args({kShipped, 8000})
+    ->ArgNames({"layout", "batch"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(5.0);
+
+// How the log rows reach the table in BM_PostgresBatchParts.
+enum LogPath : std::int64_t {
+  kInsert = 0,       // one multi-row INSERT ... ON CONFLICT (record_key) DO NOTHING (before COPY)
+  kPlainInsert = 1,  // the same without ON CONFLICT
+  kCopy = 2,         // COPY, as the sink sends them
+};
+constexpr const char* kLogPathNames[] = {"log by INSERT ON CONFLICT", "log by plain INSERT", "log by COPY"};
+
+// Where a batch's time goes: the statements the sink runs (exporter::
+// batch_sql, exporter::log_copy_rows), built here and run one part at a
+// time over libpq in one transaction, each part timed: building the text
+// (this process), the log rows, radacct's statements, the commit (its
+// fsync). Counters in ms per batch of 2,000; the timed region is the whole.
+void BM_PostgresBatchParts(benchmark::State& state) {
+  constexpr std::size_t kRecords = 2000;
+  const auto path = static_cast<LogPath>(state.range(0));
+  const std::string conninfo = fresh_database("sink_parts", kShipped);
+  if (conninfo.empty()) {
+    state.SkipWithError("the sink could not migrate the database");
+    return;
+  }
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  const auto ok_result = [conn](PGresult* result) {
+    const ExecStatusType status = PQresultStatus(result);
+    PQclear(result);
+    return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+  };
+  const auto run = [&](const std::string& sql) { return ok_result(PQexec(conn, sql.c_str())); };
+  const auto copy = [&](const std::string& rows) {
+    PGresult* started = PQexec(conn, std::string(exporter::kLogCopySql).c_str());
+    const bool copying = PQresultStatus(started) == PGRES_COPY_IN;
+    PQclear(started);
+    if (!copying || PQputCopyData(conn, rows.data(), static_cast<int>(rows.size())) != 1 ||
+        PQputCopyEnd(conn, nullptr) != 1)
+      return false;
+    bool ok = true;
+    for (PGresult* result; (result = PQgetResult(conn)) != nullptr;) ok = ok_result(result) && ok;
+    return ok;
+  };
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point from) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+  };
+  const radius::Dictionary& dictionary = *radius::Dictionary::builtin();
+  double build_ms = 0, log_ms = 0, radacct_ms = 0, commit_ms = 0;
+  std::uint64_t n = 0;
+  std::uint64_t index = 0;
+  std::vector<HeldRecord> batch;
+  for (auto _ : state) {
+    state.PauseTiming();
+    next_batch(batch, kRecords, n, index);
+    state.ResumeTiming();
+    auto began = Clock::now();
+    std::string log;
+    std::string radacct;
+    if (path == kCopy) {
+      log = *exporter::log_copy_rows(batch, dictionary);
+      radacct = exporter::batch_sql(exporter::Dialect::kPostgres, batch, dictionary, {}, 0,
+                                    exporter::LogRows::kByCopy);
+    } else {
+      radacct = exporter::batch_sql(exporter::Dialect::kPostgres, batch, dictionary);
+      constexpr std::string_view kClause = " ON CONFLICT (record_key) DO NOTHING;\n";
+      const std::size_t log_end = radacct.find(kClause);
+      log = radacct.substr(0, log_end) + (path == kInsert ? std::string(kClause) : ";\n");
+      radacct.erase(0, log_end + kClause.size());
+    }
+    build_ms += ms_since(began);
+    began = Clock::now();
+    bool ok = run("BEGIN") && (path == kCopy ? copy(log) : run(log));
+    log_ms += ms_since(began);
+    began = Clock::now();
+    ok = ok && run(radacct);
+    radacct_ms += ms_since(began);
+    began = Clock::now();
+    ok = ok && run("COMMIT");
+    commit_ms += ms_since(began);
+    if (!ok) {
+      state.SkipWithError(PQerrorMessage(conn));
+      break;
+    }
+  }
+  PQfinish(conn);
+  const double batches = static_cast<double>(state.iterations());
+  state.counters["build_ms"] = build_ms / batches;
+  state.counters["log_ms"] = log_ms / batches;
+  state.counters["radacct_ms"] = radacct_ms / batches;
+  state.counters["commit_ms"] = commit_ms / batches;
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kRecords));
+  state.SetLabel(kLogPathNames[path]);
+}
+BENCHMARK(BM_PostgresBatchParts)
+    ->DenseRange(kInsert, kCopy)
+    ->ArgName("log")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(5.0);
+
+}  // namespace
+}  // namespace rw::member_shell
