@@ -192,80 +192,83 @@ std::uint64_t u32_of(const accounting::Record& record, std::uint8_t type) {
          std::uint64_t{(*value)[2]} << 8 | (*value)[3];
 }
 
-// The values one record gives radacct's columns, already as SQL text.
+// One value of a radacct row before it is written, so that the same row
+// can be rendered as an SQL literal (batch_sql) or as a COPY field
+// (radacct_copy). Absent is NULL, or '' on SQLite where its schema says
+// NOT NULL DEFAULT '' (`sqlite_empty`).
+struct Field {
+  enum class Kind : std::uint8_t { kText, kInet, kTime, kInteger };
+  Kind kind = Kind::kText;
+  std::optional<std::string> text{};     // kText, kInet
+  std::optional<std::int64_t> number{};  // kTime (Unix seconds), kInteger
+  bool sqlite_empty = false;
+  std::string_view postgres_absent{};  // Written instead of NULL on PostgreSQL, when set.
+};
+
+Field text_field(std::optional<std::string> text, bool sqlite_empty = true) {
+  return Field{.kind = Field::Kind::kText, .text = std::move(text), .sqlite_empty = sqlite_empty};
+}
+Field inet_field(std::optional<std::string> text) {
+  return Field{.kind = Field::Kind::kInet, .text = std::move(text), .sqlite_empty = true};
+}
+Field time_field(std::optional<std::int64_t> seconds) {
+  return Field{.kind = Field::Kind::kTime, .number = seconds};
+}
+Field integer_field(std::optional<std::int64_t> value) {
+  return Field{.kind = Field::Kind::kInteger, .number = value};
+}
+
+// The values one record gives radacct's columns.
 struct Columns {
-  std::string session_id;   // Acct-Session-Id
-  std::string unique_id;    // Acct-Unique-Session-Id (the session key)
-  std::string user_name;    // SQL-User-Name (User-Name)
-  std::string nas_address;  // NAS-IPv6-Address, else NAS-IP-Address
-  std::string nas_port_id;  // NAS-Port-Id, else NAS-Port, else NULL
+  std::string session_id;                  // Acct-Session-Id ('' when absent)
+  std::string unique_id;                   // Acct-Unique-Session-Id (the session key)
+  std::string user_name;                   // SQL-User-Name (User-Name)
+  std::optional<std::string> nas_address;  // NAS-IPv6-Address, else NAS-IP-Address
+  std::optional<std::string> nas_port_id;  // NAS-Port-Id, else NAS-Port
   std::string nas_port_type;
-  std::string event;         // event timestamp
-  std::string event_epoch;   // event time in Unix seconds
-  std::string started;       // event minus Acct-Session-Time (Stop without Start)
-  std::string session_time;  // Acct-Session-Time or NULL
+  std::int64_t event_epoch = 0;               // event time in Unix seconds
+  std::optional<std::uint64_t> session_time;  // Acct-Session-Time
   std::string authentic;
   std::string connect_info;
-  std::string input_octets;  // RFC 2869 §5.1: gigawords << 32 + octets
-  std::string output_octets;
+  std::uint64_t input_octets = 0;  // RFC 2869 §5.1: gigawords << 32 + octets
+  std::uint64_t output_octets = 0;
   std::string called;
   std::string calling;
   std::string terminate_cause;
   std::string service_type;
   std::string framed_protocol;
-  std::string framed_ip;
-  std::string framed_ipv6;
-  std::string framed_ipv6_prefix;
-  std::string framed_interface_id;
-  std::string delegated_prefix;
+  std::optional<std::string> framed_ip;
+  std::optional<std::string> framed_ipv6;
+  std::optional<std::string> framed_ipv6_prefix;
+  std::optional<std::string> framed_interface_id;
+  std::optional<std::string> delegated_prefix;
 };
 
-Columns columns_of(Dialect dialect, const accounting::Record& record, const radius::Dictionary& dictionary) {
-  const bool pg = dialect == Dialect::kPostgres;
-  auto text = [&](std::uint8_t type) { return quote(text_of(record, type, dictionary).value_or("")); };
-  // PostgreSQL: NULLIF('%{X}', '')::inet; SQLite's schema has NOT NULL
-  // default '' for these columns and its queries write '%{X}'. A malformed
-  // address is written as absent (the log table keeps its bytes as hex):
-  // '0x..'::inet would make PostgreSQL refuse the whole batch.
-  auto address = [&](std::uint8_t type) -> std::string {
-    auto value = address_of(record, type);
-    if (!pg) return quote(value.value_or(""));
-    return value ? quote(*value) + "::inet" : "NULL";
-  };
-  auto nullable = [&](std::uint8_t type) -> std::string {
+Columns columns_of(const accounting::Record& record, const radius::Dictionary& dictionary) {
+  auto text = [&](std::uint8_t type) { return text_of(record, type, dictionary).value_or(""); };
+  // A malformed address is written as absent (the log table keeps its bytes
+  // as hex): '0x..'::inet would make PostgreSQL refuse the whole batch.
+  auto nonempty = [&](std::uint8_t type) -> std::optional<std::string> {
     auto value = text_of(record, type, dictionary);
-    if (!pg) return quote(value.value_or(""));
-    return value && !value->empty() ? quote(*value) : "NULL";
+    if (value && value->empty()) return std::nullopt;
+    return value;
   };
   Columns c;
   c.session_id = text(attr::kAcctSessionId);
-  c.unique_id = quote(record.session.hex());
+  c.unique_id = record.session.hex();
   c.user_name = text(attr::kUserName);
-  auto nas = address_of(record, attr::kNasIpv6Address);
-  if (!nas) nas = address_of(record, attr::kNasIpAddress);
-  // NASIPAddress is NOT NULL inet: a record without a (well-formed) NAS
-  // address (the NAS sent only NAS-Identifier) gets the unspecified
-  // address, where FreeRADIUS's query would fail; the log table keeps the
-  // whole record.
-  c.nas_address = quote(nas ? *nas : (pg ? "0.0.0.0" : ""));
-  if (pg) c.nas_address += "::inet";
-  auto port = text_of(record, attr::kNasPortId, dictionary);
-  if (!port) port = text_of(record, attr::kNasPort, dictionary);
-  c.nas_port_id = port && !port->empty() ? quote(*port) : "NULL";
+  c.nas_address = address_of(record, attr::kNasIpv6Address);
+  if (!c.nas_address) c.nas_address = address_of(record, attr::kNasIpAddress);
+  c.nas_port_id = nonempty(attr::kNasPortId);
+  if (!record.find(attr::kNasPortId)) c.nas_port_id = nonempty(attr::kNasPort);
   c.nas_port_type = text(attr::kNasPortType);
-  const std::int64_t epoch = record.event_unix_ms / 1000;
-  c.event_epoch = std::to_string(epoch);
-  c.event = pg ? "to_timestamp(" + c.event_epoch + ")" : c.event_epoch;
-  const bool has_session_time = record.find(attr::kAcctSessionTime).has_value();
-  const std::uint64_t session_time = u32_of(record, attr::kAcctSessionTime);
-  c.session_time = has_session_time ? std::to_string(session_time) : "NULL";
-  const std::string start_epoch = std::to_string(epoch - static_cast<std::int64_t>(session_time));
-  c.started = pg ? "to_timestamp(" + start_epoch + ")" : start_epoch;
+  c.event_epoch = record.event_unix_ms / 1000;
+  if (record.find(attr::kAcctSessionTime)) c.session_time = u32_of(record, attr::kAcctSessionTime);
   c.authentic = text(attr::kAcctAuthentic);
   c.connect_info = text(attr::kConnectInfo);
   auto counter = [&](std::uint8_t gigawords, std::uint8_t octets) {
-    return std::to_string(counter_of(static_cast<std::uint32_t>(u32_of(record, gigawords)),
-                                     static_cast<std::uint32_t>(u32_of(record, octets))));
+    return counter_of(static_cast<std::uint32_t>(u32_of(record, gigawords)),
+                      static_cast<std::uint32_t>(u32_of(record, octets)));
   };
   c.input_octets = counter(attr::kAcctInputGigawords, attr::kAcctInputOctets);
   c.output_octets = counter(attr::kAcctOutputGigawords, attr::kAcctOutputOctets);
@@ -274,12 +277,33 @@ Columns columns_of(Dialect dialect, const accounting::Record& record, const radi
   c.terminate_cause = text(attr::kAcctTerminateCause);
   c.service_type = text(attr::kServiceType);
   c.framed_protocol = text(attr::kFramedProtocol);
-  c.framed_ip = address(attr::kFramedIpAddress);
-  c.framed_ipv6 = address(kFramedIpv6Address);
-  c.framed_ipv6_prefix = address(attr::kFramedIpv6Prefix);
-  c.framed_interface_id = nullable(attr::kFramedInterfaceId);
-  c.delegated_prefix = address(kDelegatedIpv6Prefix);
+  c.framed_ip = address_of(record, attr::kFramedIpAddress);
+  c.framed_ipv6 = address_of(record, kFramedIpv6Address);
+  c.framed_ipv6_prefix = address_of(record, attr::kFramedIpv6Prefix);
+  c.framed_interface_id = nonempty(attr::kFramedInterfaceId);
+  c.delegated_prefix = address_of(record, kDelegatedIpv6Prefix);
   return c;
+}
+
+// A value as SQL text in `dialect`: PostgreSQL's NULLIF('%{X}', '')::inet,
+// to_timestamp(N); SQLite's '' for its NOT NULL DEFAULT '' columns and
+// Unix seconds for times, as FreeRADIUS's SQLite queries store them.
+std::string sql_of(Dialect dialect, const Field& field) {
+  const bool pg = dialect == Dialect::kPostgres;
+  switch (field.kind) {
+    case Field::Kind::kText:
+    case Field::Kind::kInet:
+      if (!field.text && pg && !field.postgres_absent.empty())
+        return quote(field.postgres_absent) + (field.kind == Field::Kind::kInet ? "::inet" : "");
+      if (!field.text) return pg || !field.sqlite_empty ? "NULL" : "''";
+      return quote(*field.text) + (pg && field.kind == Field::Kind::kInet ? "::inet" : "");
+    case Field::Kind::kTime:
+      if (!field.number) return "NULL";
+      return pg ? "to_timestamp(" + std::to_string(*field.number) + ")" : std::to_string(*field.number);
+    case Field::Kind::kInteger:
+      return field.number ? std::to_string(*field.number) : "NULL";
+  }
+  return "NULL";
 }
 
 // Seconds since the epoch of a timestamp column, per dialect.
@@ -295,21 +319,54 @@ constexpr std::string_view kColumnList =
     "FramedProtocol, FramedIPAddress, FramedIPv6Address, FramedIPv6Prefix, FramedInterfaceId, "
     "DelegatedIPv6Prefix";
 
-// One row of FreeRADIUS's insert, as a VALUES tuple, for a session first
-// seen in a record with these start/stop times, session time and counters.
-// The conflict clauses below read every per-record value back from this
-// row through EXCLUDED, so that rows of one status type share one
-// statement (batch_sql).
-std::string row_tuple(Dialect dialect, const Columns& c, const std::string& start, const std::string& stop,
-                      const std::string& session_time, const std::string& input, const std::string& output,
-                      const std::string& terminate_cause) {
-  const std::string realm = dialect == Dialect::kPostgres ? "NULL" : "''";
-  return "(" + c.session_id + ", " + c.unique_id + ", " + c.user_name + ", " + realm + ", " + c.nas_address +
-         ", " + c.nas_port_id + ", " + c.nas_port_type + ", " + start + ", " + c.event + ", " + stop + ", " +
-         session_time + ", " + c.authentic + ", " + c.connect_info + ", NULL, " + input + ", " + output +
-         ", " + c.called + ", " + c.calling + ", " + terminate_cause + ", " + c.service_type + ", " +
-         c.framed_protocol + ", " + c.framed_ip + ", " + c.framed_ipv6 + ", " + c.framed_ipv6_prefix + ", " +
-         c.framed_interface_id + ", " + c.delegated_prefix + ")";
+// FreeRADIUS's insert of a session first seen in a record with these
+// start/stop times, session time, counters and terminate cause, one value
+// per column of kColumnList. The conflict clauses below read every
+// per-record value back from this row through EXCLUDED, so that rows of one
+// status type share one statement (batch_sql).
+using Row = std::array<Field, 26>;
+
+Row row_fields(const Columns& c, std::optional<std::int64_t> start, std::optional<std::int64_t> stop,
+               std::optional<std::int64_t> session_time, std::int64_t input, std::int64_t output,
+               std::optional<std::string> terminate_cause) {
+  // NASIPAddress is NOT NULL inet: a record without a (well-formed) NAS
+  // address (the NAS sent only NAS-Identifier) gets the unspecified
+  // address on PostgreSQL, where FreeRADIUS's query would fail; the log
+  // table keeps the whole record.
+  Field nas = inet_field(c.nas_address);
+  nas.postgres_absent = "0.0.0.0";
+  return Row{text_field(c.session_id),
+             text_field(c.unique_id),
+             text_field(c.user_name),
+             text_field(std::nullopt),  // Realm
+             nas,
+             text_field(c.nas_port_id, false),
+             text_field(c.nas_port_type),
+             time_field(start),
+             time_field(c.event_epoch),
+             time_field(stop),
+             integer_field(session_time),
+             text_field(c.authentic),
+             text_field(c.connect_info),
+             text_field(std::nullopt, false),  // ConnectInfo_stop
+             integer_field(input),
+             integer_field(output),
+             text_field(c.called),
+             text_field(c.calling),
+             text_field(std::move(terminate_cause)),
+             text_field(c.service_type),
+             text_field(c.framed_protocol),
+             inet_field(c.framed_ip),
+             inet_field(c.framed_ipv6),
+             inet_field(c.framed_ipv6_prefix),
+             text_field(c.framed_interface_id),
+             inet_field(c.delegated_prefix)};
+}
+
+std::string row_tuple(Dialect dialect, const Row& row) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < row.size(); ++i) out += (i > 0 ? ", " : "") + sql_of(dialect, row[i]);
+  return out + ")";
 }
 
 std::string insert_head() { return "INSERT INTO radacct (" + std::string(kColumnList) + ") VALUES "; }
@@ -359,24 +416,24 @@ std::string conflict_clause(Dialect dialect, std::uint32_t status_type) {
 
 // The radacct row of a Start, Interim-Update or Stop record; nullopt for
 // the other status types.
-std::optional<std::string> row_of(Dialect dialect, const accounting::Record& record,
-                                  const radius::Dictionary& dictionary) {
+std::optional<Row> row_of(const accounting::Record& record, const radius::Dictionary& dictionary) {
   const std::uint32_t type = record.status_type;
   if (type != accounting::status::kStart && type != accounting::status::kInterimUpdate &&
       type != accounting::status::kStop) {
     return std::nullopt;
   }
-  const Columns c = columns_of(dialect, record, dictionary);
-  const std::string no_cause = dialect == Dialect::kPostgres ? "NULL" : "''";
+  const Columns c = columns_of(record, dictionary);
+  const auto session_time = c.session_time ? std::optional<std::int64_t>(*c.session_time) : std::nullopt;
+  const auto input = static_cast<std::int64_t>(c.input_octets);
+  const auto output = static_cast<std::int64_t>(c.output_octets);
   if (type == accounting::status::kStart)
-    return row_tuple(dialect, c, c.event, "NULL", "0", "0", "0", no_cause);
+    return row_fields(c, c.event_epoch, std::nullopt, 0, 0, 0, std::nullopt);
   // A session whose Start never arrived is inserted by its Interim-Update,
   // or by its Stop, closed, started Acct-Session-Time earlier.
-  if (type == accounting::status::kInterimUpdate) {
-    return row_tuple(dialect, c, c.event, "NULL", c.session_time, c.input_octets, c.output_octets, no_cause);
-  }
-  return row_tuple(dialect, c, c.started, c.event, c.session_time, c.input_octets, c.output_octets,
-                   c.terminate_cause);
+  if (type == accounting::status::kInterimUpdate)
+    return row_fields(c, c.event_epoch, std::nullopt, session_time, input, output, std::nullopt);
+  const std::int64_t started = c.event_epoch - static_cast<std::int64_t>(c.session_time.value_or(0));
+  return row_fields(c, started, c.event_epoch, session_time, input, output, c.terminate_cause);
 }
 
 // Accounting-On/Off (queries.conf accounting-on/off): the NAS restarted,
@@ -384,13 +441,16 @@ std::optional<std::string> row_of(Dialect dialect, const accounting::Record& rec
 // §5.1).
 std::string nas_restart_sql(Dialect dialect, const accounting::Record& record,
                             const radius::Dictionary& dictionary) {
-  const Columns c = columns_of(dialect, record, dictionary);
+  const Columns c = columns_of(record, dictionary);
   const std::string cause = text_of(record, attr::kAcctTerminateCause, dictionary).value_or("NAS-Reboot");
-  return "UPDATE radacct SET AcctStopTime = " + c.event + ", AcctUpdateTime = " + c.event +
-         ", AcctSessionTime = " + c.event_epoch + " - " + epoch_of(dialect, "AcctStartTime") +
+  const std::string event = sql_of(dialect, time_field(c.event_epoch));
+  Field nas = inet_field(c.nas_address);
+  nas.postgres_absent = "0.0.0.0";
+  return "UPDATE radacct SET AcctStopTime = " + event + ", AcctUpdateTime = " + event +
+         ", AcctSessionTime = " + std::to_string(c.event_epoch) + " - " + epoch_of(dialect, "AcctStartTime") +
          ", AcctTerminateCause = " + quote(cause) +
-         " WHERE AcctStopTime IS NULL AND NASIPAddress = " + c.nas_address +
-         " AND AcctStartTime <= " + c.event + ";\n";
+         " WHERE AcctStopTime IS NULL AND NASIPAddress = " + sql_of(dialect, nas) +
+         " AND AcctStartTime <= " + event + ";\n";
 }
 
 bool is_nas_restart(std::uint32_t status_type) {
@@ -544,9 +604,9 @@ std::string attributes_json(const accounting::Record& record, const radius::Dict
 std::string radacct_sql(Dialect dialect, const accounting::Record& record,
                         const radius::Dictionary& dictionary) {
   if (is_nas_restart(record.status_type)) return nas_restart_sql(dialect, record, dictionary);
-  auto row = row_of(dialect, record, dictionary);
+  auto row = row_of(record, dictionary);
   if (!row) return {};  // Failed and vendor status types: the log table only.
-  return insert_head() + *row + conflict_clause(dialect, record.status_type) + ";\n";
+  return insert_head() + row_tuple(dialect, *row) + conflict_clause(dialect, record.status_type) + ";\n";
 }
 
 std::string known_keys_sql(std::span<const accounting::HeldRecord> records) {
@@ -611,6 +671,93 @@ std::optional<std::string> copy_timestamp(std::int64_t unix_ms) {
   if (gmtime_r(&time, &utc) == nullptr) return std::nullopt;
   return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}+00", utc.tm_year + 1900, utc.tm_mon + 1,
                      utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms);
+}
+
+// A Field as a COPY text value (\\N for NULL); false for a time COPY's
+// timestamp text cannot carry (copy_timestamp).
+bool append_copy_value(std::string& out, const Field& field) {
+  switch (field.kind) {
+    case Field::Kind::kText:
+    case Field::Kind::kInet:
+      if (field.text) {
+        append_copy_field(out, *field.text);
+      } else if (!field.postgres_absent.empty()) {
+        append_copy_field(out, field.postgres_absent);
+      } else {
+        out += "\\N";
+      }
+      return true;
+    case Field::Kind::kTime:
+      if (!field.number) {
+        out += "\\N";
+        return true;
+      }
+      // Whole seconds: a value no int64 millisecond count holds is out of range anyway.
+      if (*field.number > INT64_MAX / 1000 || *field.number < INT64_MIN / 1000) return false;
+      if (auto text = copy_timestamp(*field.number * 1000)) {
+        out += *text;
+        return true;
+      }
+      return false;
+    case Field::Kind::kInteger:
+      out += field.number ? std::to_string(*field.number) : "\\N";
+      return true;
+  }
+  return false;
+}
+
+// radacct's part of a batch, in the order it must run: one multi-row
+// statement per status type and "wave" instead of one statement per record
+// (PostgreSQL spends most of a single-row statement on parsing, planning
+// and the round of its ten indexes, not on the row). Statements on
+// different sessions commute, so the records of a stretch between two
+// Accounting-On/Off records are regrouped: the n-th record of a session in
+// the stretch goes to wave n, so that a session's records still run in log
+// order and no statement touches a row twice (which ON CONFLICT DO UPDATE
+// refuses). An On/Off record closes rows by NAS, so it ends the stretch and
+// runs in its place (`restart`).
+struct RadacctStep {
+  const accounting::Record* restart = nullptr;  // Accounting-On/Off: its UPDATE
+  std::uint32_t status_type = 0;                // else the rows' status type
+  std::vector<Row> rows{};
+};
+
+std::vector<RadacctStep> radacct_steps(std::span<const accounting::HeldRecord> records,
+                                       const std::vector<bool>& repeated,
+                                       const radius::Dictionary& dictionary) {
+  static constexpr std::uint32_t kOrder[] = {accounting::status::kStart, accounting::status::kInterimUpdate,
+                                             accounting::status::kStop};
+  std::vector<RadacctStep> steps;
+  std::vector<std::array<std::vector<Row>, 3>> waves;
+  std::map<std::string, std::size_t> seen;  // session key (hex) -> its records so far in this stretch
+  const auto flush = [&] {
+    for (auto& wave : waves) {
+      for (std::size_t k = 0; k < 3; ++k) {
+        if (!wave[k].empty()) steps.push_back(RadacctStep{nullptr, kOrder[k], std::move(wave[k])});
+      }
+    }
+    waves.clear();
+    seen.clear();
+  };
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (repeated[i]) continue;  // radacct has seen this record already
+    const accounting::Record& r = records[i].record;
+    if (is_nas_restart(r.status_type)) {
+      flush();
+      steps.push_back(RadacctStep{&r});
+      continue;
+    }
+    std::optional<Row> row = row_of(r, dictionary);
+    if (!row) continue;
+    const std::size_t n = seen[r.session.hex()]++;
+    if (n == waves.size()) waves.emplace_back();
+    const std::size_t k = r.status_type == accounting::status::kStart           ? 0
+                          : r.status_type == accounting::status::kInterimUpdate ? 1
+                                                                                : 2;
+    waves[n][k].push_back(std::move(*row));
+  }
+  flush();
+  return steps;
 }
 
 }  // namespace
@@ -678,52 +825,58 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
            "', " + quote(attributes_json(r, dictionary)) + (pg ? "::jsonb" : "") + ")";
   }
   if (log_insert) sql += " ON CONFLICT (record_key) DO NOTHING;\n";
-  // radacct: one multi-row statement per status type and "wave" instead of
-  // one statement per record (PostgreSQL spends most of a single-row
-  // statement on parsing, planning and the round of its ten indexes, not
-  // on the row). Statements on different sessions commute, so the records
-  // of a stretch between two Accounting-On/Off records are regrouped: the
-  // n-th record of a session in the stretch goes to wave n, so that a
-  // session's records still run in log order and no statement touches a
-  // row twice (which ON CONFLICT DO UPDATE refuses). An On/Off record
-  // closes rows by NAS, so it ends the stretch and runs in its place.
-  struct Wave {
-    std::string start, interim, stop;  // comma-separated rows
-  };
-  std::vector<Wave> waves;
-  std::map<std::string, std::size_t> seen;  // session key (hex) -> its records so far in this stretch
-  auto flush = [&] {
-    auto emit = [&](const std::string& rows, std::uint32_t status_type) {
-      if (!rows.empty()) sql += insert_head() + rows + conflict_clause(dialect, status_type) + ";\n";
-    };
-    for (const Wave& wave : waves) {
-      emit(wave.start, accounting::status::kStart);
-      emit(wave.interim, accounting::status::kInterimUpdate);
-      emit(wave.stop, accounting::status::kStop);
-    }
-    waves.clear();
-    seen.clear();
-  };
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    if (repeated[i]) continue;  // radacct has seen this record already
-    const accounting::Record& r = records[i].record;
-    if (is_nas_restart(r.status_type)) {
-      flush();
-      sql += nas_restart_sql(dialect, r, dictionary);
+  for (const RadacctStep& step : radacct_steps(records, repeated, dictionary)) {
+    if (step.restart != nullptr) {
+      sql += nas_restart_sql(dialect, *step.restart, dictionary);
       continue;
     }
-    auto row = row_of(dialect, r, dictionary);
-    if (!row) continue;
-    const std::size_t n = seen[r.session.hex()]++;
-    if (n == waves.size()) waves.emplace_back();
-    std::string& rows = r.status_type == accounting::status::kStart           ? waves[n].start
-                        : r.status_type == accounting::status::kInterimUpdate ? waves[n].interim
-                                                                              : waves[n].stop;
-    if (!rows.empty()) rows += ",\n";
-    rows += *row;
+    sql += insert_head();
+    for (std::size_t i = 0; i < step.rows.size(); ++i)
+      sql += (i > 0 ? ",\n" : "") + row_tuple(dialect, step.rows[i]);
+    sql += conflict_clause(dialect, step.status_type) + ";\n";
   }
-  flush();
   return sql;
+}
+
+std::optional<RadacctCopy> radacct_copy(std::span<const accounting::HeldRecord> records,
+                                        const radius::Dictionary& dictionary, const KnownKeys& known) {
+  std::set<std::string> keys = known;
+  std::vector<bool> repeated(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i)
+    repeated[i] = !keys.insert(records[i].record.key.hex()).second;
+  RadacctCopy out;
+  int group = 0;
+  for (const RadacctStep& step : radacct_steps(records, repeated, dictionary)) {
+    if (step.restart != nullptr) {
+      out.sql += nas_restart_sql(Dialect::kPostgres, *step.restart, dictionary);
+      continue;
+    }
+    ++group;
+    for (const Row& row : step.rows) {
+      out.rows += std::to_string(group);
+      for (const Field& field : row) {
+        out.rows += '\t';
+        if (!append_copy_value(out.rows, field)) return std::nullopt;
+      }
+      out.rows += '\n';
+    }
+    out.sql += "INSERT INTO radacct (" + std::string(kColumnList) + ") SELECT " + std::string(kColumnList) +
+               " FROM " + std::string(kRadacctStage) + " WHERE grp = " + std::to_string(group) +
+               conflict_clause(Dialect::kPostgres, step.status_type) + ";\n";
+  }
+  return out;
+}
+
+std::string radacct_stage_sql() {
+  return "CREATE TEMP TABLE IF NOT EXISTS " + std::string(kRadacctStage) +
+         " (grp integer NOT NULL, AcctSessionId text, AcctUniqueId text, UserName text, Realm text, "
+         "NASIPAddress inet, NASPortId text, NASPortType text, AcctStartTime timestamp with time zone, "
+         "AcctUpdateTime timestamp with time zone, AcctStopTime timestamp with time zone, AcctSessionTime "
+         "bigint, "
+         "AcctAuthentic text, ConnectInfo_start text, ConnectInfo_stop text, AcctInputOctets bigint, "
+         "AcctOutputOctets bigint, CalledStationId text, CallingStationId text, AcctTerminateCause text, "
+         "ServiceType text, FramedProtocol text, FramedIPAddress inet, FramedIPv6Address inet, "
+         "FramedIPv6Prefix inet, FramedInterfaceId text, DelegatedIPv6Prefix inet) ON COMMIT DELETE ROWS";
 }
 
 }  // namespace rw::exporter

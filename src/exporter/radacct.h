@@ -101,6 +101,29 @@ enum class LogRows : std::uint8_t { kInsert, kByCopy };
 inline constexpr std::string_view kLogCopySql =
     "COPY radiusward_accounting_log (log_index, entry_position, record_key, status_type, client, "
     "received_time, event_time, acctuniqueid, attributes) FROM STDIN";
+// radacct's statements of a batch by COPY: `rows` go into the temporary
+// table kRadacctStage (radacct_stage_sql, made once per connection; its rows
+// go at commit) by COPY, numbered by statement group, then `sql` runs the
+// statements batch_sql would, each an INSERT … SELECT of its group with the
+// same conflict clause, and Accounting-On/Off's UPDATEs where they stand.
+// The same rows and values as batch_sql's radacct part; PostgreSQL only. No
+// value when a time falls outside the years 1-9999 (log_copy_rows).
+inline constexpr std::string_view kRadacctStage = "rw_radacct_stage";
+struct RadacctCopy {
+  std::string rows;
+  std::string sql;
+};
+[[nodiscard]] std::optional<RadacctCopy> radacct_copy(std::span<const accounting::HeldRecord> records,
+                                                      const radius::Dictionary& dictionary,
+                                                      const KnownKeys& known = {});
+[[nodiscard]] std::string radacct_stage_sql();
+inline constexpr std::string_view kRadacctStageCopySql =
+    "COPY rw_radacct_stage (grp, AcctSessionId, AcctUniqueId, UserName, Realm, NASIPAddress, NASPortId, "
+    "NASPortType, AcctStartTime, AcctUpdateTime, AcctStopTime, AcctSessionTime, AcctAuthentic, "
+    "ConnectInfo_start, ConnectInfo_stop, AcctInputOctets, AcctOutputOctets, CalledStationId, "
+    "CallingStationId, AcctTerminateCause, ServiceType, FramedProtocol, FramedIPAddress, FramedIPv6Address, "
+    "FramedIPv6Prefix, FramedInterfaceId, DelegatedIPv6Prefix) FROM STDIN";
+
 [[nodiscard]] std::optional<std::string> log_copy_rows(std::span<const accounting::HeldRecord> records,
                                                        const radius::Dictionary& dictionary,
                                                        const KnownKeys& known = {});

@@ -124,17 +124,27 @@ class SqlSink : public ExportSink {
     exporter::KnownKeys known(logged->begin(), logged->end());
     WriteResult result{fresh.back().index, fresh.size(), known.size(), {}};
     if (!isolate) {
-      // PostgreSQL takes the log's rows by COPY (docs/accounting.md "Export
-      // throughput"); a time COPY cannot carry sends them by INSERT.
-      exporter::LogRows log_rows = exporter::LogRows::kInsert;
+      // PostgreSQL takes the rows by COPY (docs/accounting.md "Export
+      // throughput"); a time COPY cannot carry sends the batch by INSERT.
+      std::optional<std::string> log_rows;
+      std::optional<exporter::RadacctCopy> radacct;
       if (dialect_ == exporter::Dialect::kPostgres) {
-        if (std::optional<std::string> rows = exporter::log_copy_rows(fresh, *dictionary_, known)) {
-          if (auto r = copy_in(exporter::kLogCopySql, *rows); !r) return fail(abort(r.error()));
-          log_rows = exporter::LogRows::kByCopy;
-        }
+        log_rows = exporter::log_copy_rows(fresh, *dictionary_, known);
+        if (log_rows) radacct = exporter::radacct_copy(fresh, *dictionary_, known);
       }
-      std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_, known, 0, log_rows);
-      if (auto r = exec(sql); !r) return fail(abort(r.error()));
+      if (log_rows && radacct) {
+        if (auto r = copy_in(exporter::kLogCopySql, *log_rows); !r) return fail(abort(r.error()));
+        if (!radacct->rows.empty()) {
+          if (auto r = copy_in(exporter::kRadacctStageCopySql, radacct->rows); !r)
+            return fail(abort(r.error()));
+        }
+        if (!radacct->sql.empty()) {
+          if (auto r = exec(radacct->sql); !r) return fail(abort(r.error()));
+        }
+      } else {
+        if (auto r = exec(exporter::batch_sql(dialect_, fresh, *dictionary_, known)); !r)
+          return fail(abort(r.error()));
+      }
     } else {
       const std::vector<std::size_t> positions = exporter::entry_positions(fresh);
       for (std::size_t i = 0; i < fresh.size(); ++i) {
@@ -217,7 +227,10 @@ class PostgresSink final : public SqlSink {
     // The session bounds: a lock held by an old leader (the cursor row), a
     // statement or an open transaction that stops moving fail the call
     // (retried with backoff) instead of stopping the export.
-    return exec("SET TIME ZONE 'UTC'; SET lock_timeout = " + std::to_string(timeouts_.lock_timeout_ms) +
+    // radacct's rows are staged in a temporary table of this session
+    // (exporter::radacct_copy).
+    return exec(exporter::radacct_stage_sql() +
+                "; SET TIME ZONE 'UTC'; SET lock_timeout = " + std::to_string(timeouts_.lock_timeout_ms) +
                 "; SET statement_timeout = " + std::to_string(timeouts_.statement_timeout_ms) +
                 "; SET idle_in_transaction_session_timeout = " +
                 std::to_string(timeouts_.idle_in_transaction_session_timeout_ms));

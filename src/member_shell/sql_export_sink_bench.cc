@@ -150,9 +150,11 @@ BENCHMARK(BM_PostgresSinkWrite)
 enum LogPath : std::int64_t {
   kInsert = 0,       // one multi-row INSERT ... ON CONFLICT (record_key) DO NOTHING (before COPY)
   kPlainInsert = 1,  // the same without ON CONFLICT
-  kCopy = 2,         // COPY, as the sink sends them
+  kCopy = 2,         // COPY, radacct's statements by multi-row INSERT
+  kCopyBoth = 3,     // COPY, and radacct's rows by COPY into its stage table, as the sink sends them
 };
-constexpr const char* kLogPathNames[] = {"log by INSERT ON CONFLICT", "log by plain INSERT", "log by COPY"};
+constexpr const char* kLogPathNames[] = {"log by INSERT ON CONFLICT", "log by plain INSERT", "log by COPY",
+                                         "log and radacct rows by COPY"};
 
 // Where a batch's time goes: the statements the sink runs (exporter::
 // batch_sql, exporter::log_copy_rows), built here and run one part at a
@@ -168,14 +170,15 @@ void BM_PostgresBatchParts(benchmark::State& state) {
     return;
   }
   PGconn* conn = PQconnectdb(conninfo.c_str());
+  PQclear(PQexec(conn, exporter::radacct_stage_sql().c_str()));
   const auto ok_result = [conn](PGresult* result) {
     const ExecStatusType status = PQresultStatus(result);
     PQclear(result);
     return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
   };
   const auto run = [&](const std::string& sql) { return ok_result(PQexec(conn, sql.c_str())); };
-  const auto copy = [&](const std::string& rows) {
-    PGresult* started = PQexec(conn, std::string(exporter::kLogCopySql).c_str());
+  const auto copy = [&](std::string_view statement, const std::string& rows) {
+    PGresult* started = PQexec(conn, std::string(statement).c_str());
     const bool copying = PQresultStatus(started) == PGRES_COPY_IN;
     PQclear(started);
     if (!copying || PQputCopyData(conn, rows.data(), static_cast<int>(rows.size())) != 1 ||
@@ -201,7 +204,13 @@ void BM_PostgresBatchParts(benchmark::State& state) {
     auto began = Clock::now();
     std::string log;
     std::string radacct;
-    if (path == kCopy) {
+    std::string radacct_rows;
+    if (path == kCopyBoth) {
+      log = *exporter::log_copy_rows(batch, dictionary);
+      exporter::RadacctCopy staged = *exporter::radacct_copy(batch, dictionary);
+      radacct_rows = std::move(staged.rows);
+      radacct = std::move(staged.sql);
+    } else if (path == kCopy) {
       log = *exporter::log_copy_rows(batch, dictionary);
       radacct = exporter::batch_sql(exporter::Dialect::kPostgres, batch, dictionary, {}, 0,
                                     exporter::LogRows::kByCopy);
@@ -214,9 +223,10 @@ void BM_PostgresBatchParts(benchmark::State& state) {
     }
     build_ms += ms_since(began);
     began = Clock::now();
-    bool ok = run("BEGIN") && (path == kCopy ? copy(log) : run(log));
+    bool ok = run("BEGIN") && (path >= kCopy ? copy(exporter::kLogCopySql, log) : run(log));
     log_ms += ms_since(began);
     began = Clock::now();
+    if (path == kCopyBoth) ok = ok && copy(exporter::kRadacctStageCopySql, radacct_rows);
     ok = ok && run(radacct);
     radacct_ms += ms_since(began);
     began = Clock::now();
@@ -237,7 +247,7 @@ void BM_PostgresBatchParts(benchmark::State& state) {
   state.SetLabel(kLogPathNames[path]);
 }
 BENCHMARK(BM_PostgresBatchParts)
-    ->DenseRange(kInsert, kCopy)
+    ->DenseRange(kInsert, kCopyBoth)
     ->ArgName("log")
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)

@@ -12,11 +12,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <random>
+#include <set>
 
 #include "accounting/accounting_request_for_test.h"
 #include "exporter/radacct.h"
@@ -457,6 +460,77 @@ TEST(PostgresSink, TheLogTableIsTheSameByCopyAsByInsert) {
                      "SELECT received_time = to_timestamp(-0.001) FROM radiusward_accounting_log "
                      "WHERE log_index = 20 AND entry_position = 1"),
             "t");
+}
+
+// radacct as the rows FreeRADIUS's queries would leave, whatever the batches:
+// 600 seeded records of 12 sessions on two NASes (Start, Interim-Update,
+// Stop, Accounting-On/Off, Failed, some records sent twice) exported by the
+// sink in batches of 7, 64 and 600 records — by COPY, staged and grouped —
+// end in the rows of one radacct_sql statement per record in log order.
+TEST(PostgresSink, RadacctByCopyEndsInTheRowsOfOneStatementPerRecord) {
+  std::mt19937 random(20261202);  // fixed: the test is deterministic
+  const std::uint32_t kinds[] = {
+      status::kStart, status::kStart,        status::kInterimUpdate, status::kInterimUpdate,
+      status::kStop,  status::kAccountingOn, status::kAccountingOff, 15};
+  std::vector<HeldRecord> records;
+  for (int i = 0; i < 600; ++i) {
+    const std::uint64_t index = records.empty() ? 1 : records.back().index + (random() % 3 == 0 ? 0 : 1);
+    if (i > 0 && random() % 20 == 0) {  // a record sent again: its key repeats
+      records.push_back({index, records[random() % records.size()].record});
+      continue;
+    }
+    std::uint32_t kind = kinds[random() % std::size(kinds)];
+    if ((kind == status::kAccountingOn || kind == status::kAccountingOff) && random() % 4 != 0)
+      kind = status::kInterimUpdate;
+    RequestSpec spec;
+    spec.status_type = kind;
+    spec.session_id = "s" + std::to_string(random() % 12);
+    spec.nas_ip = std::array<std::uint8_t, 4>{10, 0, 0, static_cast<std::uint8_t>(1 + random() % 2)};
+    spec.event_timestamp = static_cast<std::uint32_t>(1'700'000'000 + i);
+    if (random() % 3 != 0) spec.session_time_s = static_cast<std::uint32_t>(random() % 500);
+    spec.input_octets = static_cast<std::uint32_t>(random());
+    if (random() % 2 == 0)
+      spec.framed_ip = std::array<std::uint8_t, 4>{192, 0, 2, static_cast<std::uint8_t>(random() % 200)};
+    spec.identifier = static_cast<std::uint8_t>(i);
+    records.push_back({index, record_of(spec)});
+  }
+  const std::string dump =
+      "SELECT concat_ws(',', acctsessionid, acctuniqueid, username, realm, nasipaddress, nasportid, "
+      "nasporttype, acctstarttime, acctupdatetime, acctstoptime, acctinterval, acctsessiontime, "
+      "acctauthentic, connectinfo_start, connectinfo_stop, acctinputoctets, acctoutputoctets, "
+      "calledstationid, callingstationid, acctterminatecause, servicetype, framedprotocol, "
+      "framedipaddress) FROM radacct ORDER BY acctuniqueid";
+  // One statement per record, the first of each key only.
+  const std::string one_by_one = new_database("t_one_by_one");
+  ASSERT_TRUE(make_postgres_sink(one_by_one, dictionary())->exported_through());
+  PGconn* conn = PQconnectdb(one_by_one.c_str());
+  std::set<std::string> seen;
+  for (const HeldRecord& held : records) {
+    if (!seen.insert(held.record.key.hex()).second) continue;
+    const std::string sql = exporter::radacct_sql(exporter::Dialect::kPostgres, held.record, *dictionary());
+    if (sql.empty()) continue;
+    PGresult* result = PQexec(conn, sql.c_str());
+    EXPECT_EQ(PQresultStatus(result), PGRES_COMMAND_OK) << PQerrorMessage(conn);
+    PQclear(result);
+  }
+  PQfinish(conn);
+  const std::string expected = pg_query(one_by_one, dump);
+  for (std::size_t batch_size : {7u, 64u, 600u}) {
+    const std::string batched = new_database("t_batched_" + std::to_string(batch_size));
+    auto sink = make_postgres_sink(batched, dictionary());
+    for (std::size_t first = 0, end = 0; first < records.size(); first = end) {
+      end = std::min(first + batch_size, records.size());
+      while (end < records.size() && records[end].index == records[end - 1].index) ++end;
+      auto written = sink->write(std::span(records).subspan(first, end - first));
+      ASSERT_TRUE(written) << written.error().to_string();
+    }
+    EXPECT_EQ(pg_query(batched, dump), expected) << "batches of " << batch_size;
+    EXPECT_EQ(pg_query(batched, "SELECT count(*) FROM radiusward_accounting_log"),
+              std::to_string(seen.size()));
+  }
+  EXPECT_NE(pg_query(one_by_one, "SELECT count(*) FROM radacct WHERE acctinterval IS NOT NULL"), "0");
+  EXPECT_NE(pg_query(one_by_one, "SELECT count(*) FROM radacct WHERE acctterminatecause = 'NAS-Reboot'"),
+            "0");
 }
 
 TEST(PostgresSink, ATimeCopyCannotCarryGoesByInsert) {
