@@ -405,7 +405,8 @@ TEST(PostgresSink, ALockHeldOnTheCursorRowFailsFastAndTheRetrySucceeds) {
 // so too, received at times before 1970 and with milliseconds: the log
 // table's rows must not depend on whether they went by COPY or by INSERT.
 std::vector<HeldRecord> hostile_records() {
-  const std::string text("t\tn\nr\rb\\q'd\"z\0x\xff\xc3 \xc3\xa9", 22);
+  static constexpr char kText[] = "t\tn\nr\rb\\q'd\"z\0x\xff\xc3 \xc3\xa9";
+  const std::string text(kText, sizeof kText - 1);
   const std::int64_t received[] = {1'700'000'000'123, -1, -1'500, 86'400'001, 1'700'000'000'000, -999};
   const std::uint32_t kinds[] = {status::kStart, status::kInterimUpdate, status::kStop};
   std::vector<HeldRecord> records;
