@@ -11,6 +11,8 @@ host).
   no leader among one of three);
 - with all three started they elect a leader and ready.sh passes on each;
   the raft port listens on 0.0.0.0 (raft_listen), not on its raft_address;
+- after a change of the ConfigMap's member config, reload.sh applies an
+  export setting and refuses a restart-only change with exit 4;
 - the gateway is ready (`ctl version`), connects to the leader, and alive.sh
   gets a Status-Server answer; with a wrong secret alive.sh fails;
 - raft_listen binds libraft's plain TCP transport too: a one-member cluster
@@ -18,6 +20,7 @@ host).
 
 Usage: probes_test.py RADIUSWARD_BINARY [--keep]"""
 
+import json
 import os
 import shutil
 import signal
@@ -180,6 +183,7 @@ def run(pods):
         bound = listening(pods.raft[i])
         assert bound == {"0.0.0.0"}, f"member {i}'s raft port {pods.raft[i]} listens on {bound}, not 0.0.0.0"
     print("each raft port listens on 0.0.0.0 (raft_listen), peers dial 127.0.0.1 (raft_address)")
+    reload_after_a_configmap_change(pods, members[1])
 
     gateway = "radiusward-gateway"
     pods.start_gateway()
@@ -198,6 +202,36 @@ def run(pods):
     assert wrong.returncode != 0, "alive.sh passed with a wrong secret"
     print("gateway ready, connected, and alive.sh answered (Status-Server); a wrong secret fails it")
     pods.alive(gateway)
+
+
+def reload_after_a_configmap_change(pods, name):
+    """docs/kubernetes.md "Changed configuration": the ConfigMap's member
+    config changes under the pod; reload.sh makes the member's config again
+    and reloads it. An export setting is applied (its /config shows it); a
+    restart-only change (the log level) is rejected, exit 4, and changes
+    nothing."""
+    pod_root = pods.processes[name][1]
+    id_ = int(name.rsplit("-", 1)[1]) + 1
+    source = os.path.join(pod_root, "etc/radiusward/config", f"member-{id_}.yaml")
+    with open(source) as f:
+        original = f.read()
+    assert "  postgresql:\n" in original, original
+    with open(source, "w") as f:
+        f.write(original.replace("  postgresql:\n", "  batch_records_max: 500\n  postgresql:\n", 1))
+    done = pods.script(name, "reload.sh", HOSTNAME=name)
+    assert done.returncode == 0, f"reload.sh: exit {done.returncode}: {done.stdout}{done.stderr}"
+    config = json.loads(pods.admin(name, "config", "--json").stdout)
+    assert config["config"]["export"]["batch_records_max"] == 500, config["config"]["export"]
+    assert config["config"]["bootstrap"] is True, "reload.sh lost the bootstrap line start.sh wrote"
+    with open(source, "w") as f:
+        f.write(original.replace("logging: {level: info", "logging: {level: debug", 1))
+    refused = pods.script(name, "reload.sh", HOSTNAME=name)
+    assert refused.returncode == 4, f"reload.sh of a logging change: exit {refused.returncode}: {refused.stderr}"
+    assert "the logging section changed: needs a restart" in refused.stderr, refused.stderr
+    config = json.loads(pods.admin(name, "config", "--json").stdout)
+    assert config["config"]["export"]["batch_records_max"] == 500 and config["config"]["logging"]["level"] == "info"
+    pods.alive(name)
+    print(f"{name}: reload.sh applied a ConfigMap change of the export, refused one of the log level (exit 4)")
 
 
 def plaintext_raft_listen(binary, root):
