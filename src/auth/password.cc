@@ -114,6 +114,18 @@ constexpr std::array<DigestScheme, 10> kAttributeSchemes{{
     {"SSHA2-512-Password", DigestAlgorithm::kSha512, true},
 }};
 
+// FreeRADIUS 3.2's SHA2-Password, unsalted: its variant follows from the
+// digest's length, hex or base64 as parse_digest reads them. SHA-256 and
+// SHA-512 are known; a SHA-224 or SHA-384 digest is refused
+// (kWrongDigestLength), never guessed.
+Result<Credential, CredentialError> sha2_credential(std::string_view value) {
+  auto as_sha256 = parse_digest(DigestAlgorithm::kSha256, false, value);
+  if (as_sha256) return as_sha256;
+  auto as_sha512 = parse_digest(DigestAlgorithm::kSha512, false, value);
+  if (as_sha512) return as_sha512;
+  return fail(as_sha512.error());
+}
+
 Result<Credential, CredentialError> nt_credential(std::string_view value) {
   const std::optional<NtHash> hash = parse_nt_hash(value);
   if (!hash) return fail(CredentialError::kMalformedNtHash);
@@ -256,6 +268,7 @@ Result<Credential, CredentialError> parse_credential(std::string_view attribute,
   if (equals_ignoring_case(attribute, "NT-Password")) return nt_credential(value);
   if (equals_ignoring_case(attribute, "Crypt-Password")) return crypt_credential(value);
   if (equals_ignoring_case(attribute, "Password-With-Header")) return parse_password_with_header(value);
+  if (equals_ignoring_case(attribute, "SHA2-Password")) return sha2_credential(value);
   for (const DigestScheme& scheme : kAttributeSchemes) {
     if (equals_ignoring_case(attribute, scheme.name))
       return parse_digest(scheme.algorithm, scheme.salted, value);

@@ -195,6 +195,26 @@ TEST(ParseCredential, RejectsADigestOfTheWrongLength) {
             CredentialError::kWrongDigestLength);
 }
 
+TEST(ParseCredential, Sha2PasswordIsSha256OrSha512ByItsLength) {
+  // SHA-256("hello") in hex, SHA-512("hello") in base64.
+  const auto sha256 =
+      parse_credential("SHA2-Password", "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+  ASSERT_TRUE(sha256.has_value());
+  EXPECT_EQ(sha256->digest_algorithm, DigestAlgorithm::kSha256);
+  EXPECT_TRUE(verify_pap(*sha256, "hello").has_value());
+  EXPECT_EQ(verify_pap(*sha256, "hellO").error(), AuthError::kWrongPassword);
+  const auto sha512 = parse_credential(
+      "SHA2-Password",
+      "m3HSJL1i83hdltRq0+o9czGb+8KJDKra4t/3JRlnPKcjI8PZm6XBHXx6zG4UuMXaDEZjR1wuXDre9G9zvN7AQw==");
+  ASSERT_TRUE(sha512.has_value());
+  EXPECT_EQ(sha512->digest_algorithm, DigestAlgorithm::kSha512);
+  EXPECT_TRUE(verify_pap(*sha512, "hello").has_value());
+  // SHA-224("hello"): a variant radiusward does not check, refused at load.
+  EXPECT_EQ(
+      parse_credential("SHA2-Password", "ea09ae9cc6768c50fcee903ed054556e5bfc8347907f12598aa24193").error(),
+      CredentialError::kWrongDigestLength);
+}
+
 TEST(ParseCredential, RejectsADigestThatIsNeitherBase64NorHex) {
   EXPECT_EQ(parse_credential("SSHA-Password", "!!!!").error(), CredentialError::kMalformedBase64);
 }
