@@ -4,6 +4,7 @@
 #include "member_shell/sql_export_sink.h"
 
 #include <libpq-fe.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -71,6 +72,9 @@ class SqlSink : public ExportSink {
 
   // The first column of every row (text).
   virtual Result<std::vector<std::string>, SinkError> query_texts(const std::string& sql) = 0;
+  // True when radacct's rows may go by COPY into the session's stage table
+  // (PostgreSQL, when it could be made).
+  virtual bool can_stage_radacct() const { return false; }
   // Runs `copy` (COPY ... FROM STDIN) with `rows` in COPY's text format.
   // PostgreSQL only.
   virtual Result<void, SinkError> copy_in(std::string_view copy, const std::string& rows) {
@@ -125,15 +129,19 @@ class SqlSink : public ExportSink {
     WriteResult result{fresh.back().index, fresh.size(), known.size(), {}};
     if (!isolate) {
       // PostgreSQL takes the rows by COPY (docs/accounting.md "Export
-      // throughput"); a time COPY cannot carry sends the batch by INSERT.
+      // throughput"): the log's into its table, radacct's into the stage
+      // table when the session could make one. A time COPY cannot carry
+      // sends those rows by INSERT.
       std::optional<std::string> log_rows;
       std::optional<exporter::RadacctCopy> radacct;
       if (dialect_ == exporter::Dialect::kPostgres) {
         log_rows = exporter::log_copy_rows(fresh, *dictionary_, known);
-        if (log_rows) radacct = exporter::radacct_copy(fresh, *dictionary_, known);
+        if (log_rows && can_stage_radacct()) radacct = exporter::radacct_copy(fresh, *dictionary_, known);
       }
-      if (log_rows && radacct) {
+      if (log_rows) {
         if (auto r = copy_in(exporter::kLogCopySql, *log_rows); !r) return fail(abort(r.error()));
+      }
+      if (radacct) {
         if (!radacct->rows.empty()) {
           if (auto r = copy_in(exporter::kRadacctStageCopySql, radacct->rows); !r)
             return fail(abort(r.error()));
@@ -142,8 +150,11 @@ class SqlSink : public ExportSink {
           if (auto r = exec(radacct->sql); !r) return fail(abort(r.error()));
         }
       } else {
-        if (auto r = exec(exporter::batch_sql(dialect_, fresh, *dictionary_, known)); !r)
-          return fail(abort(r.error()));
+        const exporter::LogRows log = log_rows ? exporter::LogRows::kByCopy : exporter::LogRows::kInsert;
+        const std::string sql = exporter::batch_sql(dialect_, fresh, *dictionary_, known, 0, log);
+        if (!sql.empty()) {
+          if (auto r = exec(sql); !r) return fail(abort(r.error()));
+        }
       }
     } else {
       const std::vector<std::size_t> positions = exporter::entry_positions(fresh);
@@ -227,14 +238,27 @@ class PostgresSink final : public SqlSink {
     // The session bounds: a lock held by an old leader (the cursor row), a
     // statement or an open transaction that stops moving fail the call
     // (retried with backoff) instead of stopping the export.
+    auto set = exec("SET TIME ZONE 'UTC'; SET lock_timeout = " + std::to_string(timeouts_.lock_timeout_ms) +
+                    "; SET statement_timeout = " + std::to_string(timeouts_.statement_timeout_ms) +
+                    "; SET idle_in_transaction_session_timeout = " +
+                    std::to_string(timeouts_.idle_in_transaction_session_timeout_ms));
+    if (!set) return set;
     // radacct's rows are staged in a temporary table of this session
-    // (exporter::radacct_copy).
-    return exec(exporter::radacct_stage_sql() +
-                "; SET TIME ZONE 'UTC'; SET lock_timeout = " + std::to_string(timeouts_.lock_timeout_ms) +
-                "; SET statement_timeout = " + std::to_string(timeouts_.statement_timeout_ms) +
-                "; SET idle_in_transaction_session_timeout = " +
-                std::to_string(timeouts_.idle_in_transaction_session_timeout_ms));
+    // (exporter::radacct_copy). A role without the TEMPORARY privilege on
+    // the database cannot make one: radacct then goes by INSERT, slower
+    // but the same rows, and the log says so once per connection.
+    auto staged = exec(exporter::radacct_stage_sql());
+    radacct_stage_ = staged.has_value();
+    if (!staged) {
+      std::string why = staged.error().message;
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      spdlog::warn("export: no temporary table for radacct's rows ({}); radacct is written by INSERT", why);
+    }
+    return {};
   }
+
+  bool can_stage_radacct() const override { return radacct_stage_; }
 
   Result<void, SinkError> exec(const std::string& sql) override {
     PGresult* result = PQexec(conn_, sql.c_str());
@@ -330,6 +354,7 @@ class PostgresSink final : public SqlSink {
   std::string conninfo_;
   config::MemberConfig::PostgresTimeouts timeouts_;
   PGconn* conn_ = nullptr;
+  bool radacct_stage_ = false;  // The stage table exists in this session.
 };
 
 // --- SQLite -------------------------------------------------------------

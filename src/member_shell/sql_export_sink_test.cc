@@ -534,6 +534,28 @@ TEST(PostgresSink, RadacctByCopyEndsInTheRowsOfOneStatementPerRecord) {
             "0");
 }
 
+// A role that may not make temporary tables (hardened databases revoke
+// TEMPORARY) still exports: radacct by INSERT, the same rows.
+TEST(PostgresSink, ARoleWithoutTemporaryTablesWritesRadacctByInsert) {
+  EXPECT_EQ(postgres().psql({"-c", "DROP DATABASE IF EXISTS t_no_temp"}), 0);
+  EXPECT_EQ(postgres().psql({"-c", "DROP ROLE IF EXISTS rw_no_temp"}), 0);
+  ASSERT_EQ(postgres().psql({"-c", "CREATE ROLE rw_no_temp LOGIN"}), 0);
+  ASSERT_EQ(postgres().psql({"-c", "CREATE DATABASE t_no_temp OWNER rw_no_temp"}), 0);
+  ASSERT_EQ(postgres().psql({"-c",
+                             "REVOKE ALL ON DATABASE t_no_temp FROM PUBLIC; "
+                             "REVOKE TEMPORARY ON DATABASE t_no_temp FROM rw_no_temp"}),
+            0);
+  const std::string conninfo = postgres().conninfo("t_no_temp") + " user=rw_no_temp";
+  ASSERT_EQ(pg_query(conninfo, "SELECT has_database_privilege('t_no_temp', 'TEMPORARY')"), "f");
+  auto written = make_postgres_sink(conninfo, dictionary())->write(session_records("nt"));
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(pg_query(conninfo,
+                     "SELECT acctsessionid || ',' || acctsessiontime || ',' || acctinputoctets || ',' || "
+                     "extract(epoch from acctstoptime)::bigint FROM radacct"),
+            "nt,90,150,1700000090");
+  EXPECT_EQ(pg_query(conninfo, "SELECT count(*) FROM radiusward_accounting_log"), "3");
+}
+
 TEST(PostgresSink, ATimeCopyCannotCarryGoesByInsert) {
   std::vector<HeldRecord> records = session_records("far");
   records[1].record.received_unix_ms = 400'000'000'000'000;  // the year 14645
