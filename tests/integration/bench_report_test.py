@@ -146,6 +146,24 @@ class BenchReportVariants(unittest.TestCase):
         # Without a plaintext twin there is no TLS section.
         self.assertNotIn("What TLS costs", render(self, VARIANTS)["PERFORMANCE.md"])
 
+    def test_each_ceiling_beside_what_held_for_longer(self):
+        run = copy.deepcopy(VARIANTS)
+        acct = next(r for r in run["results"] if r["server"] == "radiusward" and r["scenario"] == "acct")
+        held = dict(step(1, 21600, 21600, True), duration_s=30, export=lag_step(1, 900, 0.4, 120, True))
+        acct["report"]["hold"] = {"step_s": 30.0, "rate": 21600, "steps": [
+            dict(step(1, 24000, 23000, False, "p99 900 ms > 500 ms", 900000), duration_s=30), held]}
+        pap = next(r for r in run["results"] if r["server"] == "radiusward" and r["scenario"] == "pap")
+        pap["report"]["hold"] = {"step_s": 30.0, "rate": None, "steps": [
+            {"target_rate": 2000, "passed": False, "reason": "the generator failed (1)"}]}
+        page = render(self, run)["PERFORMANCE.md"]
+        self.assertIn("## Ceilings held for 30 s (issue 15)", page)
+        self.assertIn("| acct (export) | 24,000/s | 21,600/s | 24,000/s: fail (p99 900 ms > 500 ms), p99 900 ms, "
+                      "lost 7; 21,600/s: pass, p99 2 ms, lost 0, export 120 waiting |", page)
+        self.assertIn("| pap | ≥ 2,000/s | none of the tries | 2,000/s: fail (the generator failed (1)), p99 0 ms, "
+                      "lost 0 |", page)
+        # A run without holds (every run before them) has no such section.
+        self.assertNotIn("Ceilings held", render(self, VARIANTS)["PERFORMANCE.md"])
+
     def test_pap_beside_the_floor_server_and_freeradius(self):
         run = dict(RUN, results=RUN["results"] + [
             {"server": "floor", "scenario": "pap",
