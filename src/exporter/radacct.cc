@@ -214,6 +214,15 @@ Field inet_field(std::optional<std::string> text) {
 Field time_field(std::optional<std::int64_t> seconds) {
   return Field{.kind = Field::Kind::kTime, .number = seconds};
 }
+// NASIPAddress is NOT NULL inet: a record without a (well-formed) NAS
+// address (the NAS sent only NAS-Identifier) gets the unspecified address on
+// PostgreSQL, where FreeRADIUS's query would fail; the log table keeps the
+// whole record.
+Field nas_field(std::optional<std::string> address) {
+  Field nas = inet_field(std::move(address));
+  nas.postgres_absent = "0.0.0.0";
+  return nas;
+}
 Field integer_field(std::optional<std::int64_t> value) {
   return Field{.kind = Field::Kind::kInteger, .number = value};
 }
@@ -329,17 +338,11 @@ using Row = std::array<Field, 26>;
 Row row_fields(const Columns& c, std::optional<std::int64_t> start, std::optional<std::int64_t> stop,
                std::optional<std::int64_t> session_time, std::int64_t input, std::int64_t output,
                std::optional<std::string> terminate_cause) {
-  // NASIPAddress is NOT NULL inet: a record without a (well-formed) NAS
-  // address (the NAS sent only NAS-Identifier) gets the unspecified
-  // address on PostgreSQL, where FreeRADIUS's query would fail; the log
-  // table keeps the whole record.
-  Field nas = inet_field(c.nas_address);
-  nas.postgres_absent = "0.0.0.0";
   return Row{text_field(c.session_id),
              text_field(c.unique_id),
              text_field(c.user_name),
              text_field(std::nullopt),  // Realm
-             nas,
+             nas_field(c.nas_address),
              text_field(c.nas_port_id, false),
              text_field(c.nas_port_type),
              time_field(start),
@@ -444,12 +447,10 @@ std::string nas_restart_sql(Dialect dialect, const accounting::Record& record,
   const Columns c = columns_of(record, dictionary);
   const std::string cause = text_of(record, attr::kAcctTerminateCause, dictionary).value_or("NAS-Reboot");
   const std::string event = sql_of(dialect, time_field(c.event_epoch));
-  Field nas = inet_field(c.nas_address);
-  nas.postgres_absent = "0.0.0.0";
   return "UPDATE radacct SET AcctStopTime = " + event + ", AcctUpdateTime = " + event +
          ", AcctSessionTime = " + std::to_string(c.event_epoch) + " - " + epoch_of(dialect, "AcctStartTime") +
          ", AcctTerminateCause = " + quote(cause) +
-         " WHERE AcctStopTime IS NULL AND NASIPAddress = " + sql_of(dialect, nas) +
+         " WHERE AcctStopTime IS NULL AND NASIPAddress = " + sql_of(dialect, nas_field(c.nas_address)) +
          " AND AcctStartTime <= " + event + ";\n";
 }
 
@@ -706,6 +707,17 @@ bool append_copy_value(std::string& out, const Field& field) {
   return false;
 }
 
+// Which records of a batch add nothing: a key in `known` or earlier in the
+// batch (docs/accounting.md "Export to SQL", Re-sent records). The log gets
+// no row for them and radacct no statement.
+std::vector<bool> repeated_keys(std::span<const accounting::HeldRecord> records, const KnownKeys& known) {
+  std::set<std::string> keys = known;
+  std::vector<bool> repeated(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i)
+    repeated[i] = !keys.insert(records[i].record.key.hex()).second;
+  return repeated;
+}
+
 // radacct's part of a batch, in the order it must run: one multi-row
 // statement per status type and "wave" instead of one statement per record
 // (PostgreSQL spends most of a single-row statement on parsing, planning
@@ -765,11 +777,11 @@ std::vector<RadacctStep> radacct_steps(std::span<const accounting::HeldRecord> r
 std::optional<std::string> log_copy_rows(std::span<const accounting::HeldRecord> records,
                                          const radius::Dictionary& dictionary, const KnownKeys& known) {
   const std::vector<std::size_t> positions = entry_positions(records);
-  std::set<std::string> keys = known;  // known, then each key of the batch once, as batch_sql
+  const std::vector<bool> repeated = repeated_keys(records, known);
   std::string out;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const accounting::Record& r = records[i].record;
-    if (!keys.insert(r.key.hex()).second) continue;
+    if (repeated[i]) continue;
     const std::optional<std::string> received = copy_timestamp(r.received_unix_ms);
     const std::optional<std::string> event = copy_timestamp(r.event_unix_ms);
     if (!received || !event) return std::nullopt;
@@ -812,12 +824,9 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
                                      "received_time, event_time, acctuniqueid, attributes) VALUES "
                                : std::string();
   const std::vector<std::size_t> positions = entry_positions(records, first_position);
-  std::set<std::string> keys = known;  // known, then each key of the batch once
-  std::vector<bool> repeated(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i) {
+  const std::vector<bool> repeated = repeated_keys(records, known);
+  for (std::size_t i = 0; log_insert && i < records.size(); ++i) {
     const accounting::Record& r = records[i].record;
-    repeated[i] = !keys.insert(r.key.hex()).second;
-    if (!log_insert) continue;
     if (i > 0) sql += ",\n";
     sql += "(" + std::to_string(records[i].index) + ", " + std::to_string(positions[i]) + ", '" +
            r.key.hex() + "', " + std::to_string(r.status_type) + ", " + quote(r.client) + ", " +
@@ -840,10 +849,7 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
 
 std::optional<RadacctCopy> radacct_copy(std::span<const accounting::HeldRecord> records,
                                         const radius::Dictionary& dictionary, const KnownKeys& known) {
-  std::set<std::string> keys = known;
-  std::vector<bool> repeated(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i)
-    repeated[i] = !keys.insert(records[i].record.key.hex()).second;
+  const std::vector<bool> repeated = repeated_keys(records, known);
   RadacctCopy out;
   int group = 0;
   for (const RadacctStep& step : radacct_steps(records, repeated, dictionary)) {
