@@ -2,7 +2,6 @@
 // config/ and io/.
 #include "app/commands.h"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -248,21 +247,11 @@ class GatewayReload {
 
 // Waits for signals until SIGTERM or SIGINT and returns its name; SIGHUP
 // reloads. Retired states are freed here, on the main thread, once no
-// worker holds them, and the freed memory is given back to the system:
-// glibc's allocator would otherwise keep the pages of a large users file,
-// and a gateway grew by the whole size of its files at each reload
-// (docs/operations.md "Reload").
+// worker holds them (PublishedState::collect hands their memory back).
 std::string_view serve_signals(io::Reloader& reloader, gateway_shell::PublishedState& published) {
-  std::uint64_t generation = published.generation();
-  std::size_t retired = 0;  // States retired and not yet freed, as last seen.
   for (;;) {
     std::optional<io::SignalEvent> event = io::wait_for_signal(Duration::seconds(1));
-    const std::uint64_t now = published.generation();
-    retired += now - generation;
-    generation = now;
-    const std::size_t held = published.collect();
-    if (held < retired) (void)malloc_trim(0);
-    retired = held;
+    published.collect();
     if (!event) continue;
     if (event->request == io::SignalRequest::kStop) return event->name;
     (void)reloader.reload(event->name);

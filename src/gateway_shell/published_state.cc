@@ -1,6 +1,8 @@
 // Publication of reloaded gateway states.
 #include "gateway_shell/published_state.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <iterator>
 
@@ -26,8 +28,14 @@ std::size_t PublishedState::collect() {
     retired_.erase(still_held, retired_.end());
     held = retired_.size();
   }
-  // Freed here, outside the lock, so that workers never wait for it.
-  unused.clear();
+  // Freed here, outside the lock, so that workers never wait for it, and
+  // handed back to the system: glibc's allocator would otherwise keep the
+  // pages of a large users file, and a gateway grew by the whole size of its
+  // files at each reload (docs/operations.md "Reload").
+  if (!unused.empty()) {
+    unused.clear();
+    (void)malloc_trim(0);
+  }
   return held;
 }
 
