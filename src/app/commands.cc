@@ -18,6 +18,7 @@
 #include "config/config_view.h"
 #include "config/gateway_reload.h"
 #include "config/member_config.h"
+#include "eap/conversation.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/explain_log.h"
@@ -75,7 +76,7 @@ config::ConfigErrors check_accounting_security(const config::GatewayConfig& conf
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
   if (!command.config_file)
-    return config::apply_overrides(config::default_gateway_config(), command.overrides);
+    return config::apply_overrides(config::quick_start_gateway_config(), command.overrides);
   auto loaded = config::load_gateway_config(*command.config_file);
   if (!loaded) return loaded;
   return config::apply_overrides(std::move(*loaded), command.overrides);
@@ -142,6 +143,13 @@ Result<std::unique_ptr<gateway_shell::SubmissionClient>, std::string> make_submi
   return std::move(*client);
 }
 
+// "EAP-MD5, EAP-TLS": the methods offered, in order.
+std::string eap_method_list(const gateway::EapOptions& eap) {
+  std::string text;
+  for (const eap::Type type : eap.methods) text += (text.empty() ? "" : ", ") + eap::to_string(type);
+  return text;
+}
+
 // The /config body of the gateway's configuration and the files it loaded.
 std::string gateway_config_body(const config::GatewayConfig& config, const LoadedFiles& files) {
   return config::config_body("gateway", config::gateway_config_json(config, files.state->clients()),
@@ -153,11 +161,12 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
-    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at) {
+    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
+    const gateway::EapConversations* eap) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at);
+                                    started_at, eap);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -281,6 +290,15 @@ int run_gateway(const GatewayCommand& command) {
   }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &decision_log, client->get());
+  // One table of EAP conversations for all workers: a NAS's follow-ups may
+  // come from other source ports, so reach other workers.
+  std::unique_ptr<gateway::EapConversations> eap = make_eap_conversations(config.eap, random);
+  factory->set_eap_conversations(eap.get());
+  if (eap) {
+    spdlog::info("eap: {} (gateway id {}, at most {} conversations, idle timeout {} s)",
+                 eap_method_list(loaded->files.state->options().access.eap), eap->gateway_id(),
+                 eap->capacity(), eap->idle_timeout().to_ms() / 1000);
+  }
   // SQL users and crypt(3) checks answer through the UDP server, which
   // starts after them: answers before it runs are lost and their requests
   // time out (the NAS retries).
@@ -330,7 +348,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at);
+                           reloader, started_at, eap.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;

@@ -37,6 +37,28 @@ Result<std::shared_ptr<const radius::Dictionary>, config::ConfigError> load_dict
 
 }  // namespace
 
+gateway::EapOptions eap_options(const config::EapConfig& eap) {
+  gateway::EapOptions options;
+  options.rounds_max = eap.rounds_max;
+  for (const std::string& name : eap.methods) {
+    if (name == "md5" && eap.md5) options.methods.push_back(eap::Type::kMd5Challenge);
+  }
+  return options;
+}
+
+std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::EapConfig& eap,
+                                                                  RandomSource& random) {
+  if (eap_options(eap).methods.empty()) return nullptr;
+  std::uint32_t gateway_id = eap.gateway_id.value_or(0);
+  while (gateway_id == 0)
+    random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&gateway_id), sizeof gateway_id));
+  return std::make_unique<gateway::EapConversations>(
+      gateway::EapTableOptions{.conversations_max = eap.conversations_max,
+                               .idle_timeout = eap.idle_timeout,
+                               .gateway_id = gateway_id},
+      random);
+}
+
 Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::GatewayConfig& config) {
   config::ConfigErrors errors = config::check_referenced_files(config);
   if (!errors.empty()) return fail(std::move(errors));
@@ -72,6 +94,7 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.users_stores = config.users_stores;
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
+  options.access.eap = eap_options(config.eap);
   auto state =
       gateway::GatewayState::build({*dictionary, std::move(clients->clients), std::move(*users), options});
   if (!state) {

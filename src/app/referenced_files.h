@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "config/gateway_config.h"
 #include "gateway/datagram.h"
+#include "gateway/eap_conversations.h"
 #include "gateway/gateway_state.h"
 #include "gateway/request_handler.h"
 #include "io/tls_context.h"
@@ -29,6 +30,17 @@ struct LoadedFiles {
 // stopping at the first.
 [[nodiscard]] Result<LoadedFiles, config::ConfigErrors> load_referenced_files(
     const config::GatewayConfig& config);
+
+// The EAP options of the state (methods offered, in order; rounds) from the
+// eap: section.
+[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap);
+
+// The gateway's EAP conversations, shared by its workers (docs/design.md
+// "EAP across several gateways"); null when no EAP method is on. The State
+// key is drawn from `random`, and so is the gateway id when eap.gateway_id
+// is not set.
+[[nodiscard]] std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::EapConfig& eap,
+                                                                                RandomSource& random);
 
 // The workers' handler factory. `random`, `observer` and `sink` (null: no
 // accounting) must outlive it. Each worker may hold as many deferred

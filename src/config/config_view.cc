@@ -217,6 +217,13 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                               {"session_query_timeout_ms", milliseconds(a.session_query_timeout)},
                               {"key", a.key ? ordered_json(*a.key) : ordered_json(nullptr)}};
   }
+  const EapConfig& e = config.eap;
+  const ordered_json eap{{"methods", e.methods},
+                         {"md5", e.md5},
+                         {"conversations_max", e.conversations_max},
+                         {"idle_timeout_s", e.idle_timeout.ns / 1'000'000'000},
+                         {"rounds_max", e.rounds_max},
+                         {"gateway_id", e.gateway_id ? ordered_json(*e.gateway_id) : ordered_json(nullptr)}};
   ordered_json client_list = ordered_json::array();
   for (const ClientDef& client : clients) {
     client_list.push_back(ordered_json{
@@ -251,6 +258,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"users_stores", std::move(stores)},
       {"sql_users", std::move(sql)},
       {"accounting", std::move(accounting)},
+      {"eap", eap},
       {"require_message_authenticator", config.require_message_authenticator},
       {"share_ports", config.share_ports},
       {"clients", std::move(client_list)},

@@ -122,6 +122,7 @@ class Parser : YamlReader {
         {"accounting", &Parser::on_accounting},
         {"users_stores", &Parser::on_users_stores},
         {"sql_users", &Parser::on_sql_users},
+        {"eap", &Parser::on_eap},
     };
     const std::set<std::string> seen = read_section(root, "", kTopLevel);
     require(seen, "", "users_file", at(root));
@@ -376,6 +377,66 @@ class Parser : YamlReader {
     }
   }
 
+  void on_eap(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kEap = {
+        {"methods", &Parser::on_eap_methods},
+        {"md5", &Parser::on_eap_md5},
+        {"conversations_max", &Parser::on_eap_conversations_max},
+        {"idle_timeout_s", &Parser::on_eap_idle_timeout_s},
+        {"rounds_max", &Parser::on_eap_rounds_max},
+        {"gateway_id", &Parser::on_eap_gateway_id},
+    };
+    if (!expect_map(value, where, "with 'md5', 'methods' and bounds")) return;
+    config_.eap.where = where;
+    read_section(value, "eap.", kEap);
+    const EapConfig& eap = config_.eap;
+    if (eap.md5 && std::find(eap.methods.begin(), eap.methods.end(), "md5") == eap.methods.end()) {
+      errors_.push_back(
+          eap_methods_where_.value_or(where).error("eap.md5 is true but eap.methods does not list md5"));
+    }
+  }
+  void on_eap_methods(const YAML::Node& value, const SourceLocation& where) {
+    eap_methods_where_ = where;
+    std::vector<std::string> methods;
+    sequence(value, where, "EAP method names", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "an EAP method name");
+      if (!text) return;
+      if (std::find(kEapMethodNames.begin(), kEapMethodNames.end(), *text) == kEapMethodNames.end()) {
+        std::string known;
+        for (const std::string_view name : kEapMethodNames)
+          known += (known.empty() ? "" : ", ") + std::string(name);
+        errors_.push_back(
+            at(element).error(fmt::format("unknown EAP method '{}' (known: {})", *text, known)));
+      } else if (std::find(methods.begin(), methods.end(), *text) != methods.end()) {
+        errors_.push_back(at(element).error(fmt::format("EAP method '{}' is listed twice", *text)));
+      } else {
+        methods.push_back(*text);
+      }
+    });
+    if (value.IsSequence() && value.size() == 0) {
+      errors_.push_back(at(value).error("eap.methods needs at least one method"));
+    }
+    config_.eap.methods = std::move(methods);
+  }
+  void on_eap_md5(const YAML::Node& value, const SourceLocation& where) {
+    if (auto flag = boolean(value, where)) config_.eap.md5 = *flag;
+  }
+  void on_eap_conversations_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.conversations_max, value, where, 1, kEapConversationsMax);
+  }
+  void on_eap_idle_timeout_s(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout = duration(value, where, DurationUnit::kSeconds, 1, kEapIdleTimeoutSMax)) {
+      config_.eap.idle_timeout = *timeout;
+    }
+  }
+  void on_eap_rounds_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.rounds_max, value, where, kEapRoundsMin, kEapRoundsMax);
+  }
+  void on_eap_gateway_id(const YAML::Node& value, const SourceLocation& where) {
+    if (auto id = integer(value, where, 1, 4'294'967'295))
+      config_.eap.gateway_id = static_cast<std::uint32_t>(*id);
+  }
+
   // Each element: "HOST:PORT", or {id: N, address: "HOST:PORT"} (the id
   // its certificate must name; required with accounting.tls).
   void on_members(const YAML::Node& value, const SourceLocation& where) {
@@ -460,6 +521,8 @@ class Parser : YamlReader {
   GatewayConfig config_;
   // Where auth_port was written: the key that a port clash points at.
   std::optional<SourceLocation> auth_port_where_{};
+  // Where eap.methods was written.
+  std::optional<SourceLocation> eap_methods_where_{};
 };
 
 ConfigError flag_error(std::string_view flag, std::string message) {
@@ -671,6 +734,12 @@ GatewayConfig default_gateway_config() {
   config.dictionary_dir = ConfiguredPath{.path = std::string(kDefaultDictionaryDir),
                                          .where = SourceLocation{.file = "default dictionary_dir"}};
   config.dictionary_dir_optional = true;
+  return config;
+}
+
+GatewayConfig quick_start_gateway_config() {
+  GatewayConfig config = default_gateway_config();
+  config.eap.md5 = true;
   return config;
 }
 

@@ -220,6 +220,37 @@ struct SqlUsersConfig {
   friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
 };
 
+// The EAP methods `eap.methods` may name, in the order offered when it is
+// not given (docs/configuration.md, `eap.methods`).
+inline constexpr std::array<std::string_view, 1> kEapMethodNames = {"md5"};
+inline constexpr std::int64_t kEapConversationsMax = 16'777'215;
+inline constexpr std::int64_t kEapIdleTimeoutSMax = 300;
+inline constexpr std::int64_t kEapRoundsMin = 3;
+inline constexpr std::int64_t kEapRoundsMax = 1000;
+
+// The `eap:` section: EAP over RADIUS (docs/authentication.md "EAP").
+struct EapConfig {
+  // The methods offered, in the order of preference (kEapMethodNames).
+  std::vector<std::string> methods{kEapMethodNames.begin(), kEapMethodNames.end()};
+  // EAP-MD5, for wired devices that have nothing else; never over wireless
+  // NAS-Port-Types. Off by default in a config file; on in the flag-only
+  // quick start (quick_start_gateway_config).
+  bool md5 = false;
+  // Conversations in progress at once in the gateway, and how long one may
+  // wait for its next Access-Request (also the Access-Challenge's
+  // Session-Timeout).
+  std::size_t conversations_max = 16'384;
+  Duration idle_timeout = Duration::seconds(30);
+  // EAP-Requests per conversation, the Identity request included.
+  std::size_t rounds_max = 50;
+  // The gateway id its States carry (docs/wire_formats.md "EAP State");
+  // absent: drawn at random at start.
+  std::optional<std::uint32_t> gateway_id{};
+  SourceLocation where{};
+
+  friend bool operator==(const EapConfig&, const EapConfig&) = default;
+};
+
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of
 // docs/configuration.md.
@@ -281,6 +312,10 @@ struct GatewayConfig {
   // Replicated accounting; absent: Accounting-Requests are dropped unanswered.
   std::optional<AccountingConfig> accounting;
 
+  // EAP (RFC 3748, RFC 3579); with no method on, Access-Requests with
+  // EAP-Message are rejected (eap_not_enabled).
+  EapConfig eap{};
+
   // The default of each client's require_message_authenticator (RFC 3579
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
   // Access-Requests without a valid Message-Authenticator are dropped.
@@ -329,9 +364,14 @@ struct GatewayOverrides {
   std::optional<std::string> admin_socket{};
 };
 
-// The configuration with every default and no users or clients file: the
-// base that flags are applied to when no config file is given.
+// The configuration with every default and no users or clients file.
 [[nodiscard]] GatewayConfig default_gateway_config();
+
+// The base that flags are applied to when no config file is given:
+// default_gateway_config() with EAP-MD5 on, so that
+// `radiusward gateway --users F --clients F` serves it to wired NASes
+// (docs/operations.md "Trying it out").
+[[nodiscard]] GatewayConfig quick_start_gateway_config();
 
 // Applies `overrides` to `base` and validates the result (the same rules as
 // the YAML keys, users and clients files required). Errors name the flag,

@@ -104,6 +104,11 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   if (without_positions(running.accounting) != without_positions(next.accounting))
     section_changed("accounting");
   if (without_positions(running.sql_users) != without_positions(next.sql_users)) section_changed("sql_users");
+  // The conversation table and its State key are built once, at start.
+  EapConfig running_eap = running.eap;
+  EapConfig next_eap = next.eap;
+  running_eap.where = next_eap.where = {};
+  if (running_eap != next_eap) section_changed("eap");
   return errors;
 }
 

@@ -153,7 +153,11 @@ std::string gateway_config_text(const GatewaySettings& settings, const MemberTab
       "admin_socket: admin/gateway.sock\n"
       "logging:\n"
       "  level: info\n"
-      "  format: text\n",
+      "  format: text\n"
+      "# EAP-MD5 for wired NASes, as the flag-only quick start serves it\n"
+      "# (docs/authentication.md \"EAP\"; never over wireless NAS-Port-Types).\n"
+      "eap:\n"
+      "  md5: true\n",
       settings.auth_port, settings.acct_port, yaml_quoted(settings.users_file),
       yaml_quoted(settings.clients_file));
   if (with_accounting) {

@@ -85,6 +85,8 @@ TEST(GatewayConfigText, ListensOnLoopbackWithTheAdminSocketAndTheMembers) {
   const std::string text = gateway_config_text(kGateway, kMembers, true);
   EXPECT_NE(text.find("listen:\n  - 127.0.0.1\n  - \"::1\"\n"), std::string::npos);
   EXPECT_NE(text.find("\nadmin_socket: admin/gateway.sock\n"), std::string::npos);
+  // EAP-MD5 for wired NASes, as the flag-only quick start serves it.
+  EXPECT_NE(text.find("\neap:\n  md5: true\n"), std::string::npos);
   EXPECT_NE(text.find("\naccounting:\n  members:\n    - {id: 1, address: 127.0.0.1:7301}\n"
                       "    - {id: 2, address: 127.0.0.1:7302}\n    - {id: 3, address: 127.0.0.1:7303}\n"),
             std::string::npos);

@@ -12,7 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/auth_error.h"
 #include "base/bytes.h"
+
+namespace rw::auth {
+struct Credential;
+}  // namespace rw::auth
 
 namespace rw::eap {
 
@@ -22,9 +27,9 @@ enum class Type : std::uint8_t {
   kNotification = 2,
   kNak = 3,  // Legacy Nak, RFC 3748 §5.3.1.
   kMd5Challenge = 4,
-  kTls = 13,  // RFC 5216, RFC 9190.
-  kTtls = 21,  // RFC 5281.
-  kPeap = 25,  // draft-josefsson-pppext-eap-tls-eap (PEAPv0).
+  kTls = 13,       // RFC 5216, RFC 9190.
+  kTtls = 21,      // RFC 5281.
+  kPeap = 25,      // draft-josefsson-pppext-eap-tls-eap (PEAPv0).
   kMsChapV2 = 26,  // draft-kamath-pppext-eap-mschapv2, inside PEAP.
   kExpanded = 254,
 };
@@ -40,11 +45,20 @@ struct MethodStep {
     kRequest,  // Send an EAP-Request of the method's Type carrying `type_data`.
     kSuccess,  // Authenticated: send EAP-Success (and an Access-Accept).
     kFailure,  // Not authenticated: send EAP-Failure (and an Access-Reject).
+    // The method needs the known good password of decided_identity() to go
+    // on (EAP-MD5): the conversation looks it up in the users policy, as PAP
+    // and CHAP get theirs (which may take an SQL round trip), and calls
+    // on_credential() with it. Until then the method is not called again: a
+    // retransmitted response only asks for the password again.
+    kCredential,
   };
   Kind kind = Kind::kFailure;
   std::vector<std::uint8_t> type_data;  // kRequest: the Type-Data of the next EAP-Request.
   std::optional<Msk> msk;               // kSuccess of a key-deriving method.
   std::string reason;                   // kFailure: why, for the decision log (no secrets).
+  // kFailure of a password check (EAP-MD5): which, so that the gateway
+  // counts it under the name PAP and CHAP use (wrong_password, ...).
+  std::optional<auth::AuthError> auth_error;
 };
 
 // One method's side of one conversation. Created by the conversation once
@@ -62,6 +76,23 @@ class Method {
   // The identity that decided (the inner identity of a tunnelled method,
   // else the EAP-Identity); empty until known.
   [[nodiscard]] virtual std::string_view decided_identity() const = 0;
+
+  // The Identifier the conversation gave the EAP-Request that start() or
+  // on_response() just asked for (RFC 3748 §4.1). A method whose proof
+  // covers it keeps it (EAP-MD5 hashes it, RFC 3748 §5.4); others ignore it.
+  virtual void on_identifier(std::uint8_t /*identifier*/) {}
+  // Answers a kCredential step: the known good password of
+  // decided_identity(), or null when the users policy gives none the
+  // gateway can use. Returns kSuccess or kFailure (or kRequest for a method
+  // that goes on). A method that never asks fails.
+  [[nodiscard]] virtual MethodStep on_credential(const auth::Credential* /*known_good*/);
 };
+
+// Shorthands for the steps a method returns.
+[[nodiscard]] MethodStep request_step(std::vector<std::uint8_t> type_data);
+[[nodiscard]] MethodStep credential_step();
+[[nodiscard]] MethodStep success_step(std::optional<Msk> msk = std::nullopt);
+[[nodiscard]] MethodStep failure_step(std::string reason,
+                                      std::optional<auth::AuthError> error = std::nullopt);
 
 }  // namespace rw::eap

@@ -199,36 +199,33 @@ std::string_view to_string(AuthMethod method) {
   return "unknown";
 }
 
+std::string_view method_name(AuthMethod method, std::uint8_t eap_type) {
+  if (method != AuthMethod::kEap) return to_string(method);
+  switch (static_cast<eap::Type>(eap_type)) {
+    case eap::Type::kMd5Challenge:
+      return "EAP-MD5";
+    case eap::Type::kTls:
+      return "EAP-TLS";
+    case eap::Type::kTtls:
+      return "EAP-TTLS";
+    case eap::Type::kPeap:
+      return "PEAP";
+    default:
+      return "EAP";
+  }
+}
+
 namespace {
 
-void decide(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
-            AccessOutcome& outcome) {
-  outcome.accepted = false;
-  outcome.method = AuthMethod::kNone;
-  outcome.reject = RejectReason::kUnknownUser;
-  outcome.note = AcceptNote::kNone;
-  outcome.users.clear();
-  outcome.ms_chap2.reset();
-  outcome.ms_chap1.reset();
-  outcome.ms_chap_error.reset();
-  outcome.sql_user.reset();
-  outcome.store_unavailable = false;
-  outcome.need = AccessNeed::kNothing;
-  outcome.lookup_name = {};
-  outcome.crypt_setting = {};
-
-  const auto user_name = request.find(attr::kUserName);
-  if (!user_name) return reject(outcome, RejectReason::kNoUserName);
-  outcome.user_name = as_chars(user_name->value);
-
-  // MAB entries are looked up under the canonical MAC, whatever the NAS's notation.
-  std::string_view lookup_name = outcome.user_name;
-  const bool mab = is_mab(request, inputs, outcome.user_name);
-  if (mab) {
-    outcome.method = AuthMethod::kMab;
-    outcome.mac_text = auth::canonical_mac(*auth::parse_mac(outcome.user_name));
-    lookup_name = auth::view(outcome.mac_text);
-  }
+// The users policy for `lookup_name`: the first store that knows the user,
+// then its check items and Auth-Type. Returns the known good password when
+// the request is to be checked against one; null when `outcome` is decided
+// or waits. `mab`: the request is MAC Authentication Bypass (the listed MAC
+// is the check); `password_needed`: without it, a user the policy admits is
+// accepted here.
+const auth::Credential* apply_users_policy(const GatewayState& state, const radius::Packet& request,
+                                           const AccessInputs& inputs, std::string_view lookup_name, bool mab,
+                                           bool password_needed, AccessOutcome& outcome) {
   const bool mab_default_accept = state.options().access.mab_default == MabDefault::kAccept;
 
   // The first store that knows the user decides; when none does, the users
@@ -252,14 +249,14 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
       user = *inputs.fetched_user;
       if (user == nullptr) {
         outcome.store_unavailable = true;
-        return;
+        return nullptr;
       }
     } else if (inputs.user_store != nullptr) {
       UserStore::Lookup found = inputs.user_store->find(lookup_name);
       if (found.status != UserStore::Status::kFound) {
         outcome.need = AccessNeed::kUserLookup;
         outcome.lookup_name = lookup_name;
-        return;
+        return nullptr;
       }
       user = std::move(found.user);
     } else {
@@ -274,35 +271,50 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
   }
   if (users == nullptr) {
     if (!files_listed) {
-      if (mab && mab_default_accept) return accept_by_default(outcome);
-      return reject(outcome, mab ? RejectReason::kUnlistedMac : RejectReason::kUnknownUser);
+      if (mab && mab_default_accept) {
+        accept_by_default(outcome);
+        return nullptr;
+      }
+      reject(outcome, mab ? RejectReason::kUnlistedMac : RejectReason::kUnknownUser);
+      return nullptr;
     }
     users = &state.users();
   }
 
   const PacketAttributes attributes(request);
   if (auto evaluated = auth::evaluate_users(*users, lookup_name, attributes, outcome.users); !evaluated) {
-    return reject(outcome, reject_reason_of(evaluated.error()));
+    reject(outcome, reject_reason_of(evaluated.error()));
+    return nullptr;
   }
   // MAB has no secret: the MAC being listed by name (a users entry or SQL
   // rows, which compile to entries named after it) is the whole check. A
   // catch-all DEFAULT lists nothing, so a MAC only DEFAULT entries match is
   // unlisted and `mab_default` decides (docs/authentication.md "MAB").
   const bool mab_listed = mab && outcome.users.named_matched();
-  if (mab && !mab_listed && !mab_default_accept) return reject(outcome, RejectReason::kUnlistedMac);
+  if (mab && !mab_listed && !mab_default_accept) {
+    reject(outcome, RejectReason::kUnlistedMac);
+    return nullptr;
+  }
   if (!outcome.users.matched()) {
-    if (mab) return accept_by_default(outcome);
-    return reject(outcome, RejectReason::kUnknownUser);
+    if (mab) {
+      accept_by_default(outcome);
+    } else {
+      reject(outcome, RejectReason::kUnknownUser);
+    }
+    return nullptr;
   }
 
   const KnownAttributes& known = state.known();
   if (known.auth_type != nullptr) {
     if (const auto* item = outcome.users.find_control(*known.auth_type)) {
       const std::uint32_t auth_type = u32_of(item->bytes());
-      if (auth_type == known.auth_type_reject) return explicit_reject(outcome, RejectReason::kAuthTypeReject);
+      if (auth_type == known.auth_type_reject) {
+        explicit_reject(outcome, RejectReason::kAuthTypeReject);
+        return nullptr;
+      }
       if (auth_type == known.auth_type_accept && !mab) {
         outcome.accepted = true;
-        return;
+        return nullptr;
       }
     }
   }
@@ -311,14 +323,63 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
     // User-Password to be that MAC, in whatever notation the NAS used.
     outcome.accepted = true;
     if (!mab_listed) outcome.note = AcceptNote::kMabDefault;
-    return;
+    return nullptr;
+  }
+  if (!password_needed) {
+    outcome.accepted = true;
+    return nullptr;
   }
   const auth::Credential* credential = known_good(state, *credentials, outcome.users);
-  if (credential == nullptr) return reject(outcome, RejectReason::kNoKnownGoodPassword);
+  if (credential == nullptr) reject(outcome, RejectReason::kNoKnownGoodPassword);
+  return credential;
+}
+
+void decide(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
+            AccessOutcome& outcome) {
+  clear_outcome(outcome);
+  const auto user_name = request.find(attr::kUserName);
+  if (!user_name) return reject(outcome, RejectReason::kNoUserName);
+  outcome.user_name = as_chars(user_name->value);
+
+  // MAB entries are looked up under the canonical MAC, whatever the NAS's notation.
+  std::string_view lookup_name = outcome.user_name;
+  const bool mab = is_mab(request, inputs, outcome.user_name);
+  if (mab) {
+    outcome.method = AuthMethod::kMab;
+    outcome.mac_text = auth::canonical_mac(*auth::parse_mac(outcome.user_name));
+    lookup_name = auth::view(outcome.mac_text);
+  }
+  const auth::Credential* credential =
+      apply_users_policy(state, request, inputs, lookup_name, mab, /*password_needed=*/true, outcome);
+  if (credential == nullptr) return;
   check_method(request, inputs, *credential, outcome);
 }
 
 }  // namespace
+
+void clear_outcome(AccessOutcome& outcome) {
+  outcome.accepted = false;
+  outcome.method = AuthMethod::kNone;
+  outcome.user_name = {};
+  outcome.reject = RejectReason::kUnknownUser;
+  outcome.note = AcceptNote::kNone;
+  outcome.users.clear();
+  outcome.ms_chap2.reset();
+  outcome.ms_chap1.reset();
+  outcome.ms_chap_error.reset();
+  outcome.sql_user.reset();
+  outcome.store_unavailable = false;
+  outcome.need = AccessNeed::kNothing;
+  outcome.lookup_name = {};
+  outcome.crypt_setting = {};
+  outcome.eap = EapReply{};
+}
+
+const auth::Credential* decide_user(const GatewayState& state, const radius::Packet& request,
+                                    const AccessInputs& inputs, std::string_view lookup_name,
+                                    bool password_needed, AccessOutcome& outcome) {
+  return apply_users_policy(state, request, inputs, lookup_name, /*mab=*/false, password_needed, outcome);
+}
 
 void decide_access(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
                    RandomSource& random, AccessOutcome& outcome) {

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "auth/mab.h"
 #include "auth/mschap.h"
 #include "auth/users_policy.h"
 #include "base/random.h"
+#include "eap/method.h"
+#include "eap/state.h"
 #include "gateway/datagram.h"
 #include "gateway/gateway_state.h"
 #include "gateway/reasons.h"
@@ -22,6 +25,10 @@ namespace rw::gateway {
 
 enum class AuthMethod : std::uint8_t { kNone, kPap, kChap, kMsChap1, kMsChap2, kMab, kEap };
 std::string_view to_string(AuthMethod method);
+// The method as the decision log and the explain log name it: to_string(method),
+// or for EAP the EAP method ("EAP-MD5", "EAP-TLS", "EAP-TTLS", "PEAP"), "EAP"
+// before one was chosen (or for another Type).
+[[nodiscard]] std::string_view method_name(AuthMethod method, std::uint8_t eap_type);
 
 // What deciding needs besides the packet. A request is decided once, or,
 // when it had to wait for SQL or the crypt(3) pool, again with the answer.
@@ -50,6 +57,20 @@ enum class AccessNeed : std::uint8_t {
   kCryptCheck,  // The password must be checked against `crypt_setting` by the pool.
 };
 
+// What the reply to an Access-Request with EAP-Message carries (RFC 3579
+// §2.6): set by EapHandler (eap_handler.h).
+struct EapReply {
+  bool active = false;     // The request was decided as EAP.
+  bool challenge = false;  // An Access-Challenge: neither accepted nor rejected yet.
+  Bytes packet{};          // The EAP packet for EAP-Message; empty: none (a request that did not parse).
+  std::optional<eap::StateBytes> state{};  // The State of an Access-Challenge.
+  std::optional<eap::Msk> msk{};           // An accepted key-deriving method's: the MS-MPPE keys.
+  std::uint8_t type = 0;                   // The EAP method (eap::Type); 0 before one was chosen.
+  std::string_view outer_identity{};       // The request's User-Name (the NAS's copy of the EAP-Identity).
+  std::optional<DropReason> drop{};        // Send nothing: count this.
+  Duration session_timeout{};              // An Access-Challenge's Session-Timeout.
+};
+
 // What was decided, and what the reply must carry beyond the users-file
 // reply items. Views point into the request, the state or the outcome.
 struct AccessOutcome {
@@ -71,6 +92,7 @@ struct AccessOutcome {
   std::string_view lookup_name;    // kUserLookup: the name to fetch (the canonical MAC for MAB).
   std::string_view crypt_setting;  // kCryptCheck: the stored crypt(3) string, in the state or `sql_user`.
   auth::MacText mac_text{};        // Storage of a canonical MAC `lookup_name` may point at.
+  EapReply eap{};
 };
 
 // Decides `request`. Requires: its Message-Authenticator was verified when
@@ -78,5 +100,19 @@ struct AccessOutcome {
 // large (the users decision holds fixed arrays) and reused per worker.
 void decide_access(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
                    RandomSource& random, AccessOutcome& outcome);
+
+// Resets `outcome` to "rejected, unknown user, nothing waited for".
+void clear_outcome(AccessOutcome& outcome);
+
+// The users policy for `lookup_name` (an EAP method's decided identity),
+// as decide_access applies it before checking a password: the first store
+// that knows the user, its check items against `request`, Auth-Type.
+// Returns the known good password to check when `password_needed`; null
+// when `outcome` is decided (accepted by Auth-Type := Accept, or, without
+// `password_needed`, by the policy alone; rejected) or waits (need,
+// store_unavailable). `outcome` keeps its method, user_name and eap.
+[[nodiscard]] const auth::Credential* decide_user(const GatewayState& state, const radius::Packet& request,
+                                                  const AccessInputs& inputs, std::string_view lookup_name,
+                                                  bool password_needed, AccessOutcome& outcome);
 
 }  // namespace rw::gateway

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "eap/eap_message.h"
 #include "gateway/replies.h"
 #include "radius/attribute_crypto.h"
 
@@ -102,6 +103,31 @@ void add_ms_chap_results(PacketBuilder& builder, const AccessOutcome& outcome, c
   }
 }
 
+// RFC 3579 §2.6: the EAP packet split over EAP-Messages; an
+// Access-Challenge's State and Session-Timeout (RFC 2865 §5.24, §5.27: how
+// long the NAS waits for the peer's answer); MS-MPPE-Recv-Key and
+// MS-MPPE-Send-Key from the first and second halves of an accepted method's
+// MSK (RFC 5216 §2.3), encrypted as RFC 2548 §2.4.2 and §2.4.3 say.
+void add_eap_results(PacketBuilder& builder, const EapReply& eap_reply, const RequestContext& request,
+                     radius::SaltSequence& salts) {
+  if (!eap_reply.packet.empty()) eap::add_eap_message(builder, eap_reply.packet);
+  if (eap_reply.challenge) {
+    if (eap_reply.state) builder.add(attr::kState, *eap_reply.state);
+    const std::int64_t seconds = std::max<std::int64_t>(1, eap_reply.session_timeout.to_ms() / 1000);
+    builder.add_u32(attr::kSessionTimeout, static_cast<std::uint32_t>(seconds));
+    return;
+  }
+  if (!eap_reply.msk) return;
+  const Bytes msk = *eap_reply.msk;
+  std::array<std::uint8_t, radius::kMaxVendorValueLength> buffer{};
+  for (const auto& [type, key] :
+       {std::pair{ms::kMppeRecvKey, msk.first(32)}, std::pair{ms::kMppeSendKey, msk.subspan(32, 32)}}) {
+    auto encrypted =
+        radius::encrypt_mppe_key(key, salts.next(), request.packet.authenticator(), request.secret, buffer);
+    if (encrypted) builder.add_vendor(radius::kVendorMicrosoft, type, *encrypted);
+  }
+}
+
 // The Simultaneous-Use limit of an accepted user, from the control items.
 std::optional<std::uint32_t> simultaneous_use_limit(const GatewayState& state, const AccessOutcome& outcome) {
   const radius::AttributeDef* def = state.known().simultaneous_use;
@@ -116,9 +142,29 @@ std::optional<std::uint32_t> simultaneous_use_limit(const GatewayState& state, c
 
 }  // namespace
 
-Action AccessHandler::decide(const RequestContext& request, const AccessInputs& inputs, MutableBytes reply) {
-  decide_access(request.state, request.packet, inputs, random_, outcome_);
+Verdict AccessHandler::verdict() const {
   const AccessOutcome& outcome = outcome_;
+  return Verdict{.accepted = outcome.accepted,
+                 .reject = outcome.reject,
+                 .note = outcome.note,
+                 .method = outcome.method,
+                 .user_name = outcome.user_name,
+                 .challenge = outcome.eap.challenge,
+                 .eap_type = outcome.eap.type,
+                 .outer_identity = outcome.eap.outer_identity};
+}
+
+Action AccessHandler::decide(const RequestContext& request, const AccessInputs& inputs, MutableBytes reply) {
+  // EAP (RFC 3579) when served; otherwise decide_access rejects EAP-Message
+  // as eap_not_enabled, after the users policy as before.
+  if (conversations_ != nullptr && !request.state.options().access.eap.methods.empty() &&
+      request.packet.find(attr::kEapMessage)) {
+    eap_.decide(request, inputs, *conversations_, outcome_);
+  } else {
+    decide_access(request.state, request.packet, inputs, random_, outcome_);
+  }
+  const AccessOutcome& outcome = outcome_;
+  if (outcome.eap.drop) return Action::dropped(*outcome.eap.drop);
   if (outcome.store_unavailable) return Action::dropped(DropReason::kUserStoreUnavailable);
   switch (outcome.need) {
     case AccessNeed::kUserLookup:
@@ -135,13 +181,7 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
   const std::optional<std::uint32_t> limit = simultaneous_use_limit(request.state, outcome);
   const std::size_t length = build_reply(request, reply);
   if (length == 0) return Action::dropped(DropReason::kReplyTooLarge);
-  if (!limit) {
-    return Action::reply(length, Verdict{.accepted = outcome.accepted,
-                                         .reject = outcome.reject,
-                                         .note = outcome.note,
-                                         .method = outcome.method,
-                                         .user_name = outcome.user_name});
-  }
+  if (!limit || outcome.eap.challenge) return Action::reply(length, verdict());
   // A limit of 0 admits nobody: no need to ask. A User-Name a frame cannot
   // carry cannot be counted.
   if (*limit == 0) return decide_check_now(request, 0, length, 0, reply);
@@ -164,6 +204,7 @@ Action AccessHandler::decide_check_now(const RequestContext& request, std::uint3
                                .policy = request.state.options().access.simultaneous_use_unavailable,
                                .user_name = outcome_.user_name,
                                .method = outcome_.method,
+                               .eap_type = outcome_.eap.type,
                                .limit = limit,
                                .proxy_states = proxy_scratch_,
                                .accept = reply.first(accept_length)};
@@ -172,7 +213,7 @@ Action AccessHandler::decide_check_now(const RequestContext& request, std::uint3
 
 Action AccessHandler::decide_check(const SessionCheckView& check, std::optional<std::uint32_t> open_sessions,
                                    MutableBytes reply) const {
-  Verdict verdict{.method = check.method, .user_name = check.user_name};
+  Verdict verdict{.method = check.method, .user_name = check.user_name, .eap_type = check.eap_type};
   if (open_sessions) {
     verdict.accepted = *open_sessions < check.limit;
     verdict.reject = RejectReason::kSimultaneousUse;
@@ -208,11 +249,21 @@ Action AccessHandler::decide_check(const SessionCheckView& check, std::optional<
 std::size_t AccessHandler::build_reply(const RequestContext& request, MutableBytes reply) {
   const AccessOutcome& outcome = outcome_;
   PacketBuilder builder(reply);
-  builder.begin(outcome.accepted ? Code::kAccessAccept : Code::kAccessReject, request.packet.identifier(),
-                request.packet.authenticator());
+  const Code code = outcome.eap.challenge ? Code::kAccessChallenge
+                    : outcome.accepted    ? Code::kAccessAccept
+                                          : Code::kAccessReject;
+  builder.begin(code, request.packet.identifier(), request.packet.authenticator());
   // BlastRADIUS (CVE-2024-3596): Message-Authenticator first in every reply.
   builder.reserve_message_authenticator();
   radius::SaltSequence salts(random_);
+  if (outcome.eap.active) {
+    add_eap_results(builder, outcome.eap, request, salts);
+    // RFC 2865 §4.4: an Access-Challenge carries none of the accept's attributes.
+    if (outcome.eap.challenge) {
+      copy_proxy_states(builder, request.packet);
+      return finish_signed(builder, request.packet.authenticator(), request.secret);
+    }
+  }
   const radius::Dictionary& dictionary = request.state.dictionary();
   for (const config::UsersItem* item : outcome.users.reply()) {
     // RFC 2865 §5.44: an Access-Reject carries Reply-Message, not the accept's attributes.

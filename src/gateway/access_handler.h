@@ -14,6 +14,8 @@
 #include "gateway/access.h"
 #include "gateway/action.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/eap_conversations.h"
+#include "gateway/eap_handler.h"
 
 namespace rw::gateway {
 
@@ -25,6 +27,7 @@ struct SessionCheckView {
   SimultaneousUseUnavailable policy;
   std::string_view user_name;
   AuthMethod method;
+  std::uint8_t eap_type = 0;  // The EAP method of an EAP accept, else 0.
   std::uint32_t limit;
   Bytes proxy_states;  // Wire TLVs, copied into a reject.
   Bytes accept;        // The signed Access-Accept, sent below the limit.
@@ -34,7 +37,14 @@ class AccessHandler {
  public:
   // Requires: `random` outlives the handler; a CSPRNG in production (salts,
   // MS-CHAP challenges).
-  explicit AccessHandler(RandomSource& random) : random_(random) {}
+  explicit AccessHandler(RandomSource& random) : random_(random), eap_(random) {}
+
+  // Access-Requests with EAP-Message go on in `conversations` (shared by
+  // every worker of the gateway, which outlives the handler) when the
+  // state's eap methods are not empty; null: EAP is not served.
+  void set_eap_conversations(EapConversations* conversations) { conversations_ = conversations; }
+  // See EapHandler::set_methods.
+  void set_eap_methods(eap::MethodFactory* factory) { eap_.set_methods(factory); }
 
   // Decides `request` given `inputs`. kReply and kDrop are final; kLookup and
   // kVerify ask to be called again with the answer in `inputs`;
@@ -56,11 +66,18 @@ class AccessHandler {
 
   // The last decision; valid until the next decide().
   [[nodiscard]] const AccessOutcome& outcome() const { return outcome_; }
+  // What the EAP handler did with the last EAP request, in words.
+  [[nodiscard]] std::string_view eap_note() const { return eap_.note(); }
 
  private:
   [[nodiscard]] std::size_t build_reply(const RequestContext& request, MutableBytes reply);
 
+  // The Verdict of the decision in `outcome_`.
+  [[nodiscard]] Verdict verdict() const;
+
   RandomSource& random_;
+  EapHandler eap_;
+  EapConversations* conversations_ = nullptr;
   AccessOutcome outcome_;
   std::vector<std::uint8_t> proxy_scratch_;  // A request's Proxy-State TLVs, for an immediate reject.
 };

@@ -42,7 +42,13 @@ struct Verdict {
   RejectReason reject = RejectReason::kUnknownUser;  // When not accepted.
   AcceptNote note = AcceptNote::kNone;               // When accepted.
   AuthMethod method = AuthMethod::kNone;
-  std::string_view user_name;
+  std::string_view user_name;  // For EAP the decided identity.
+  // EAP: an Access-Challenge (a round trip, not a decision), the EAP method
+  // (eap::Type, 0 before one was chosen), and the request's User-Name
+  // (the outer identity).
+  bool challenge = false;
+  std::uint8_t eap_type = 0;
+  std::string_view outer_identity{};
 };
 
 struct Action {

@@ -43,6 +43,7 @@ class Counter {
 struct ClientCounters {
   Counter access_accepts;
   Counter access_rejects;
+  Counter access_challenges;
   Counter accounting_responses;
   Counter status_server;
   std::array<Counter, kDropReasonCount> drops;
@@ -54,6 +55,7 @@ struct ClientCounters {
 struct ClientCounts {
   std::uint64_t access_accepts = 0;
   std::uint64_t access_rejects = 0;
+  std::uint64_t access_challenges = 0;
   std::uint64_t accounting_responses = 0;
   std::uint64_t status_server = 0;
   std::array<std::uint64_t, kDropReasonCount> drops{};
@@ -87,10 +89,19 @@ class ClientCounterTable {
   std::map<std::string, std::unique_ptr<ClientCounters>, std::less<>> rows_;
 };
 
+// EAP decisions are counted by method, in these slots: none (ended before
+// a method was chosen), EAP-MD5, EAP-TLS, EAP-TTLS, PEAP, and any other.
+inline constexpr std::size_t kEapMethodSlots = 6;
+// The slot of an EAP method (eap::Type; 0: none).
+[[nodiscard]] std::size_t eap_method_slot(std::uint8_t type);
+// The slot's label in /metrics: "none", "EAP-MD5", "EAP-TLS", "EAP-TTLS", "PEAP", "other".
+[[nodiscard]] std::string_view eap_method_label(std::size_t slot);
+
 struct GatewayCounters {
   Counter received;
   Counter access_accepts;
   Counter access_rejects;
+  Counter access_challenges;  // Access-Challenges sent (EAP round trips).
   Counter status_server;
   Counter retransmissions_answered;
   Counter accounting_submitted;        // Records handed to the sink and taken.
@@ -107,6 +118,10 @@ struct GatewayCounters {
   std::array<Counter, kDropReasonCount> drops;
   std::array<Counter, kRejectReasonCount> rejects;  // Access-Rejects by reason (also in access_rejects).
   std::array<Counter, kDecodeErrorCount> malformed_by_reason;
+  // EAP Access-Accepts and Access-Rejects by method (eap_method_slot); also
+  // counted in access_accepts and access_rejects.
+  std::array<Counter, kEapMethodSlots> eap_accepts;
+  std::array<Counter, kEapMethodSlots> eap_rejects;
   ClientCounterTable clients;  // The same answers and drops, by client label.
 
   void drop(DropReason reason) { drops[static_cast<std::size_t>(reason)].add(); }

@@ -5,7 +5,10 @@
 // record is committed, an Access-Accept once SQL or the crypt(3) pool
 // answered) are asked for with on_answer. One handler instance per
 // worker thread; a handler is never shared between threads, so it needs no
-// locks (docs/design.md "EAP across several gateways").
+// locks. The one thing workers share is the gateway's EAP conversations,
+// since the kernel's SO_REUSEPORT hash may hand the follow-ups of one
+// conversation, sent from other source ports, to other workers
+// (docs/design.md "EAP across several gateways").
 #pragma once
 
 #include <array>

@@ -125,7 +125,7 @@ void explain_access(const GatewayState& state, const AccessOutcome& outcome, Exp
   } else {
     trace.step("no entry applied");
   }
-  trace.step("method: " + std::string(to_string(outcome.method)));
+  trace.step("method: " + std::string(method_name(outcome.method, outcome.eap.type)));
   if (outcome.need == AccessNeed::kCryptCheck) {
     trace.step("password: a crypt(3) string; waiting for the crypt(3) pool's verdict");
     return;
@@ -136,10 +136,15 @@ void explain_access(const GatewayState& state, const AccessOutcome& outcome, Exp
     if (!outcome.users.reply().empty()) trace.step("reply items: " + joined(outcome.users.reply()));
     if (outcome.ms_chap2) trace.step("reply adds MS-CHAP2-Success and MS-MPPE keys (masked)");
     if (outcome.ms_chap1) trace.step("reply adds MS-CHAP-MPPE-Keys (masked)");
+    if (outcome.eap.active) {
+      trace.step(outcome.eap.msk ? "reply adds EAP-Success and MS-MPPE keys from the MSK (masked)"
+                                 : "reply adds EAP-Success");
+    }
   } else {
     trace.step("rejected: " + std::string(to_string(outcome.reject)));
     if (!outcome.users.reply().empty()) trace.step("reply items: " + joined(outcome.users.reply()));
     if (outcome.ms_chap_error) trace.step("reply adds MS-CHAP-Error");
+    if (outcome.eap.active && !outcome.eap.packet.empty()) trace.step("reply adds EAP-Failure");
   }
 }
 

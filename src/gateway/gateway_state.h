@@ -18,6 +18,7 @@
 #include "config/client_table.h"
 #include "config/gateway_config.h"
 #include "config/users_file.h"
+#include "eap/method.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
 #include "radius/authenticator.h"
@@ -32,6 +33,17 @@ enum class MabDefault : std::uint8_t { kReject, kAccept };
 // What an Access-Request of a user with a Simultaneous-Use limit gets when
 // the cluster cannot count the user's sessions: the config's policy.
 using config::SimultaneousUseUnavailable;
+
+// EAP as the gateway serves it (the eap: section, docs/authentication.md "EAP").
+struct EapOptions {
+  // The methods offered, in the server's order of preference, which
+  // Legacy-Nak picks in too (RFC 3748 §5.3.1); EAP-MD5 only when eap.md5 is
+  // on. Empty: EAP is not served and Access-Requests with EAP-Message are
+  // rejected (eap_not_enabled).
+  std::vector<eap::Type> methods{};
+  // EAP-Requests per conversation, the Identity request included (docs/limits.md "EAP").
+  std::size_t rounds_max = 50;
+};
 
 struct AccessOptions {
   MabDefault mab_default = MabDefault::kReject;
@@ -51,6 +63,7 @@ struct AccessOptions {
   // Access-Accept, up to 4096 bytes). At the bound new ones are dropped
   // (session_check_table_full) and the NAS retries. Requires: 1..65536.
   std::size_t session_checks_max = 256;
+  EapOptions eap{};
 };
 
 struct GatewayOptions {

@@ -43,6 +43,12 @@ std::string_view to_string(DropReason reason) {
       return "crypt_queue_full";
     case DropReason::kCryptUnavailable:
       return "crypt_unavailable";
+    case DropReason::kEapWrongIdentifier:
+      return "eap_wrong_identifier";
+    case DropReason::kEapTableFull:
+      return "eap_table_full";
+    case DropReason::kEapConversationBusy:
+      return "eap_conversation_busy";
     case DropReason::kCount:
       break;
   }
@@ -95,6 +101,28 @@ std::string_view to_string(RejectReason reason) {
       return "no_credentials";
     case RejectReason::kEapNotEnabled:
       return "eap_not_enabled";
+    case RejectReason::kEapMalformed:
+      return "eap_malformed";
+    case RejectReason::kEapNoConversation:
+      return "eap_no_conversation";
+    case RejectReason::kEapStateInvalid:
+      return "eap_state_invalid";
+    case RejectReason::kEapStateOtherGateway:
+      return "eap_state_other_gateway";
+    case RejectReason::kEapStateUnknown:
+      return "eap_state_unknown";
+    case RejectReason::kEapStateOtherClient:
+      return "eap_state_other_client";
+    case RejectReason::kEapUnexpectedResponse:
+      return "eap_unexpected_response";
+    case RejectReason::kEapNoCommonMethod:
+      return "eap_no_common_method";
+    case RejectReason::kEapMd5OverWireless:
+      return "eap_md5_over_wireless";
+    case RejectReason::kEapTooManyRounds:
+      return "eap_too_many_rounds";
+    case RejectReason::kEapMethodFailed:
+      return "eap_method_failed";
     case RejectReason::kSimultaneousUse:
       return "simultaneous_use";
     case RejectReason::kSimultaneousUseUnavailable:

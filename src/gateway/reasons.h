@@ -34,6 +34,9 @@ enum class DropReason : std::uint8_t {
   kParkedTableFull,              // Too many Access-Requests waiting for an SQL lookup or a crypt(3) check.
   kCryptQueueFull,               // The crypt(3) pool's queue is full: the NAS retransmits.
   kCryptUnavailable,             // A crypt(3) check did not come back in time.
+  kEapWrongIdentifier,           // RFC 3748 §4.1: an EAP-Response that does not answer the last EAP-Request.
+  kEapTableFull,         // eap.conversations_max conversations are in progress: no room for a new one.
+  kEapConversationBusy,  // Another worker is working on the same EAP conversation right now.
   kCount,
 };
 std::string_view to_string(DropReason reason);
@@ -55,16 +58,27 @@ enum class RejectReason : std::uint8_t {
   kMalformedMsChapResponse,
   kLmResponseNotSupported,
   kCryptFailed,
-  kNoUserName,                  // The request has no User-Name.
-  kMalformedUserPassword,       // RFC 2865 §5.2: the User-Password is not a multiple of 16 octets.
-  kUnknownUser,                 // No store knows the user (and MAB does not default to accept).
-  kUnlistedMac,                 // MAB for a MAC no named entry lists, with mab_default: reject.
-  kUsersPolicyTooLarge,         // evaluate_users ran out of control or reply slots.
-  kAuthTypeReject,              // The users policy says Auth-Type := Reject.
-  kNoKnownGoodPassword,         // The user's entry has no password item the gateway can use.
-  kNoCredentials,               // The request carries no password, CHAP or MS-CHAP response.
-  kEapNotEnabled,               // EAP-Message, and EAP is not served.
-  kSimultaneousUse,             // The user's Simultaneous-Use limit is reached.
+  kNoUserName,             // The request has no User-Name.
+  kMalformedUserPassword,  // RFC 2865 §5.2: the User-Password is not a multiple of 16 octets.
+  kUnknownUser,            // No store knows the user (and MAB does not default to accept).
+  kUnlistedMac,            // MAB for a MAC no named entry lists, with mab_default: reject.
+  kUsersPolicyTooLarge,    // evaluate_users ran out of control or reply slots.
+  kAuthTypeReject,         // The users policy says Auth-Type := Reject.
+  kNoKnownGoodPassword,    // The user's entry has no password item the gateway can use.
+  kNoCredentials,          // The request carries no password, CHAP or MS-CHAP response.
+  kEapNotEnabled,          // EAP-Message, and EAP is not served.
+  kEapMalformed,           // The EAP-Messages do not make an EAP-Response (or an EAP-Start without State).
+  kEapNoConversation,      // An EAP-Response other than Identity without a State.
+  kEapStateInvalid,        // A State this gateway process did not mint (forged, altered, of an earlier run).
+  kEapStateOtherGateway,   // Another gateway's State (forwarding is not built yet).
+  kEapStateUnknown,        // The State's conversation ended, expired or was never there.
+  kEapStateOtherClient,    // The State's conversation belongs to another NAS client.
+  kEapUnexpectedResponse,  // An EAP-Response of a Type the conversation does not take now.
+  kEapNoCommonMethod,      // Nothing offered, or the peer's Nak lists nothing offered.
+  kEapMd5OverWireless,     // EAP-MD5 would be the method, but NAS-Port-Type is wireless.
+  kEapTooManyRounds,       // The conversation reached eap.rounds_max round trips.
+  kEapMethodFailed,        // The EAP method refused the peer (malformed, or its own reason).
+  kSimultaneousUse,        // The user's Simultaneous-Use limit is reached.
   kSimultaneousUseUnavailable,  // No session count, and simultaneous_use_unavailable is reject.
   kCount,
 };

@@ -70,6 +70,7 @@ void RequestHandler::set_state(std::shared_ptr<const GatewayState> state) {
 
 void RequestHandler::on_tick(Instant now) {
   duplicates_.expire(now);
+  if (eap_ != nullptr) eap_->expire(now);
   pending_.for_each_used([&](PendingRequest& pending) {
     if (now < pending.deadline) return;
     client_counters_ = pending.client_counters;
@@ -410,6 +411,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       pending->user_name_length = action.name.size();
       std::copy(action.name.begin(), action.name.end(), pending->user_name.begin());
       pending->method = access_.outcome().method;
+      pending->eap_type = access_.outcome().eap.type;
       pending->limit = action.limit;
       pending->deadline = request.now + request.state.options().access.session_query_timeout;
       return parked_outcome;
@@ -420,6 +422,16 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
 
 void RequestHandler::report(Instant now, const Endpoint& from, std::string_view client,
                             const Verdict& verdict) {
+  if (verdict.challenge) {
+    // A round trip of an EAP conversation, not a decision.
+    counters_.access_challenges.add();
+    if (client_counters_ != nullptr) client_counters_->access_challenges.add();
+    return;
+  }
+  if (verdict.method == AuthMethod::kEap) {
+    (verdict.accepted ? counters_.eap_accepts : counters_.eap_rejects)[eap_method_slot(verdict.eap_type)]
+        .add();
+  }
   if (verdict.accepted) {
     counters_.access_accepts.add();
   } else {
@@ -442,6 +454,8 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .client = client,
                           .user_name = verdict.user_name,
                           .method = verdict.method,
+                          .eap_type = verdict.eap_type,
+                          .outer_identity = verdict.outer_identity,
                           .accepted = verdict.accepted,
                           .reject = verdict.reject,
                           .note = verdict.note});
@@ -545,6 +559,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
                                .policy = pending.state->options().access.simultaneous_use_unavailable,
                                .user_name = pending.user(),
                                .method = pending.method,
+                               .eap_type = pending.eap_type,
                                .limit = pending.limit,
                                .proxy_states = pending.proxy_states,
                                .accept = pending.accept};
@@ -649,6 +664,14 @@ void RequestHandler::explain_decision(const RequestContext& request, const Actio
     case AccessNeed::kNothing:
       break;
   }
+  if (outcome.eap.active) {
+    trace_->step("EAP: " + std::string(access_.eap_note()));
+    if (outcome.eap.drop) return;
+    if (outcome.eap.challenge) {
+      trace_->step("Access-Challenge: the conversation goes on");
+      return;
+    }
+  }
   explain_access(request.state, outcome, *trace_);
   if (action.kind == Action::Kind::kCountSessions) {
     trace_->step("Simultaneous-Use: asking the cluster for " + printable(as_bytes(action.name)) +
@@ -701,6 +724,7 @@ std::unique_ptr<RequestHandler> RequestHandlerFactory::make_request_handler(int 
   auto handler = std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
                                                   static_cast<std::uint16_t>(worker_index), parking_);
   handler->set_explain(explain_);
+  handler->set_eap_conversations(eap_);
   return handler;
 }
 

@@ -22,6 +22,7 @@
 #include "gateway/counters.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/eap_conversations.h"
 #include "gateway/explain.h"
 #include "gateway/gateway_state.h"
 #include "gateway/pending_request.h"
@@ -38,9 +39,11 @@ namespace rw::gateway {
 struct Decision {
   Instant now;
   Endpoint from;
-  std::string_view client;  // The client's shortname.
-  std::string_view user_name;
+  std::string_view client;     // The client's shortname.
+  std::string_view user_name;  // For EAP the decided identity.
   AuthMethod method = AuthMethod::kNone;
+  std::uint8_t eap_type = 0;          // The EAP method (eap::Type), 0 when none or not EAP.
+  std::string_view outer_identity{};  // EAP: the request's User-Name, the outer identity.
   bool accepted = false;
   RejectReason reject = RejectReason::kUnknownUser;  // Why rejected (when not accepted).
   AcceptNote note = AcceptNote::kNone;               // The caveat of an accept, if any.
@@ -135,6 +138,16 @@ class RequestHandler final : public DatagramHandler {
   // The store that serves `sql` in users_stores; it must outlive the handler.
   void set_user_store(UserStore* store) { parking_.user_store = store; }
 
+  // The gateway's EAP conversations, shared by its workers; they must
+  // outlive the handler. Null (the default): EAP is not served.
+  void set_eap_conversations(EapConversations* conversations) {
+    eap_ = conversations;
+    access_.set_eap_conversations(conversations);
+  }
+  // The EAP methods this handler makes (EapHandler::set_methods); null: the
+  // built-in ones.
+  void set_eap_methods(eap::MethodFactory* factory) { access_.set_eap_methods(factory); }
+
   // Follows the requests `setup.control` selects and hands their traces to
   // `setup.observer` (docs/operations.md "Explain log").
   void set_explain(ExplainSetup setup) { explain_ = setup; }
@@ -198,6 +211,7 @@ class RequestHandler final : public DatagramHandler {
 
   AccountingSetup accounting_;
   ParkingSetup parking_;
+  EapConversations* eap_ = nullptr;
   std::uint16_t worker_ = 0;
   AccessHandler access_;
   std::optional<AccountingHandler> accounting_handler_;  // With a sink only.
@@ -238,6 +252,9 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   void set_parking(const ParkingSetup& parking) { parking_ = parking; }
   // Handlers made from now on follow what `explain` selects.
   void set_explain(ExplainSetup explain) { explain_ = explain; }
+  // Handlers made from now on serve EAP in `conversations` (see
+  // RequestHandler::set_eap_conversations).
+  void set_eap_conversations(EapConversations* conversations) { eap_ = conversations; }
 
   // Counters of every handler made so far, for metrics and the exit summary.
   [[nodiscard]] const std::vector<std::unique_ptr<GatewayCounters>>& counters() const { return counters_; }
@@ -249,6 +266,7 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   AccountingSetup accounting_;
   ParkingSetup parking_;
   ExplainSetup explain_;
+  EapConversations* eap_ = nullptr;
   std::vector<std::unique_ptr<GatewayCounters>> counters_;
 };
 

@@ -6,7 +6,9 @@
 // behind the Message-Authenticator and authenticator checks. Accounting goes
 // to a sink that takes or refuses records by the input's first octet, and
 // pending requests are answered, refused or left to expire, so the deferred
-// path and its stale tickets are fuzzed too.
+// path and its stale tickets are fuzzed too. EAP-MD5 is served: the State of
+// the last Access-Challenge is appended to a signed Access-Request when the
+// first octet says so, so that conversations go on past their first round.
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "base/random.h"
 #include "config/clients_file.h"
 #include "config/users_file.h"
+#include "gateway/eap_conversations.h"
 #include "gateway/request_handler.h"
 #include "radius/authenticator.h"
 #include "radius/packet.h"
@@ -50,7 +53,11 @@ struct Sink final : gateway::AccountingSink {
 };
 
 struct Fixture {
-  Fixture() : random(1), secret(*radius::SharedSecret::create(as_bytes("testing123"))) {
+  Fixture()
+      : random(1),
+        secret(*radius::SharedSecret::create(as_bytes("testing123"))),
+        eap(gateway::EapTableOptions{.conversations_max = 8, .idle_timeout = Duration::milliseconds(50)},
+            random) {
     auto dictionary = radius::Dictionary::builtin();
     auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway::gateway_users_limits());
     auto clients = config::parse_clients(kClients, "clients.conf");
@@ -58,6 +65,7 @@ struct Fixture {
     options.duplicates.answered_max = 256;
     options.duplicates.reply_bytes_max = 64 << 10;
     options.duplicates.in_progress_max = 16;
+    options.access.eap.methods = {eap::Type::kMd5Challenge};
     state = *gateway::GatewayState::build({dictionary, clients->clients, std::move(*users), options});
     handler = std::make_unique<gateway::RequestHandler>(
         state, random, counters, nullptr,
@@ -66,6 +74,7 @@ struct Fixture {
                                      accounting::KeyRecipe::freeradius_default()),
                                  .deferred_max = 8,
                                  .deferred_timeout = Duration::milliseconds(20)});
+    handler->set_eap_conversations(&eap);
     from.address = {127, 0, 0, 1};
     from.port = 1812;
   }
@@ -73,6 +82,8 @@ struct Fixture {
   Sink sink;
   radius::SharedSecret secret;
   gateway::GatewayCounters counters;
+  gateway::EapConversations eap;
+  std::vector<std::uint8_t> last_state;  // Of the last Access-Challenge.
   std::shared_ptr<const gateway::GatewayState> state;
   std::unique_ptr<gateway::RequestHandler> handler;
   gateway::Endpoint from;
@@ -96,7 +107,7 @@ std::size_t make_signed(Fixture& fixture, radius::Code code, const std::uint8_t*
     out[20] = radius::attr::kMessageAuthenticator;
     out[21] = 18;
   }
-  std::memcpy(out.data() + header, attributes, length - header);
+  if (length > header) std::memcpy(out.data() + header, attributes, length - header);
   if (radius::Packet::parse(rw::Bytes(out.data(), length))) {
     radius::sign_request(rw::MutableBytes(out.data(), length), fixture.secret);
   }
@@ -122,12 +133,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                      reply);
   } else {
     const radius::Code code = shape == 1 ? radius::Code::kAccessRequest : radius::Code::kAccountingRequest;
-    const std::size_t length = make_signed(fixture, code, data + 1, size - 1, datagram);
+    std::vector<std::uint8_t> attributes(data + 1, data + size);
+    if (shape == 1 && (data[0] & 0x08) != 0 && !fixture.last_state.empty()) {
+      attributes.push_back(radius::attr::kState);
+      attributes.push_back(static_cast<std::uint8_t>(fixture.last_state.size() + 2));
+      attributes.insert(attributes.end(), fixture.last_state.begin(), fixture.last_state.end());
+    }
+    const std::size_t length = make_signed(fixture, code, attributes.data(), attributes.size(), datagram);
     n = fixture.handler->on_datagram(fixture.now, arrival, fixture.from, rw::Bytes(datagram.data(), length),
                                      reply);
   }
   // Whatever is answered must itself be a well-formed RADIUS packet.
-  if (n != 0 && !radius::Packet::parse(rw::Bytes(reply.data(), n))) __builtin_trap();
+  if (n != 0) {
+    auto answered = radius::Packet::parse(rw::Bytes(reply.data(), n));
+    if (!answered) __builtin_trap();
+    const auto state = answered->find(radius::attr::kState);
+    if (answered->code() == radius::Code::kAccessChallenge && state) {
+      fixture.last_state.assign(state->value.begin(), state->value.end());
+    }
+  }
   // Settle one taken record: answered (twice: the second is stale) or refused.
   if (!fixture.sink.tickets.empty() && (data[0] & 0x20) != 0) {
     const gateway::Ticket ticket = fixture.sink.tickets.front();

@@ -9,18 +9,23 @@ namespace rw::gateway_shell {
 
 void DecisionLog::on_decision(const gateway::Decision& decision) {
   if (!spdlog::should_log(spdlog::level::info)) return;
+  const std::string_view method = gateway::method_name(decision.method, decision.eap_type);
+  // EAP: the decided identity leads; the outer identity (the NAS's
+  // User-Name) is logged when it differs (a tunnelled method's anonymous one).
+  std::string outer;
+  if (decision.method == gateway::AuthMethod::kEap && decision.outer_identity != decision.user_name) {
+    outer = fmt::format(" (outer identity \"{}\")", decision.outer_identity);
+  }
   if (decision.accepted && decision.note == gateway::AcceptNote::kNone) {
-    spdlog::info("Access-Accept for \"{}\" via {} from client {} ({})", decision.user_name,
-                 gateway::to_string(decision.method), decision.client, io::to_string(decision.from));
+    spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({})", decision.user_name, outer, method,
+                 decision.client, io::to_string(decision.from));
   } else if (decision.accepted) {
     // Accepted with a caveat, e.g. simultaneous_use_unavailable under the accept policy.
-    spdlog::info("Access-Accept for \"{}\" via {} from client {} ({}): {}", decision.user_name,
-                 gateway::to_string(decision.method), decision.client, io::to_string(decision.from),
-                 decision.reason());
+    spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}): {}", decision.user_name, outer,
+                 method, decision.client, io::to_string(decision.from), decision.reason());
   } else {
-    spdlog::info("Access-Reject for \"{}\" via {} from client {} ({}): {}", decision.user_name,
-                 gateway::to_string(decision.method), decision.client, io::to_string(decision.from),
-                 decision.reason());
+    spdlog::info("Access-Reject for \"{}\"{} via {} from client {} ({}): {}", decision.user_name, outer,
+                 method, decision.client, io::to_string(decision.from), decision.reason());
   }
 }
 

@@ -28,6 +28,8 @@ constexpr AnsweredSeries kAnswered[] = {
      &gateway::ClientCounts::access_accepts},
     {"Access-Request", "reject", &gateway::GatewayCounters::access_rejects,
      &gateway::ClientCounts::access_rejects},
+    {"Access-Request", "challenge", &gateway::GatewayCounters::access_challenges,
+     &gateway::ClientCounts::access_challenges},
     {"Accounting-Request", "response", &gateway::GatewayCounters::accounting_responses,
      &gateway::ClientCounts::accounting_responses},
     {"Status-Server", "answered", &gateway::GatewayCounters::status_server,
@@ -117,6 +119,33 @@ void add_handler_metrics(io::PrometheusText& page,
   }
 }
 
+void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& conversations,
+                     const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers) {
+  const gateway::EapFigures figures = conversations.figures();
+  constexpr std::string_view kConversations = "EAP conversations, by event.";
+  for (const auto& [event, value] :
+       {std::pair{"started", figures.started}, std::pair{"expired", figures.expired},
+        std::pair{"refused", figures.refused}, std::pair{"table_full", figures.full}}) {
+    page.counter("radiusward_gateway_eap_conversations_total", kConversations, value, {{"event", event}});
+  }
+  page.gauge("radiusward_gateway_eap_conversations_active", "EAP conversations in progress now.",
+             static_cast<std::int64_t>(figures.active));
+  constexpr std::string_view kOutcomes = "EAP decisions (Access-Accept or Access-Reject), by EAP method.";
+  for (std::size_t slot = 0; slot < gateway::kEapMethodSlots; ++slot) {
+    std::uint64_t accepts = 0;
+    std::uint64_t rejects = 0;
+    for (const auto& counters : workers) {
+      accepts += counters->eap_accepts[slot].get();
+      rejects += counters->eap_rejects[slot].get();
+    }
+    const std::string_view method = gateway::eap_method_label(slot);
+    page.counter("radiusward_gateway_eap_outcomes_total", kOutcomes, accepts,
+                 {{"method", method}, {"outcome", "accept"}});
+    page.counter("radiusward_gateway_eap_outcomes_total", kOutcomes, rejects,
+                 {{"method", method}, {"outcome", "reject"}});
+  }
+}
+
 void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels) {
@@ -168,7 +197,7 @@ void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp) {
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at) {
+                        Instant started_at, const gateway::EapConversations* eap) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -177,8 +206,9 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, eap](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
+    if (eap != nullptr) add_eap_metrics(page, *eap, workers);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;

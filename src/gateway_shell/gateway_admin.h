@@ -11,6 +11,7 @@
 
 #include "base/time.h"
 #include "gateway/counters.h"
+#include "gateway/eap_conversations.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
@@ -44,6 +45,12 @@ void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels);
 
+// Adds the EAP figures of the gateway (docs/admin_api.md "/metrics"):
+// conversations started, expired and refused, those active now, and EAP
+// decisions by method from the workers' counters.
+void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& conversations,
+                     const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
+
 // Adds the UDP workers' reply latency, by listener, and their datagram
 // counters to a /metrics page.
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
@@ -52,10 +59,11 @@ void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
 // without accounting), `workers` (the handlers' counters, one per worker,
 // fixed once the UDP server started), `udp` and `published` (whose state
 // in force names the clients /metrics shows) must outlive the server's
-// thread. Requires: the server is not started.
+// thread, and so must `eap` (null when EAP is not served). Requires: the
+// server is not started.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at);
+                        Instant started_at, const gateway::EapConversations* eap = nullptr);
 
 }  // namespace rw::gateway_shell

@@ -3,6 +3,8 @@
 // drops by NAS client are summed over workers under the clients in force.
 #include "gateway_shell/gateway_admin.h"
 
+#include "base/random.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -51,6 +53,7 @@ TEST(GatewayMetrics, AnsweredRequestsAreCountedByCodeAndOutcome) {
   workers[0]->accounting_responses.add(11);
   workers[1]->status_server.add(1);
   workers[0]->retransmissions_answered.add(4);
+  workers[1]->access_challenges.add(6);
   io::PrometheusText page;
   add_handler_metrics(page, workers);
   const std::string& text = page.text();
@@ -59,6 +62,7 @@ TEST(GatewayMetrics, AnsweredRequestsAreCountedByCodeAndOutcome) {
         "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"reject\"} 3\n",
         "radiusward_gateway_requests_total{code=\"Accounting-Request\",outcome=\"response\"} 11\n",
         "radiusward_gateway_requests_total{code=\"Status-Server\",outcome=\"answered\"} 1\n",
+        "radiusward_gateway_requests_total{code=\"Access-Request\",outcome=\"challenge\"} 6\n",
         "radiusward_gateway_retransmissions_answered_total 4\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << text;
   }
@@ -104,8 +108,38 @@ TEST(GatewayMetrics, ClientSeriesAreSummedOverWorkersForTheClientsInForce) {
   // Each label once; drop reasons that did not happen are left out.
   std::size_t lines = 0;
   for (std::size_t at = text.find(kName); at != std::string::npos; at = text.find(kName, at + 1)) ++lines;
-  EXPECT_EQ(lines, 3u * 4u + 2u) << text;  // 4 answers per client, and the HELP and TYPE lines.
+  EXPECT_EQ(lines, 3u * 5u + 2u) << text;  // 5 answers per client, and the HELP and TYPE lines.
   EXPECT_EQ(text.find("radiusward_gateway_client_drops_total{client=\"nas-a\""), std::string::npos);
+}
+
+TEST(GatewayMetrics, EapFiguresAndOutcomesByMethod) {
+  SeededRandom random(1);
+  gateway::EapConversations conversations(gateway::EapTableOptions{.conversations_max = 4}, random);
+  const Instant now{1'000'000'000};
+  auto state =
+      conversations.insert(now, std::make_unique<eap::Conversation>(eap::ConversationOptions{}, "nas"));
+  ASSERT_TRUE(state.has_value());
+  EXPECT_FALSE(conversations.take(now, as_bytes("not a state")).has_value());
+  std::vector<std::unique_ptr<gateway::GatewayCounters>> workers;
+  workers.push_back(std::make_unique<gateway::GatewayCounters>());
+  workers.push_back(std::make_unique<gateway::GatewayCounters>());
+  workers[0]->eap_accepts[gateway::eap_method_slot(4)].add(2);
+  workers[1]->eap_accepts[gateway::eap_method_slot(4)].add(1);
+  workers[1]->eap_rejects[gateway::eap_method_slot(0)].add(5);
+  io::PrometheusText page;
+  add_eap_metrics(page, conversations, workers);
+  const std::string& text = page.text();
+  for (const std::string line : {
+           "radiusward_gateway_eap_conversations_total{event=\"started\"} 1\n",
+           "radiusward_gateway_eap_conversations_total{event=\"refused\"} 1\n",
+           "radiusward_gateway_eap_conversations_total{event=\"expired\"} 0\n",
+           "radiusward_gateway_eap_conversations_active 1\n",
+           "radiusward_gateway_eap_outcomes_total{method=\"EAP-MD5\",outcome=\"accept\"} 3\n",
+           "radiusward_gateway_eap_outcomes_total{method=\"none\",outcome=\"reject\"} 5\n",
+           "radiusward_gateway_eap_outcomes_total{method=\"EAP-TLS\",outcome=\"accept\"} 0\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
 }
 
 // The admin thread sums a worker's rows while the worker counts and takes

@@ -203,7 +203,7 @@ def check_client_series(cluster, prometheus):
     prometheus.wait_for("localhost's count, unchanged by the reload", "radiusward_gateway_client_requests_total",
                         lambda r: by_labels(r, client="localhost", code="Access-Request", outcome="accept") == [before])
     prometheus.wait_for("no counter reset", "resets(radiusward_gateway_client_requests_total[10m])",
-                        lambda r: len(r) == 8 and max(values(r)) == 0)
+                        lambda r: len(r) == 10 and max(values(r)) == 0)
     # Summed over clients, the answers are the gateway's.
     totals = prometheus.query("radiusward_gateway_requests_total")
     sums = prometheus.query("sum without (client) (radiusward_gateway_client_requests_total)")

@@ -26,7 +26,7 @@ ALLOWED = {
     "config": {"base", "radius"},
     "auth": {"base", "radius", "config"},
     "exporter": {"base", "radius", "accounting"},
-    "gateway": {"base", "radius", "config", "auth", "accounting"},
+    "gateway": {"base", "radius", "config", "auth", "accounting", "eap"},
     "bench": {"base", "radius", "auth"},
     "deployment": {"base", "config"},
     "consensus": {"base"},
