@@ -22,9 +22,9 @@ enum class Type : std::uint8_t {
   kNotification = 2,
   kNak = 3,  // Legacy Nak, RFC 3748 §5.3.1.
   kMd5Challenge = 4,
-  kTls = 13,  // RFC 5216, RFC 9190.
-  kTtls = 21,  // RFC 5281.
-  kPeap = 25,  // draft-josefsson-pppext-eap-tls-eap (PEAPv0).
+  kTls = 13,       // RFC 5216, RFC 9190.
+  kTtls = 21,      // RFC 5281.
+  kPeap = 25,      // draft-josefsson-pppext-eap-tls-eap (PEAPv0).
   kMsChapV2 = 26,  // draft-kamath-pppext-eap-mschapv2, inside PEAP.
   kExpanded = 254,
 };
