@@ -159,7 +159,10 @@ enum class MabListing : std::uint8_t { kUnlisted, kAllowed, kDenied };
 struct Decision {
   const Rule* rule = nullptr;  // Null: the default.
   bool accept = true;
-  [[nodiscard]] std::string_view rule_name() const { return rule != nullptr ? rule->name : "default"; }
+  // The view is of the rule (in the Policy) or of a literal: never of a temporary.
+  [[nodiscard]] std::string_view rule_name() const {
+    return rule != nullptr ? std::string_view(rule->name) : std::string_view("default");
+  }
   [[nodiscard]] const Reply* reply() const { return rule != nullptr ? &rule->reply : nullptr; }
 };
 
