@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "auth/mschap.h"
+#include "auth/password.h"
 #include "base/random.h"
 #include "config/clients_file.h"
 #include "config/users_file.h"
@@ -164,6 +166,33 @@ TEST_F(AuthorizeTest, RejectRuleTurnsAnAuthenticatedUserAwayAndSaysWhy) {
   EXPECT_EQ(decisions_.rules.back(), "corp-is-staff-only");
   EXPECT_EQ(decisions_.reasons.back(), "policy_reject");
   EXPECT_EQ(counters_.rejects[static_cast<std::size_t>(RejectReason::kPolicyReject)].get(), 1u);
+}
+
+TEST_F(AuthorizeTest, PolicyRejectOfMsChapSendsNoSuccessNorKeys) {
+  // guest's correct MS-CHAPv2 response, from an SSID only staff may use.
+  const auto response =
+      auth::ms_chap2_peer_response(0x42, "guest", *auth::nt_password_hash("guest"), random_);
+  const auto authenticator = radius::make_request_authenticator(random_);
+  radius::PacketBuilder builder(request_);
+  builder.begin(Code::kAccessRequest, ++identifier_, authenticator);
+  builder.reserve_message_authenticator();
+  builder.add(attr::kUserName, as_bytes("guest"));
+  builder.add(attr::kCalledStationId, as_bytes("00-11-22-33-44-55:corp"));
+  builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChapChallenge, response.authenticator_challenge);
+  builder.add_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Response, response.value);
+  auto request = builder.finish();
+  ASSERT_TRUE(request.has_value());
+  radius::sign_request(*request, secret_);
+  const std::size_t n =
+      handler_->on_datagram(Instant{1'000'000'000}, Arrival{},
+                            Endpoint{.address = {127, 0, 0, 1}, .port = 40000}, *request, reply_);
+  const auto reply = radius::Packet::parse(Bytes(reply_.data(), n));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->code(), Code::kAccessReject);
+  EXPECT_FALSE(reply->find_vendor(radius::kVendorMicrosoft, radius::ms::kChap2Success));
+  EXPECT_FALSE(reply->find_vendor(radius::kVendorMicrosoft, radius::ms::kMppeSendKey));
+  EXPECT_TRUE(reply->find_vendor(radius::kVendorMicrosoft, radius::ms::kChapError));
+  EXPECT_EQ(decisions_.rules.back(), "corp-is-staff-only");
 }
 
 TEST_F(AuthorizeTest, AuthenticationFailuresNeverReachThePolicy) {
