@@ -34,6 +34,7 @@
 #include "io/reloader.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
+#include "policy/policy_file.h"
 
 namespace rw::app {
 namespace {
@@ -229,8 +230,9 @@ class GatewayReload {
     }
     if (!errors.empty()) return fail(std::move(errors));
     const gateway::GatewayState& state = *files->state;
-    spdlog::info("reload: {} clients, {} users entries, {} attributes", state.client_count(),
-                 state.users().entries().size(), state.dictionary().attribute_count());
+    spdlog::info("reload: {} clients, {} users entries, {} attributes, {} policy rules", state.client_count(),
+                 state.users().entries().size(), state.dictionary().attribute_count(),
+                 state.policy() != nullptr ? state.policy()->rules().size() : 0);
     std::string body = gateway_config_body(*next, *files);
     published_.publish(std::move(files->state));
     config_in_force_.replace(std::move(body));
@@ -364,6 +366,22 @@ int run_check(const std::string& config_file) {
   std::printf("%s: ok (%zu listen addresses, ports %u/%u, %zu clients, %zu users entries, %zu attributes)\n",
               config_file.c_str(), config.listen.size(), config.auth_port, config.acct_port,
               state.client_count(), state.users().entries().size(), state.dictionary().attribute_count());
+  if (const policy::Policy* policy = state.policy()) {
+    std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",
+                policy->source_file().c_str(), policy->rules().size(), policy->groups().size(),
+                policy->mab_entries());
+  }
+  return kExitOk;
+}
+
+int run_check_policy(const std::string& policy_file) {
+  auto loaded = policy::load_policy(policy_file);
+  if (!loaded) {
+    print_errors(loaded.error());
+    return kExitConfigError;
+  }
+  std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n", policy_file.c_str(),
+              loaded->rules().size(), loaded->groups().size(), loaded->mab_entries());
   return kExitOk;
 }
 

@@ -25,6 +25,10 @@ struct GatewayCommand {
 // and plaintext only on loopback.
 [[nodiscard]] int run_check_member(const std::string& config_file);
 
+// `radiusward check --policy FILE`: validates an authorization policy file
+// alone (docs/policy.md), printing every error as file:line:col.
+[[nodiscard]] int run_check_policy(const std::string& policy_file);
+
 // `radiusward version`.
 [[nodiscard]] int run_version();
 

@@ -112,7 +112,8 @@ Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::
       .users_file = command.users_file ? std::optional(absolute(*command.users_file)) : std::nullopt,
       .clients_file = command.clients_file ? std::optional(absolute(*command.clients_file)) : std::nullopt,
       .auth_port = command.auth_port,
-      .acct_port = command.acct_port};
+      .acct_port = command.acct_port,
+      .policy_file = command.policy_file ? std::optional(absolute(*command.policy_file)) : std::nullopt};
   const std::string path = path_in(dir, deployment::kGatewayConfigName);
   if (fs::exists(path)) {
     auto text = io::read_text_file(path);
@@ -132,7 +133,9 @@ Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::
           Refusal{fmt::format("no etc/demo/{} found here or beside {}: give {} FILE", name, binary, flag)});
     *file = *demo;
   }
-  return deployment::gateway_config_text(settings, members, /*with_accounting=*/true);
+  return deployment::apply_gateway_overrides(
+      deployment::gateway_config_text(settings, members, /*with_accounting=*/true),
+      deployment::GatewayOverrides{.policy_file = overrides.policy_file});
 }
 
 // Checks gateway.yaml as the gateway will, files included, and writes it.
@@ -242,6 +245,8 @@ CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
       ->type_name("DIR")
       ->capture_default_str();
   dev->add_option("--users", command.users_file, "Users file (default etc/demo/users)")->type_name("FILE");
+  dev->add_option("--policy", command.policy_file, "Gateway authorization policy file (docs/policy.md)")
+      ->type_name("FILE");
   dev->add_option("--clients", command.clients_file, "clients.conf (default etc/demo/clients.conf)")
       ->type_name("FILE");
   dev->add_option("--auth-port", command.auth_port, "Gateway authentication port (default 1812)")

@@ -15,6 +15,7 @@ struct DevCommand {
   std::string dir = "radiusward-dev";
   std::optional<std::string> users_file{};
   std::optional<std::string> clients_file{};
+  std::optional<std::string> policy_file{};  // --policy: the gateway's authorization policy (docs/policy.md).
   std::optional<std::uint16_t> auth_port{};
   std::optional<std::uint16_t> acct_port{};
   std::optional<std::string> binary{};              // Default: this executable.

@@ -26,6 +26,8 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
       ->type_name("FILE");
   command.add_option("--users", flags.users_file, "FreeRADIUS-format users file")->type_name("FILE");
   command.add_option("--clients", flags.clients_file, "FreeRADIUS-format clients.conf")->type_name("FILE");
+  command.add_option("--policy", flags.policy_file, "Authorization policy file (docs/policy.md)")
+      ->type_name("FILE");
   command.add_option("--auth-port", flags.auth_port, "Authentication port (default 1812)")->type_name("PORT");
   command.add_option("--acct-port", flags.acct_port, "Accounting port (default 1813)")->type_name("PORT");
   repeatable(command.add_option("--listen", flags.listen,
@@ -66,7 +68,12 @@ int main(int argc, char** argv) {
   CLI::Option* check_member =
       check_command->add_option("--member-config", check_member_config, "Member YAML config file")
           ->type_name("FILE");
+  std::string check_policy;
+  CLI::Option* check_policy_option =
+      check_command->add_option("--policy", check_policy, "Authorization policy file alone (docs/policy.md)")
+          ->type_name("FILE");
   check_gateway->excludes(check_member);
+  check_policy_option->excludes(check_gateway)->excludes(check_member);
   check_command->require_option(1);
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
@@ -95,6 +102,7 @@ int main(int argc, char** argv) {
   if (*gateway_command) return rw::app::run_gateway(gateway);
   if (*member_command) return rw::app::run_member(member);
   if (*check_command) {
+    if (!check_policy.empty()) return rw::app::run_check_policy(check_policy);
     return check_member_config.empty() ? rw::app::run_check(check_config)
                                        : rw::app::run_check_member(check_member_config);
   }

@@ -9,6 +9,7 @@
 
 #include "config/clients_file.h"
 #include "config/users_file.h"
+#include "policy/policy_file.h"
 #include "radius/dictionary.h"
 
 namespace rw::app {
@@ -62,6 +63,15 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
       errors.push_back(config_error(e.file, e.line, e.column, e.message));
     }
   }
+  std::shared_ptr<const policy::Policy> authorization;
+  if (config.policy_file) {
+    auto policy = policy::load_policy(config.policy_file->path);
+    if (policy) {
+      authorization = std::make_shared<const policy::Policy>(std::move(*policy));
+    } else {
+      errors.insert(errors.end(), policy.error().begin(), policy.error().end());
+    }
+  }
   if (!errors.empty()) return fail(std::move(errors));
 
   gateway::GatewayOptions options;
@@ -72,8 +82,8 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.users_stores = config.users_stores;
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
-  auto state =
-      gateway::GatewayState::build({*dictionary, std::move(clients->clients), std::move(*users), options});
+  auto state = gateway::GatewayState::build(
+      {*dictionary, std::move(clients->clients), std::move(*users), options, std::move(authorization)});
   if (!state) {
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});

@@ -250,6 +250,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"admin_token_file", path_or_null(config.admin_token_file)},
       {"users_stores", std::move(stores)},
       {"sql_users", std::move(sql)},
+      {"policy", path_or_null(config.policy_file)},
       {"accounting", std::move(accounting)},
       {"require_message_authenticator", config.require_message_authenticator},
       {"share_ports", config.share_ports},
@@ -364,6 +365,7 @@ std::vector<LoadedFile> named_files(const GatewayConfig& config) {
   }
   if (config.accounting) add_tls_files(files, config.accounting->tls);
   if (config.admin_token_file) files.push_back(named(config.admin_token_file->path, "admin token file"));
+  if (config.policy_file) files.push_back(named(config.policy_file->path, "policy file"));
   return files;
 }
 

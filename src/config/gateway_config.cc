@@ -122,6 +122,7 @@ class Parser : YamlReader {
         {"accounting", &Parser::on_accounting},
         {"users_stores", &Parser::on_users_stores},
         {"sql_users", &Parser::on_sql_users},
+        {"policy", &Parser::on_policy},
     };
     const std::set<std::string> seen = read_section(root, "", kTopLevel);
     require(seen, "", "users_file", at(root));
@@ -199,6 +200,10 @@ class Parser : YamlReader {
 
   void on_users_file(const YAML::Node& value, const SourceLocation& where) {
     if (auto file = path(value, where)) config_.users_file = std::move(*file);
+  }
+
+  void on_policy(const YAML::Node& value, const SourceLocation& where) {
+    config_.policy_file = path(value, where);
   }
 
   void on_clients_file(const YAML::Node& value, const SourceLocation& where) {
@@ -678,6 +683,11 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
   ConfigErrors errors;
   apply_path(overrides.users_file, "--users", base.users_file, errors);
   apply_path(overrides.clients_file, "--clients", base.clients_file, errors);
+  if (overrides.policy_file) {
+    ConfiguredPath policy;
+    apply_path(overrides.policy_file, "--policy", policy, errors);
+    base.policy_file = std::move(policy);
+  }
   if (overrides.dictionary_dir) {
     ConfiguredPath dir;
     apply_path(overrides.dictionary_dir, "--dictionary-dir", dir, errors);
@@ -736,6 +746,7 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
   check_file(config.users_file, "users file", errors);
   check_file(config.clients_file, "clients file", errors);
   if (config.admin_token_file) check_file(*config.admin_token_file, "admin token file", errors);
+  if (config.policy_file) check_file(*config.policy_file, "policy file", errors);
   if (config.sql_users && config.sql_users->sqlite)
     check_file(*config.sql_users->sqlite, "SQLite users database", errors);
   if (config.dictionary_dir) {

@@ -278,6 +278,10 @@ struct GatewayConfig {
   // Required when users_stores lists sql.
   std::optional<SqlUsersConfig> sql_users;
 
+  // The authorization policy file (docs/policy.md); absent: authentication
+  // alone decides. Loaded at start and on every reload.
+  std::optional<ConfiguredPath> policy_file;
+
   // Replicated accounting; absent: Accounting-Requests are dropped unanswered.
   std::optional<AccountingConfig> accounting;
 
@@ -315,6 +319,7 @@ struct GatewayConfig {
 struct GatewayOverrides {
   std::optional<std::string> users_file{};
   std::optional<std::string> clients_file{};
+  std::optional<std::string> policy_file{};  // --policy FILE
   std::optional<std::string> dictionary_dir{};
   std::optional<int> auth_port{};
   std::optional<int> acct_port{};

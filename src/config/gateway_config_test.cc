@@ -113,6 +113,20 @@ TEST(ParseGatewayConfig, ResolvesRelativePathsAgainstTheConfigFolder) {
   EXPECT_EQ(result->clients_file.path, "etc/demo/c.conf");
 }
 
+TEST(ParseGatewayConfig, PolicyIsAPathBesideTheConfigOrAFlag) {
+  auto result = parse_gateway_config(std::string(kMinimal) + "policy: policy.yaml\n", "etc/demo/gw.yaml");
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(result->policy_file.has_value());
+  EXPECT_EQ(result->policy_file->path, "etc/demo/policy.yaml");
+  EXPECT_EQ(result->policy_file->where.line, 3);
+  EXPECT_FALSE(parse_gateway_config(kMinimal, "gw.yaml")->policy_file.has_value());
+  GatewayOverrides overrides;
+  overrides.policy_file = "p.yaml";
+  auto flagged = apply_overrides(*result, overrides);
+  ASSERT_TRUE(flagged.has_value());
+  EXPECT_EQ(flagged->policy_file->path, "p.yaml");
+}
+
 TEST(ParseGatewayConfig, KeepsRelativePathsWhenTheConfigHasNoFolder) {
   auto result = parse_gateway_config(kMinimal, "gw.yaml");
   ASSERT_TRUE(result.has_value());

@@ -10,6 +10,7 @@
 #include "auth/chap.h"
 #include "auth/mab.h"
 #include "auth/password.h"
+#include "gateway/authorize.h"
 
 namespace rw::gateway {
 namespace {
@@ -216,6 +217,8 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
   outcome.need = AccessNeed::kNothing;
   outcome.lookup_name = {};
   outcome.crypt_setting = {};
+  outcome.rule = {};
+  outcome.policy_reply = nullptr;
 
   const auto user_name = request.find(attr::kUserName);
   if (!user_name) return reject(outcome, RejectReason::kNoUserName);
@@ -324,6 +327,8 @@ void decide_access(const GatewayState& state, const radius::Packet& request, con
                    RandomSource& random, AccessOutcome& outcome) {
   decide(state, request, inputs, outcome);
   const bool decided = outcome.need == AccessNeed::kNothing && !outcome.store_unavailable;
+  // Authentication first, then authorization (docs/policy.md "Semantics").
+  if (decided) authorize(state, request, inputs, outcome);
   if (decided && !outcome.accepted) add_ms_chap_error(request, random, outcome);
 }
 

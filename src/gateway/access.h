@@ -16,6 +16,7 @@
 #include "gateway/gateway_state.h"
 #include "gateway/reasons.h"
 #include "gateway/user_store.h"
+#include "policy/policy.h"
 #include "radius/packet.h"
 
 namespace rw::gateway {
@@ -41,6 +42,12 @@ struct AccessInputs {
   bool crypt_elsewhere = false;
   // The pool's verdict for this request, once it came.
   const Answer* crypt_verdict = nullptr;
+  // Where and when the request came from, for the authorization policy
+  // (docs/policy.md); AccessHandler::decide sets them. Null client: no
+  // policy conditions on the NAS hold.
+  const config::ClientDef* client = nullptr;
+  std::optional<Endpoint> from{};
+  std::int64_t unix_ms = 0;
 };
 
 // What a decision is still waiting for.
@@ -71,6 +78,11 @@ struct AccessOutcome {
   std::string_view lookup_name;    // kUserLookup: the name to fetch (the canonical MAC for MAB).
   std::string_view crypt_setting;  // kCryptCheck: the stored crypt(3) string, in the state or `sql_user`.
   auth::MacText mac_text{};        // Storage of a canonical MAC `lookup_name` may point at.
+  // The authorization policy's part (docs/policy.md): the rule that decided
+  // (empty without a policy, or when authentication already rejected) and
+  // what it adds to the reply; both point into the state's policy.
+  std::string_view rule;
+  const policy::Reply* policy_reply = nullptr;
 };
 
 // Decides `request`. Requires: its Message-Authenticator was verified when

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "gateway/authorize.h"
 #include "gateway/replies.h"
 #include "radius/attribute_crypto.h"
 
@@ -116,7 +117,11 @@ std::optional<std::uint32_t> simultaneous_use_limit(const GatewayState& state, c
 
 }  // namespace
 
-Action AccessHandler::decide(const RequestContext& request, const AccessInputs& inputs, MutableBytes reply) {
+Action AccessHandler::decide(const RequestContext& request, const AccessInputs& given, MutableBytes reply) {
+  AccessInputs inputs = given;
+  inputs.client = &request.client;
+  inputs.from = request.from;
+  inputs.unix_ms = request.arrival.unix_ms;
   decide_access(request.state, request.packet, inputs, random_, outcome_);
   const AccessOutcome& outcome = outcome_;
   if (outcome.store_unavailable) return Action::dropped(DropReason::kUserStoreUnavailable);
@@ -140,7 +145,8 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
                                          .reject = outcome.reject,
                                          .note = outcome.note,
                                          .method = outcome.method,
-                                         .user_name = outcome.user_name});
+                                         .user_name = outcome.user_name,
+                                         .rule = outcome.rule});
   }
   // A limit of 0 admits nobody: no need to ask. A User-Name a frame cannot
   // carry cannot be counted.
@@ -166,13 +172,14 @@ Action AccessHandler::decide_check_now(const RequestContext& request, std::uint3
                                .method = outcome_.method,
                                .limit = limit,
                                .proxy_states = proxy_scratch_,
-                               .accept = reply.first(accept_length)};
+                               .accept = reply.first(accept_length),
+                               .rule = outcome_.rule};
   return decide_check(check, open_sessions, reply);
 }
 
 Action AccessHandler::decide_check(const SessionCheckView& check, std::optional<std::uint32_t> open_sessions,
                                    MutableBytes reply) const {
-  Verdict verdict{.method = check.method, .user_name = check.user_name};
+  Verdict verdict{.method = check.method, .user_name = check.user_name, .rule = check.rule};
   if (open_sessions) {
     verdict.accepted = *open_sessions < check.limit;
     verdict.reject = RejectReason::kSimultaneousUse;
@@ -217,8 +224,11 @@ std::size_t AccessHandler::build_reply(const RequestContext& request, MutableByt
   for (const config::UsersItem* item : outcome.users.reply()) {
     // RFC 2865 §5.44: an Access-Reject carries Reply-Message, not the accept's attributes.
     if (!outcome.accepted && !(item->def->vendor == 0 && item->def->type == attr::kReplyMessage)) continue;
+    // The policy's attribute takes the place of the users file's (docs/policy.md "Semantics").
+    if (policy_sets(outcome.policy_reply, *item->def)) continue;
     add_reply_item(builder, *item, request.packet, request.secret, salts, dictionary);
   }
+  if (outcome.policy_reply != nullptr) add_policy_reply(builder, *outcome.policy_reply, outcome.accepted);
   add_ms_chap_results(builder, outcome, request, salts);
   copy_proxy_states(builder, request.packet);
   return finish_signed(builder, request.packet.authenticator(), request.secret);

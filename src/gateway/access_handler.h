@@ -26,8 +26,9 @@ struct SessionCheckView {
   std::string_view user_name;
   AuthMethod method;
   std::uint32_t limit;
-  Bytes proxy_states;  // Wire TLVs, copied into a reject.
-  Bytes accept;        // The signed Access-Accept, sent below the limit.
+  Bytes proxy_states;       // Wire TLVs, copied into a reject.
+  Bytes accept;             // The signed Access-Accept, sent below the limit.
+  std::string_view rule{};  // The policy rule that accepted, for the verdict.
 };
 
 class AccessHandler {

@@ -43,6 +43,9 @@ struct Verdict {
   AcceptNote note = AcceptNote::kNone;               // When accepted.
   AuthMethod method = AuthMethod::kNone;
   std::string_view user_name;
+  // The policy rule that decided (docs/policy.md); empty without a policy
+  // or when authentication rejected. Points into the state's policy.
+  std::string_view rule{};
 };
 
 struct Action {

@@ -41,6 +41,7 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
                                                        std::move(secrets), std::move(labels),
                                                        std::move(inputs.users), inputs.options));
   if (auto parsed = state->parse_credentials(); !parsed) return fail(parsed.error());
+  state->policy_ = std::move(inputs.policy);
   return std::shared_ptr<const GatewayState>(std::move(state));
 }
 

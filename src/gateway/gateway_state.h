@@ -20,6 +20,7 @@
 #include "config/users_file.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "policy/policy.h"
 #include "radius/authenticator.h"
 #include "radius/dictionary.h"
 
@@ -88,6 +89,8 @@ class GatewayState {
     std::vector<config::ClientDef> clients;
     config::UsersFile users;
     GatewayOptions options;
+    // The authorization policy (docs/policy.md); null: none, authentication decides alone.
+    std::shared_ptr<const policy::Policy> policy{};
   };
 
   // Validates and indexes the inputs. Errors are for the operator (two
@@ -115,6 +118,8 @@ class GatewayState {
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
+  // The authorization policy, or null when none is configured.
+  [[nodiscard]] const policy::Policy* policy() const { return policy_.get(); }
   [[nodiscard]] std::size_t client_count() const { return clients_.clients().size(); }
   // Every client, in the order of the clients file (the admin API's /config).
   [[nodiscard]] std::span<const config::ClientDef> clients() const { return clients_.clients(); }
@@ -136,6 +141,7 @@ class GatewayState {
   GatewayOptions options_;
   KnownAttributes known_;
   auth::UserCredentials credentials_;
+  std::shared_ptr<const policy::Policy> policy_;
 };
 
 }  // namespace rw::gateway

@@ -61,6 +61,7 @@ struct PendingRequest {
   std::array<char, 253> user_name{};
   std::size_t user_name_length = 0;
   AuthMethod method = AuthMethod::kNone;
+  std::string_view rule{};  // The policy rule that accepted, in `state`'s policy.
   std::uint32_t limit = 0;
 
   // A followed request's trace while it waits (explain.h); null otherwise.

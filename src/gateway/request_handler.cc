@@ -410,6 +410,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       pending->user_name_length = action.name.size();
       std::copy(action.name.begin(), action.name.end(), pending->user_name.begin());
       pending->method = access_.outcome().method;
+      pending->rule = access_.outcome().rule;
       pending->limit = action.limit;
       pending->deadline = request.now + request.state.options().access.session_query_timeout;
       return parked_outcome;
@@ -444,7 +445,8 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .method = verdict.method,
                           .accepted = verdict.accepted,
                           .reject = verdict.reject,
-                          .note = verdict.note});
+                          .note = verdict.note,
+                          .rule = verdict.rule});
 }
 
 void RequestHandler::count_drop(DropReason reason) {
@@ -547,7 +549,8 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
                                .method = pending.method,
                                .limit = pending.limit,
                                .proxy_states = pending.proxy_states,
-                               .accept = pending.accept};
+                               .accept = pending.accept,
+                               .rule = pending.rule};
   const Action action = access_.decide_check(check, open_sessions, reply);
   Outcome outcome;
   if (action.kind == Action::Kind::kReply) {

@@ -19,6 +19,7 @@
 #include "base/random.h"
 #include "config/clients_file.h"
 #include "config/users_file.h"
+#include "policy/policy_file.h"
 #include "radius/attribute_crypto.h"
 #include "radius/authenticator.h"
 #include "radius/md5.h"
@@ -877,6 +878,53 @@ TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   volatile char* sink = probe->data();
   (void)sink;
   EXPECT_EQ(g_allocations, 1u);
+}
+
+// The authorization policy (docs/policy.md) sits on the packet path: its
+// rules decide from views of the request, allocating nothing.
+TEST_F(RequestHandlerTest, PacketPathWithAPolicyAllocatesNothing) {
+  if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
+  auto policy = policy::parse_policy(R"(
+groups: {staff: [alice, bob]}
+mab: {deny: ["de:ad:be:ef:00:01"]}
+rules:
+  - {name: night, match: {time: "22:00-06:00"}, decision: reject}
+  - {name: staff, match: {group: staff, client: "local*", mac: "00:11:22"}, decision: accept,
+     reply: {vlan: 100, session_timeout: 60, filter_id: staff}}
+default: reject
+)",
+                                     "policy.yaml");
+  ASSERT_TRUE(policy.has_value());
+  auto dictionary = radius::Dictionary::builtin();
+  auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
+  auto clients = config::parse_clients(kClients, "clients.conf");
+  auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), GatewayOptions{},
+                                    std::make_shared<const policy::Policy>(std::move(*policy))});
+  ASSERT_TRUE(state.has_value());
+  handler_ = std::make_unique<RequestHandler>(*state, random_, counters_, nullptr);
+  std::vector<std::vector<std::uint8_t>> requests;
+  for (std::uint8_t id = 1; id < 7; ++id) {
+    auto& b = begin(Code::kAccessRequest, id);
+    b.add(attr::kUserName, as_bytes(id % 2 == 0 ? "alice" : "bob"));
+    b.add(attr::kCallingStationId, as_bytes(id % 3 == 0 ? "00-11-22-33-44-55" : "66-77-88-99-aa-bb"));
+    b.add(attr::kCalledStationId, as_bytes("00-11-22-33-44-55:corp"));
+    add_password(id % 2 == 0 ? "wonderland" : "clientPass");
+    const Bytes request = finish_request();
+    requests.emplace_back(request.begin(), request.end());
+  }
+  const Arrival noon{.unix_ms = 1'796'212'800'000};  // 2026-12-02 12:00 UTC.
+  ASSERT_GT(handler_->on_datagram(kNow, noon, endpoint(1, 40000), requests[0], reply_buffer_),
+            0u);  // Warm up.
+  std::size_t accepted = 0;
+  g_allocations = 0;
+  g_counting = true;
+  for (const auto& request : requests) {
+    const std::size_t n = handler_->on_datagram(kNow, noon, endpoint(1, 40001), request, reply_buffer_);
+    accepted += n > 0 && reply_buffer_[0] == static_cast<std::uint8_t>(Code::kAccessAccept);
+  }
+  g_counting = false;
+  EXPECT_EQ(accepted, 2u);  // The two with an OUI of 00:11:22; the others fall to the default.
+  EXPECT_EQ(g_allocations, 0u);
 }
 
 TEST_F(RequestHandlerTest, RandomDatagramsNeverCrashOrAnswer) {
