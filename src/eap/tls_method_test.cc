@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 #include <openssl/kdf.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "eap/tls_peer_for_test.h"
@@ -335,6 +338,39 @@ TEST(TlsServerContext, ErrorsNameTheFile) {
   config.min_version = TlsVersion::k1_3;
   config.max_version = TlsVersion::k1_2;
   EXPECT_EQ(TlsServerContext::create(config).error().kind, TlsContextError::Kind::kVersions);
+}
+
+TEST(TlsServerContext, ACaFolderOfHashLinksIsTrusted) {
+  // The CA file names only the other CA; the folder holds the real one
+  // under its subject hash (what c_rehash makes).
+  const TlsTestPki& pki = TlsTestPki::get();
+  std::FILE* ca_pem = std::fopen(pki.ca_file.c_str(), "r");
+  ASSERT_NE(ca_pem, nullptr);
+  X509* ca = PEM_read_X509(ca_pem, nullptr, nullptr, nullptr);
+  std::fclose(ca_pem);
+  ASSERT_NE(ca, nullptr);
+  char name[32];
+  std::snprintf(name, sizeof name, "%08lx.0", X509_subject_name_hash(ca));
+  X509_free(ca);
+  const std::string folder = pki.dir + "/capath";
+  std::filesystem::create_directories(folder);
+  std::filesystem::copy_file(pki.ca_file, folder + "/" + name,
+                             std::filesystem::copy_options::overwrite_existing);
+
+  TlsServerConfig config = pki.server_config(/*with_crl=*/false);
+  config.ca_file = pki.other_ca_file;
+  TlsTestPeer alice(TlsTestPeer::Options{.version = TlsVersion::k1_3, .certificate = &pki.valid});
+  TlsMethod without(*TlsServerContext::create(config), "alice");
+  EXPECT_EQ(run_conversation(without, alice).kind, MethodStep::Kind::kFailure);
+  EXPECT_EQ(without.tls_failure(), std::optional<TlsFailure>(TlsFailure::kUnknownCa));
+
+  config.ca_path = folder;
+  auto context = TlsServerContext::create(config);
+  ASSERT_TRUE(context.has_value()) << context.error().to_string();
+  TlsTestPeer again(TlsTestPeer::Options{.version = TlsVersion::k1_3, .certificate = &pki.valid});
+  TlsMethod with(*context, "alice");
+  const MethodStep last = run_conversation(with, again);
+  EXPECT_EQ(last.kind, MethodStep::Kind::kSuccess) << last.reason;
 }
 
 TEST(TlsServerContext, VersionBoundsAreEnforced) {
