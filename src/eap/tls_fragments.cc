@@ -126,4 +126,33 @@ std::vector<std::uint8_t> TlsFragmenter::next() {
   return type_data;
 }
 
+TlsTransfer::TlsTransfer(std::size_t fragment_octets, TlsReassemblyLimits limits, std::uint8_t flags_base)
+    : reassembler_(limits), fragmenter_(fragment_octets), flags_base_(flags_base) {}
+
+std::vector<std::uint8_t> TlsTransfer::start() const {
+  return {static_cast<std::uint8_t>(kTlsFlagStart | flags_base_)};
+}
+
+std::vector<std::uint8_t> TlsTransfer::ack() const { return {flags_base_}; }
+
+std::vector<std::uint8_t> TlsTransfer::send(std::vector<std::uint8_t> message) {
+  fragmenter_.load(std::move(message), flags_base_);
+  return fragmenter_.next();
+}
+
+Result<TlsTransfer::Step, TlsTransfer::Error> TlsTransfer::on_response(Bytes type_data) {
+  auto fragment = reassembler_.on_fragment(type_data);
+  if (!fragment) {
+    framing_error_ = fragment.error();
+    return fail(Error::kFraming);
+  }
+  if (fragmenter_.pending()) {
+    // RFC 5216 §2.1.5: the peer answers each of our fragments with an ACK.
+    if (!*fragment || !(*fragment)->empty()) return fail(Error::kExpectedAck);
+    return Step(Request{fragmenter_.next()});
+  }
+  if (!*fragment) return Step(Request{ack()});  // Our ACK of the peer's fragment.
+  return Step(Message{std::move(**fragment)});
+}
+
 }  // namespace rw::eap

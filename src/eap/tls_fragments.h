@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "base/bytes.h"
@@ -111,6 +112,46 @@ class TlsFragmenter {
   std::vector<std::uint8_t> message_{};
   std::size_t offset_ = 0;
   std::uint8_t flags_base_ = 0;
+};
+
+// The framing side of one EAP-TLS-family conversation (EAP-TLS, EAP-TTLS,
+// PEAP): sends a TLS message in fragments, each after the peer's ACK, and
+// gathers the peer's fragments, answering each with an ACK, until a whole
+// message arrived (RFC 5216 §2.1.5). The method decides what a message means.
+class TlsTransfer {
+ public:
+  // A request to send as it is: our next fragment, or our ACK.
+  struct Request {
+    std::vector<std::uint8_t> type_data;
+  };
+  // A whole message from the peer; empty when the peer sent its ACK.
+  struct Message {
+    std::vector<std::uint8_t> records;
+  };
+  using Step = std::variant<Request, Message>;
+  enum class Error : std::uint8_t {
+    kFraming,      // framing_error() says how.
+    kExpectedAck,  // The peer sent data while our fragments were due.
+  };
+
+  // `flags_base` is ORed into every flags octet we send (PEAP's and
+  // EAP-TTLS's version bits). Requires: fragment_octets within bounds.
+  TlsTransfer(std::size_t fragment_octets, TlsReassemblyLimits limits, std::uint8_t flags_base = 0);
+
+  // The Start request's Type-Data: S and the version bits.
+  [[nodiscard]] std::vector<std::uint8_t> start() const;
+  // The Type-Data of an ACK or of a request with no TLS data.
+  [[nodiscard]] std::vector<std::uint8_t> ack() const;
+  // The first fragment of `message`; the rest follow the peer's ACKs.
+  [[nodiscard]] std::vector<std::uint8_t> send(std::vector<std::uint8_t> message);
+  [[nodiscard]] Result<Step, Error> on_response(Bytes type_data);
+  [[nodiscard]] std::optional<TlsFrameError> framing_error() const { return framing_error_; }
+
+ private:
+  TlsReassembler reassembler_;
+  TlsFragmenter fragmenter_;
+  std::uint8_t flags_base_;
+  std::optional<TlsFrameError> framing_error_{};
 };
 
 }  // namespace rw::eap

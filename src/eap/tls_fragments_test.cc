@@ -171,6 +171,30 @@ TEST(TlsReassembler, RefusesStartAndEmptyFragmentsWithM) {
   expect_refused({frame(0xC0, 10, {})}, TlsFrameError::kEmptyFragmentWithMore);
 }
 
+TEST(TlsTransfer, SendsFragmentsOnAcksAndAcksFragments) {
+  TlsTransfer transfer(kTlsFragmentOctetsMin, TlsReassemblyLimits{}, 0x01);
+  EXPECT_EQ(transfer.start(), Octets{0x21});
+  EXPECT_EQ(transfer.ack(), Octets{0x01});
+  const Octets message = pattern(100);
+  EXPECT_EQ(transfer.send(message)[0], 0xC1);
+  // Data where an ACK is due is refused.
+  TlsTransfer copy = transfer;
+  EXPECT_EQ(copy.on_response(Octets{0x00, 0x16}).error(), TlsTransfer::Error::kExpectedAck);
+  auto second = transfer.on_response(Octets{0x00});
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(std::get<TlsTransfer::Request>(*second).type_data,
+            frame(0x01, std::nullopt, Octets(message.begin() + 64, message.end())));
+  // The peer's fragments: an ACK for the first, the message after the last.
+  auto first = transfer.on_response(frame(0xC0, 3, {1, 2}));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(std::get<TlsTransfer::Request>(*first).type_data, Octets{0x01});
+  auto whole = transfer.on_response(frame(0x00, std::nullopt, {3}));
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(std::get<TlsTransfer::Message>(*whole).records, (Octets{1, 2, 3}));
+  EXPECT_EQ(transfer.on_response(Octets{}).error(), TlsTransfer::Error::kFraming);
+  EXPECT_EQ(transfer.framing_error(), std::optional<TlsFrameError>(TlsFrameError::kNoFlags));
+}
+
 TEST(TlsFrameError, EveryErrorHasAName) {
   for (int e = 0; e <= static_cast<int>(TlsFrameError::kEmptyFragmentWithMore); ++e) {
     EXPECT_NE(to_string(static_cast<TlsFrameError>(e)), "unknown EAP-TLS framing error") << e;

@@ -50,8 +50,7 @@ TlsMethod::TlsMethod(TlsServerContext context, std::string eap_identity, TlsMeth
     : context_(std::move(context)),
       eap_identity_(std::move(eap_identity)),
       options_(options),
-      reassembler_(options.reassembly),
-      fragmenter_(options.fragment_octets) {}
+      transfer_(options.fragment_octets, options.reassembly) {}
 
 const std::optional<PeerCertificate>& TlsMethod::peer_certificate() const {
   static const std::optional<PeerCertificate> kNone;
@@ -62,7 +61,7 @@ MethodStep TlsMethod::start() {
   auto session = TlsServerSession::create(context_);
   if (!session) return tls_failure(session.error());
   session_ = std::move(*session);
-  return request({kTlsFlagStart});
+  return request(transfer_.start());
 }
 
 MethodStep TlsMethod::on_response(Bytes type_data) {
@@ -75,18 +74,14 @@ MethodStep TlsMethod::on_response(Bytes type_data) {
     phase_ = Phase::kDone;
     return failed(failure_reason_);
   }
-  auto fragment = reassembler_.on_fragment(type_data);
-  if (!fragment) {
-    frame_error_ = fragment.error();
-    return failure(TlsMethodError::kFraming);
+  auto step = transfer_.on_response(type_data);
+  if (!step) {
+    frame_error_ = transfer_.framing_error();
+    return failure(step.error() == TlsTransfer::Error::kFraming ? TlsMethodError::kFraming
+                                                                : TlsMethodError::kExpectedAck);
   }
-  if (fragmenter_.pending()) {
-    // RFC 5216 §2.1.5: the peer answers each of our fragments with an ACK.
-    if (!*fragment || !(*fragment)->empty()) return failure(TlsMethodError::kExpectedAck);
-    return request(fragmenter_.next());
-  }
-  if (!*fragment) return request({0});  // Our ACK of the peer's fragment.
-  std::vector<std::uint8_t> message = std::move(**fragment);
+  if (auto* next = std::get_if<TlsTransfer::Request>(&*step)) return request(std::move(next->type_data));
+  std::vector<std::uint8_t> message = std::move(std::get<TlsTransfer::Message>(*step).records);
   if (phase_ == Phase::kFinalSent) {
     if (message.empty()) return success();
     // The peer refused our last flight (an alert) or sent what it must not.
@@ -141,8 +136,7 @@ MethodStep TlsMethod::on_handshake_done() {
 }
 
 MethodStep TlsMethod::send(std::vector<std::uint8_t> tls_message) {
-  fragmenter_.load(std::move(tls_message));
-  return request(fragmenter_.next());
+  return request(transfer_.send(std::move(tls_message)));
 }
 
 MethodStep TlsMethod::failure(TlsMethodError error) {

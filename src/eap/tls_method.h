@@ -97,8 +97,7 @@ class TlsMethod final : public Method {
   std::string eap_identity_;
   TlsMethodOptions options_;
   std::unique_ptr<TlsServerSession> session_{};
-  TlsReassembler reassembler_;
-  TlsFragmenter fragmenter_;
+  TlsTransfer transfer_;
   Phase phase_ = Phase::kHandshake;
   std::size_t responses_ = 0;
   std::optional<Msk> msk_{};
