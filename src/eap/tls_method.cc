@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "eap/tls_steps.h"
+
 namespace rw::eap {
 
 std::string_view to_string(TlsMethodError error) {
@@ -26,26 +28,6 @@ std::string_view to_string(TlsMethodError error) {
   return "EAP-TLS failure";
 }
 
-namespace {
-
-// method.h's MethodStep has members without default initialisers, so
-// steps are built by assignment rather than designated initialisers.
-MethodStep request(std::vector<std::uint8_t> type_data) {
-  MethodStep step;
-  step.kind = MethodStep::Kind::kRequest;
-  step.type_data = std::move(type_data);
-  return step;
-}
-
-MethodStep failed(std::string reason) {
-  MethodStep step;
-  step.kind = MethodStep::Kind::kFailure;
-  step.reason = std::move(reason);
-  return step;
-}
-
-}  // namespace
-
 TlsMethod::TlsMethod(TlsServerContext context, std::string eap_identity, TlsMethodOptions options)
     : context_(std::move(context)),
       eap_identity_(std::move(eap_identity)),
@@ -61,18 +43,18 @@ MethodStep TlsMethod::start() {
   auto session = TlsServerSession::create(context_);
   if (!session) return tls_failure(session.error());
   session_ = std::move(*session);
-  return request(transfer_.start());
+  return request_step(transfer_.start());
 }
 
 MethodStep TlsMethod::on_response(Bytes type_data) {
   if (phase_ == Phase::kDone || !session_) {
-    return failed("EAP-TLS conversation not in progress");
+    return failure_step("EAP-TLS conversation not in progress");
   }
   if (++responses_ > options_.responses_max) return failure(TlsMethodError::kTooManyResponses);
   if (phase_ == Phase::kAlertSent) {
     // RFC 5216 §2.1.3: the peer acknowledged the alert; EAP-Failure follows.
     phase_ = Phase::kDone;
-    return failed(failure_reason_);
+    return failure_step(failure_reason_);
   }
   auto step = transfer_.on_response(type_data);
   if (!step) {
@@ -80,7 +62,7 @@ MethodStep TlsMethod::on_response(Bytes type_data) {
     return failure(step.error() == TlsTransfer::Error::kFraming ? TlsMethodError::kFraming
                                                                 : TlsMethodError::kExpectedAck);
   }
-  if (auto* next = std::get_if<TlsTransfer::Request>(&*step)) return request(std::move(next->type_data));
+  if (auto* next = std::get_if<TlsTransfer::Request>(&*step)) return request_step(std::move(next->type_data));
   std::vector<std::uint8_t> message = std::move(std::get<TlsTransfer::Message>(*step).records);
   if (phase_ == Phase::kFinalSent) {
     if (message.empty()) return success();
@@ -136,7 +118,7 @@ MethodStep TlsMethod::on_handshake_done() {
 }
 
 MethodStep TlsMethod::send(std::vector<std::uint8_t> tls_message) {
-  return request(transfer_.send(std::move(tls_message)));
+  return request_step(transfer_.send(std::move(tls_message)));
 }
 
 MethodStep TlsMethod::failure(TlsMethodError error) {
@@ -146,7 +128,7 @@ MethodStep TlsMethod::failure(TlsMethodError error) {
   std::string reason(to_string(error));
   if (error == TlsMethodError::kFraming && frame_error_)
     reason += ": " + std::string(to_string(*frame_error_));
-  return failed(std::move(reason));
+  return failure_step(std::move(reason));
 }
 
 MethodStep TlsMethod::tls_failure(TlsFailure failure) {
@@ -154,7 +136,7 @@ MethodStep TlsMethod::tls_failure(TlsFailure failure) {
   tls_failure_ = failure;
   phase_ = Phase::kDone;
   msk_.reset();
-  return failed(std::string(to_string(failure)));
+  return failure_step(std::string(to_string(failure)));
 }
 
 MethodStep TlsMethod::success() {
@@ -168,10 +150,7 @@ MethodStep TlsMethod::success() {
   } else {
     decided_identity_ = eap_identity_;
   }
-  MethodStep step;
-  step.kind = MethodStep::Kind::kSuccess;
-  step.msk = msk_;
-  return step;
+  return success_step(msk_);
 }
 
 }  // namespace rw::eap

@@ -5,7 +5,6 @@
 #include "eap/tls_method.h"
 
 #include <gtest/gtest.h>
-#include <openssl/kdf.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 
@@ -29,30 +28,9 @@ TlsServerContext server_context(bool with_crl = true) {
   return *context;
 }
 
-// RFC 5216 §2.3 computed from the client's master secret and randoms
-// through OpenSSL's TLS 1.2 PRF directly, not through the exporter:
-// Key_Material = PRF(master_secret, "client EAP encryption",
-// client.random || server.random), MSK = its first 64 octets.
+// RFC 5216 §2.3 from the client's master secret through the PRF directly.
 Msk tls12_msk_by_prf(SSL* ssl) {
-  Octets master(48);
-  master.resize(SSL_SESSION_get_master_key(SSL_get_session(ssl), master.data(), master.size()));
-  Octets seed(64);
-  SSL_get_client_random(ssl, seed.data(), 32);
-  SSL_get_server_random(ssl, seed.data() + 32, 32);
-  const EVP_MD* digest = SSL_CIPHER_get_handshake_digest(SSL_get_current_cipher(ssl));
-  EVP_PKEY_CTX* prf = EVP_PKEY_CTX_new_id(EVP_PKEY_TLS1_PRF, nullptr);
-  const std::string label = "client EAP encryption";
-  Octets material(128);
-  std::size_t length = material.size();
-  const bool ok =
-      prf != nullptr && EVP_PKEY_derive_init(prf) == 1 && EVP_PKEY_CTX_set_tls1_prf_md(prf, digest) == 1 &&
-      EVP_PKEY_CTX_set1_tls1_prf_secret(prf, master.data(), static_cast<int>(master.size())) == 1 &&
-      EVP_PKEY_CTX_add1_tls1_prf_seed(prf, reinterpret_cast<const unsigned char*>(label.data()),
-                                      static_cast<int>(label.size())) == 1 &&
-      EVP_PKEY_CTX_add1_tls1_prf_seed(prf, seed.data(), static_cast<int>(seed.size())) == 1 &&
-      EVP_PKEY_derive(prf, material.data(), &length) == 1;
-  EVP_PKEY_CTX_free(prf);
-  EXPECT_TRUE(ok);
+  const Octets material = testing::tls12_prf_of_peer(ssl, "client EAP encryption", 128);
   Msk msk{};
   std::copy_n(material.begin(), msk.size(), msk.begin());
   return msk;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <openssl/err.h>
+#include <openssl/kdf.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <stdlib.h>
@@ -102,9 +103,16 @@ class TlsTestPeer {
     const io::PemPair* certificate = nullptr;  // None: the peer sends no certificate.
     std::size_t fragment_octets = 1000;
     bool trust_server = true;  // False: the peer trusts another CA and refuses the server.
+    Octets inner{};            // Application data (EAP-TTLS AVPs) sent once the handshake is done.
+    // True: the inner data goes with the peer's last handshake flight; false
+    // (TLS 1.3 only): in answer to the server's next request.
+    bool inner_with_finished = true;
   };
 
-  explicit TlsTestPeer(Options options) : fragmenter_(options.fragment_octets) {
+  explicit TlsTestPeer(Options options)
+      : fragmenter_(options.fragment_octets),
+        inner_(options.inner),
+        inner_with_finished_(options.inner_with_finished) {
     const int version = options.version == TlsVersion::k1_2 ? TLS1_2_VERSION : TLS1_3_VERSION;
     context_.reset(SSL_CTX_new(TLS_client_method()));
     SSL_CTX_set_min_proto_version(context_.get(), version);
@@ -155,10 +163,16 @@ class TlsTestPeer {
       return ack();  // More server fragments due.
     }
     server_messages_++;
-    if (!(*step)->empty())
+    if (!(*step)->empty()) {
       BIO_write(SSL_get_rbio(ssl_.get()), (*step)->data(), static_cast<int>((*step)->size()));
+    }
+    const bool was_done = done_;
     if (!done_) handshake();
     if (done_) read_application();
+    if (done_ && !inner_.empty() && (was_done || inner_with_finished_)) {
+      SSL_write(ssl_.get(), inner_.data(), static_cast<int>(inner_.size()));
+      inner_.clear();
+    }
     return send_output();
   }
 
@@ -243,7 +257,47 @@ class TlsTestPeer {
   int server_fragmented_ = 0;
   int fragmented_ = 0;
   bool alert_received_ = false;
+  Octets inner_;
+  bool inner_with_finished_;
 };
+
+// The TLS 1.2 PRF computed from the client's master secret and randoms
+// directly, not through the exporter: PRF(master_secret, label,
+// client.random || server.random), `length` octets (RFC 5216 §2.3, RFC 5281 §8).
+inline Octets tls12_prf_of_peer(SSL* ssl, const std::string& label, std::size_t length) {
+  Octets master(48);
+  master.resize(SSL_SESSION_get_master_key(SSL_get_session(ssl), master.data(), master.size()));
+  Octets seed(64);
+  SSL_get_client_random(ssl, seed.data(), 32);
+  SSL_get_server_random(ssl, seed.data() + 32, 32);
+  const EVP_MD* digest = SSL_CIPHER_get_handshake_digest(SSL_get_current_cipher(ssl));
+  EVP_PKEY_CTX* prf = EVP_PKEY_CTX_new_id(EVP_PKEY_TLS1_PRF, nullptr);
+  Octets material(length);
+  std::size_t size = material.size();
+  const bool ok =
+      prf != nullptr && EVP_PKEY_derive_init(prf) == 1 && EVP_PKEY_CTX_set_tls1_prf_md(prf, digest) == 1 &&
+      EVP_PKEY_CTX_set1_tls1_prf_secret(prf, master.data(), static_cast<int>(master.size())) == 1 &&
+      EVP_PKEY_CTX_add1_tls1_prf_seed(prf, reinterpret_cast<const unsigned char*>(label.data()),
+                                      static_cast<int>(label.size())) == 1 &&
+      EVP_PKEY_CTX_add1_tls1_prf_seed(prf, seed.data(), static_cast<int>(seed.size())) == 1 &&
+      EVP_PKEY_derive(prf, material.data(), &size) == 1;
+  EVP_PKEY_CTX_free(prf);
+  if (!ok) abort();
+  return material;
+}
+
+// The first 64 octets of the client's export with `label` and a one-octet
+// `context` (TLS 1.3 key derivations of RFC 9190 §2.3 and RFC 9427 §2.1).
+inline Msk tls13_msk_of_peer(SSL* ssl, const std::string& label, std::uint8_t context) {
+  Octets material(128);
+  if (SSL_export_keying_material(ssl, material.data(), material.size(), label.data(), label.size(), &context,
+                                 1, 1) != 1) {
+    abort();
+  }
+  Msk msk;
+  std::copy_n(material.begin(), msk.size(), msk.begin());
+  return msk;
+}
 
 // Runs a whole conversation; returns the method's final step and counts
 // the EAP-Requests it sent in `requests`.

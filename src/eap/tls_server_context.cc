@@ -147,9 +147,12 @@ Result<TlsServerContext, TlsContextError> TlsServerContext::create(const TlsServ
   }
   if (auto trust = load_trust(ctx, config); !trust) return fail(trust.error());
 
-  int mode = SSL_VERIFY_PEER | SSL_VERIFY_CLIENT_ONCE;
-  if (config.require_client_certificate) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-  SSL_CTX_set_verify(ctx, mode, nullptr);
+  // Without a required certificate none is asked for (PEAP, EAP-TTLS).
+  SSL_CTX_set_verify(ctx,
+                     config.require_client_certificate
+                         ? SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT | SSL_VERIFY_CLIENT_ONCE
+                         : SSL_VERIFY_NONE,
+                     nullptr);
   SSL_CTX_set_verify_depth(ctx, config.verify_depth_max);
   return TlsServerContext(std::move(context));
 }

@@ -30,7 +30,8 @@ struct TlsServerConfig {
   std::optional<std::string> crl_file{};
   TlsVersion min_version = TlsVersion::k1_2;
   TlsVersion max_version = TlsVersion::k1_3;
-  // EAP-TLS requires it (RFC 5216 §2.1.1); PEAP and EAP-TTLS do not.
+  // EAP-TLS requires it (RFC 5216 §2.1.1). False: no client certificate is
+  // asked for (PEAP, EAP-TTLS).
   bool require_client_certificate = true;
   // Most intermediate CA certificates between a client certificate and its
   // trust anchor (OpenSSL's verify depth; docs/limits.md "EAP-TLS").
