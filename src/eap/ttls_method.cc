@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/assert.h"
 #include "eap/tls_steps.h"
 
 namespace rw::eap {
@@ -52,7 +53,9 @@ TtlsMethod::TtlsMethod(TlsServerContext context, std::string eap_identity, Inner
       eap_identity_(std::move(eap_identity)),
       check_(std::move(check)),
       options_(options),
-      transfer_(options.fragment_octets, options.reassembly, /*flags_base=*/0) {}
+      transfer_(options.fragment_octets, options.reassembly, /*flags_base=*/0) {
+  RW_ASSERT(check_);
+}
 
 MethodStep TtlsMethod::start() {
   auto session = TlsServerSession::create(context_);
