@@ -122,6 +122,15 @@ TEST_P(EapTls, RevokedCertificateIsAcceptedWithoutTheCrl) {
   EXPECT_EQ(run_conversation(tls, client).kind, MethodStep::Kind::kSuccess);
 }
 
+TEST_P(EapTls, ACertificateWithoutACrlOfItsIssuerIsRejected) {
+  // CRL checking is on, but the only CRL loaded is another CA's.
+  TlsServerConfig config = TlsTestPki::get().server_config();
+  config.crl_file = TlsTestPki::get().other_crl_file;
+  TlsMethod tls(*TlsServerContext::create(config), "alice");
+  TlsTestPeer client = peer(&TlsTestPki::get().valid);
+  expect_rejected(tls, client, TlsFailure::kCrlUnavailable);
+}
+
 TEST_P(EapTls, AnotherCasCertificateIsRejected) {
   TlsMethod tls = method();
   TlsTestPeer client = peer(&TlsTestPki::get().other_ca_client);

@@ -40,6 +40,7 @@ struct TlsTestPki {
   io::PemPair revoked{};
   io::PemPair other_ca_client{};  // Issued by a CA the server does not trust.
   std::string other_ca_file{};    // That CA.
+  std::string other_crl_file{};   // That CA's CRL, revoking nothing.
 
   ~TlsTestPki() {
     if (!dir.empty()) std::filesystem::remove_all(dir);
@@ -87,6 +88,9 @@ struct TlsTestPki {
     pki.revoked = issued(*ca, "carol-revoked", 30);
     pki.other_ca_client = issued(*other, "mallory", 30);
     pki.other_ca_file = pki.write("other_ca.pem", other->pem().cert);
+    auto other_crl = other->crl({});
+    if (!other_crl) abort();
+    pki.other_crl_file = pki.write("other_crl.pem", *other_crl);
     auto crl = ca->crl({pki.revoked.cert});
     if (!crl) abort();
     pki.crl_file = pki.write("crl.pem", *crl);
