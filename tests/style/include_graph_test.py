@@ -46,6 +46,7 @@ ALLOWED = {
 TEST_EXTRA = {
     "config": {"auth"},
     "consensus": {"accounting"},
+    "eap": {"io"},  # The TLS tests' certificates (io::CertificateAuthority).
 }
 SHELLS = {f for f in ALLOWED if f.endswith("_shell")}
 PURE = {f for f, allowed in ALLOWED.items() if allowed is not None and f != "io" and f not in SHELLS}
