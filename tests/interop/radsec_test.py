@@ -10,7 +10,9 @@ one, with a revoked one or with one of another CA it is refused. A peer that
 connects and never sends a ClientHello does not keep a new connection from
 being answered, and is closed at the handshake timeout. One connection
 carries 100 requests sent before any reply is read, and all are answered.
-/metrics counts what happened."""
+/metrics counts what happened. A gateway with small bounds refuses
+connections over its per-client and total bounds and closes idle and
+stalled ones; `radiusward check` validates the tls and radsec sections."""
 
 import json
 import os
@@ -95,6 +97,26 @@ def closed_by_peer(stream):
         return stream.recv(4096) == b""
     except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError):
         return True
+
+
+def read_metrics(socket_path):
+    """A gateway's /metrics, read over its admin socket, as {series: value}."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(5)
+        s.connect(socket_path)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n")
+        response = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            response += chunk
+    series = {}
+    for line in response.split(b"\r\n\r\n", 1)[1].decode().splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            series[name] = float(value)
+    return series
 
 
 def access_request(identifier, user, password):
@@ -205,24 +227,7 @@ class RadSecTest(RemembersFailure, unittest.TestCase):
             return False
 
     def metrics(self):
-        """The gateway's /metrics as {series: value}."""
-        path = os.path.join(self.deployment, "admin", "gateway.sock")
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(5)
-            s.connect(path)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n")
-            response = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                response += chunk
-        series = {}
-        for line in response.split(b"\r\n\r\n", 1)[1].decode().splitlines():
-            if line and not line.startswith("#"):
-                name, value = line.rsplit(" ", 1)
-                series[name] = float(value)
-        return series
+        return read_metrics(os.path.join(self.deployment, "admin", "gateway.sock"))
 
     def refused(self, reason):
         return self.metrics().get('radiusward_radsec_connections_refused_total{reason="%s"}' % reason, 0)
@@ -410,6 +415,107 @@ realm * {{
         done = subprocess.run([BINARY, "ctl", "--dir", self.deployment, "--member", str(leader), "sessions",
                                "--session", session], capture_output=True, text=True, timeout=10)
         return done.returncode == 0 and session in done.stdout
+
+
+class RadSecBounds(unittest.TestCase):
+    """The bounds of docs/limits.md "RadSec" on a `radiusward gateway` whose
+    config sets them small: connections per client and in all, the idle
+    timeout and the handshake timeout, each counted by reason."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="rw-radsec-bounds-")
+        certs = os.path.join(cls.dir, "certs")
+        done = subprocess.run([BINARY, "certs", "--dir", certs, "--gateways", "server,proxy"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        cls.certs = certs
+        cls.port = free_tcp_port()
+        files = {
+            "users": 'alice Cleartext-Password := "wonderland"\n',
+            "clients.conf": "client localhost {\n  ipaddr = 127.0.0.1\n  secret = testing123\n}\n",
+            "radsec.conf": "client a {\n  ipaddr = 127.0.0.1\n  proto = tls\n}\n"
+                           "client b {\n  ipaddr = 127.0.0.2\n  proto = tls\n}\n",
+            "gateway.yaml": ("listen: [127.0.0.1]\nauth_port: 0\nacct_port: 0\nworkers: 1\nusers_file: users\n"
+                             "clients_file: clients.conf\nadmin_socket: gateway.sock\n"
+                             "tls: {cert: certs/gateway-server.pem, key: certs/gateway-server.key, ca: certs/ca.pem}\n"
+                             "radsec:\n  port: %d\n  clients_file: radsec.conf\n  handshake_timeout_ms: 500\n"
+                             "  idle_timeout_s: 2\n  connections_max: 3\n  client_connections_max: 2\n" % cls.port),
+        }
+        for name, text in files.items():
+            with open(os.path.join(cls.dir, name), "w") as f:
+                f.write(text)
+        cls.log = open(os.path.join(cls.dir, "gateway.log"), "w")
+        cls.gateway = subprocess.Popen([BINARY, "gateway", "--config", os.path.join(cls.dir, "gateway.yaml")],
+                                       stdout=cls.log, stderr=subprocess.STDOUT)
+        cls.context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        cls.context.load_verify_locations(os.path.join(certs, "ca.pem"))
+        cls.context.check_hostname = False
+        cls.context.load_cert_chain(os.path.join(certs, "gateway-proxy.pem"), os.path.join(certs, "gateway-proxy.key"))
+        wait_for("the gateway's admin socket", lambda: os.path.exists(os.path.join(cls.dir, "gateway.sock")), 30)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gateway.terminate()
+        cls.gateway.wait(timeout=30)
+        cls.log.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def connect(self, source="127.0.0.1"):
+        raw = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(source, 0))
+        return self.context.wrap_socket(raw)
+
+    def answered(self, stream):
+        request = build_request(STATUS_SERVER, 5, [], secret=RADSEC_SECRET)
+        stream.sendall(request)
+        return verify_response(read_packet(stream), request, secret=RADSEC_SECRET)[0] == ACCESS_ACCEPT
+
+    def series(self, name):
+        return read_metrics(os.path.join(self.dir, "gateway.sock")).get(name, 0)
+
+    def refused_at_accept(self, source, reason):
+        """A connection from `source` is closed at accept, counted as `reason`."""
+        name = 'radiusward_radsec_connections_refused_total{reason="%s"}' % reason
+        before = self.series(name)
+        try:
+            with self.connect(source) as extra:
+                self.assertTrue(closed_by_peer(extra))
+        except (ssl.SSLError, OSError):
+            pass
+        wait_for(reason, lambda: self.series(name) > before, 5)
+
+    def test_connection_bounds_per_client_and_in_all(self):
+        opened = []
+        try:
+            # Client a at its bound of 2: a third of its connections is refused.
+            opened += [self.connect(), self.connect()]
+            self.refused_at_accept("127.0.0.1", "too_many_client_connections")
+            # With b's first, 3 in all: the next is refused whoever it is from.
+            opened.append(self.connect("127.0.0.2"))
+            for stream in opened:
+                self.assertTrue(self.answered(stream))
+            self.refused_at_accept("127.0.0.2", "too_many_connections")
+            self.assertEqual(self.series("radiusward_radsec_connections_open"), 3)
+        finally:
+            for stream in opened:
+                stream.close()
+
+    def test_idle_and_handshake_timeouts_close_connections(self):
+        idle = 'radiusward_radsec_connections_closed_total{reason="idle_timeout"}'
+        late = 'radiusward_radsec_connections_refused_total{reason="handshake_timeout"}'
+        before_idle, before_late = self.series(idle), self.series(late)
+        stalled = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        with self.connect() as stream:
+            self.assertTrue(self.answered(stream))
+            started = time.monotonic()
+            stream.settimeout(10)
+            self.assertTrue(closed_by_peer(stream))
+            # idle_timeout_s: 2 (and a tick of 100 ms).
+            self.assertGreater(time.monotonic() - started, 1.8)
+        stalled.settimeout(10)
+        self.assertEqual(stalled.recv(1), b"")
+        stalled.close()
+        wait_for("both counted", lambda: self.series(idle) > before_idle and self.series(late) > before_late, 10)
 
 
 class RadSecCheck(unittest.TestCase):
