@@ -541,7 +541,7 @@ void RadSecServer::take_answers(Instant now) {
 void RadSecServer::send_deferred(const gateway::DeferredReply& reply) {
   const auto found = connections_.find(reply.arrival.connection);
   if (found == connections_.end() || found->second->closing()) {
-    // RFC 6614 §2.5: a reply goes on the connection its request came in on;
+    // RFC 6613 and 6614: a reply goes on the connection its request came in on;
     // that one is gone, and the peer sends the request again on another.
     add(replies_orphaned_);
     return;

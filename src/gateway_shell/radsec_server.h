@@ -88,7 +88,7 @@ enum class RadSecRefusal : std::uint8_t {
 enum class RadSecClose : std::uint8_t {
   kPeerClosed,   // The peer closed (TLS close_notify or TCP end).
   kIdleTimeout,  // idle_timeout without a packet.
-  kBadLength,    // A Length field < 20 or > 4096 (RFC 6613 §2.4).
+  kBadLength,    // A Length field < 20 or > 4096 (RFC 6613).
   kError,        // A TLS or socket error.
   kCount,
 };

@@ -1,5 +1,5 @@
-// StreamReader: the Length-field framing of RFC 6613 §2.4 (which RFC 6614
-// §2.1 applies to TLS).
+// StreamReader: the Length-field framing of RADIUS over TCP (RFC 6613),
+// which RADIUS over TLS keeps (RFC 6614).
 #include "radius/stream_reader.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // RADIUS packets framed by their Length field on a byte stream, as RADIUS
-// over TLS carries them (RFC 6614 §2.1, RFC 6613 §2.4): the stream is a
+// over TLS carries them (RFC 6614, RFC 6613): the stream is a
 // sequence of whole packets with nothing between them, so the Length field
 // of each header says where the next begins. Pure: no I/O, no allocation.
 #pragma once
@@ -16,7 +16,7 @@
 
 namespace rw::radius {
 
-// Why a stream cannot be read any further. RFC 6613 §2.4: a Length outside
+// Why a stream cannot be read any further. RFC 6613: a Length outside
 // 20..4096 means the stream has lost its framing, and the connection must
 // be closed (nothing after it can be trusted to start a packet).
 enum class StreamError : std::uint8_t {

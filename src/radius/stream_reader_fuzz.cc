@@ -1,5 +1,5 @@
 // libFuzzer target for StreamReader, the Length framing of RADIUS on a byte
-// stream (RFC 6613 §2.4). The first input byte picks a chunk size, the rest
+// stream (RFC 6613). The first input byte picks a chunk size, the rest
 // is the stream. Properties: never crashes; every packet returned has a
 // Length of 20..4096 equal to its size; the same stream fed whole and in
 // chunks gives the same packets and the same verdict. Corpus:

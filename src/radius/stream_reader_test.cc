@@ -1,5 +1,5 @@
-// StreamReader: RADIUS packets framed by Length on a byte stream (RFC 6613
-// §2.4), whatever the chunks the stream arrives in.
+// StreamReader: RADIUS packets framed by Length on a byte stream (RFC 6613),
+// whatever the chunks the stream arrives in.
 #include "radius/stream_reader.h"
 
 #include <gtest/gtest.h>

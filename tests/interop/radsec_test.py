@@ -84,7 +84,7 @@ def read_exactly(stream, count):
 
 
 def read_packet(stream):
-    """One RADIUS packet framed by its Length field (RFC 6614 §2.1)."""
+    """One RADIUS packet framed by its Length field (RFC 6613, RFC 6614)."""
     header = read_exactly(stream, 4)
     length = struct.unpack("!H", header[2:4])[0]
     return header + read_exactly(stream, length - 4)
