@@ -23,6 +23,7 @@
 #include "gateway_shell/explain_log.h"
 #include "gateway_shell/gateway_admin.h"
 #include "gateway_shell/published_state.h"
+#include "gateway_shell/radsec_server.h"
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
@@ -154,11 +155,12 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
-    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at) {
+    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
+    const gateway_shell::RadSecServer* radsec) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at);
+                                    started_at, radsec);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -202,6 +204,48 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
       [](const std::string& error) { spdlog::warn("sql users: {}", error); });
 }
 
+// Carries answers to the thread whose handler holds their ticket: a UDP
+// worker, or the RadSec listener (whose handler is the worker after the
+// last UDP worker). Either may not run yet, or any more: its answers are
+// then dropped and their requests time out (the NAS retries).
+struct AnswerRoutes {
+  std::atomic<gateway_shell::UdpServer*> udp{nullptr};
+  std::atomic<gateway_shell::RadSecServer*> radsec{nullptr};
+
+  void post(int worker, std::span<const gateway_shell::AnswerNotice> answers) const {
+    gateway_shell::RadSecServer* radsec_server = radsec.load();
+    if (radsec_server != nullptr && worker == radsec_server->worker()) {
+      radsec_server->post_answers(answers);
+    } else if (gateway_shell::UdpServer* udp_server = udp.load()) {
+      udp_server->post_answers(worker, answers);
+    }
+  }
+};
+
+// Starts the RadSec listener of `radsec:` with the context of `tls:` and a
+// handler for worker `worker`; null without the section.
+Result<std::unique_ptr<gateway_shell::RadSecServer>, std::string> start_radsec(
+    const config::GatewayConfig& config, io::TlsContext tls, gateway::DatagramHandlerFactory& factory,
+    const gateway_shell::PublishedState& published, int worker) {
+  if (!config.radsec) return std::unique_ptr<gateway_shell::RadSecServer>();
+  gateway_shell::RadSecServerOptions options = gateway_shell::radsec_server_options(config);
+  options.tls = std::move(tls);
+  // The client entry of a peer, in the state in force (a reload changes
+  // who may connect from the next connection on).
+  auto lookup = [&published](const gateway::Endpoint& peer) -> std::optional<std::string> {
+    const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
+    const config::ClientDef* client = state->find_client(peer, gateway::Listener::kRadSec);
+    if (client == nullptr) return std::nullopt;
+    return client->name;
+  };
+  auto server = gateway_shell::RadSecServer::start(std::move(options), factory.make_handler(worker), worker,
+                                                   std::move(lookup));
+  if (!server) return fail(server.error().to_string());
+  for (const gateway::Endpoint& local : (*server)->listeners())
+    spdlog::info("listening on {} (RadSec, TLS over TCP)", io::to_string(local));
+  return std::move(*server);
+}
+
 // One reload of `radiusward gateway` (docs/operations.md "Reload"): the
 // config file (with the command line's flags again) and every file it names
 // are read and checked whole, off the request path; only when nothing is
@@ -227,6 +271,9 @@ class GatewayReload {
     if (next->accounting && next->accounting->tls) {
       if (auto tls = cluster_tls_context(*next->accounting->tls, io::TlsRole::kClient); !tls)
         errors.push_back(tls.error());
+    }
+    if (next->tls) {
+      if (auto tls = gateway_tls_context(*next->tls); !tls) errors.push_back(tls.error());
     }
     if (!errors.empty()) return fail(std::move(errors));
     const gateway::GatewayState& state = *files->state;
@@ -262,6 +309,23 @@ std::string_view serve_signals(io::Reloader& reloader, gateway_shell::PublishedS
 
 }  // namespace
 
+void add_tls_flags(CLI::App& command, config::GatewayOverrides& flags) {
+  command.add_option("--tls-cert", flags.tls_cert, "The gateway's server certificate (PEM; RadSec, EAP)")
+      ->type_name("FILE");
+  command.add_option("--tls-key", flags.tls_key, "Its private key (PEM)")->type_name("FILE");
+  command.add_option("--tls-ca", flags.tls_ca, "The CA client certificates must chain to (PEM)")
+      ->type_name("FILE");
+  command
+      .add_option("--tls-crl", flags.tls_crl, "That CA's CRL (PEM): revoked client certificates are refused")
+      ->type_name("FILE");
+  command.add_option("--radsec-port", flags.radsec_port, "RadSec (RADIUS over TLS) port (default 2083)")
+      ->type_name("PORT");
+  command
+      .add_option("--radsec-clients", flags.radsec_clients,
+                  "RadSec clients (clients.conf syntax, proto = tls): turns RadSec on")
+      ->type_name("FILE");
+}
+
 int run_gateway(const GatewayCommand& command) {
   std::optional<Loaded> loaded = load_or_print_errors(gateway_config(command));
   if (!loaded) return kExitConfigError;
@@ -273,6 +337,16 @@ int run_gateway(const GatewayCommand& command) {
     return kExitRuntimeFailure;
   }
   const Instant started_at = io::monotonic_now();
+  // The gateway's certificate, before any thread: a wrong file is a config error.
+  io::TlsContext gateway_tls;
+  if (config.tls) {
+    auto tls = gateway_tls_context(*config.tls);
+    if (!tls) {
+      spdlog::critical("{}", tls.error().to_string());
+      return kExitConfigError;
+    }
+    gateway_tls = std::move(*tls);
+  }
   io::ThreadLocalCsprng random;
   gateway_shell::DecisionLog decision_log;
   gateway_shell::ExplainLog explain_log;
@@ -286,11 +360,9 @@ int run_gateway(const GatewayCommand& command) {
   // SQL users and crypt(3) checks answer through the UDP server, which
   // starts after them: answers before it runs are lost and their requests
   // time out (the NAS retries).
-  auto udp_for_answers = std::make_shared<std::atomic<gateway_shell::UdpServer*>>(nullptr);
-  const auto post_answer = [udp_for_answers](const gateway::Answer& answer) {
-    if (gateway_shell::UdpServer* udp = udp_for_answers->load()) {
-      udp->post_answers(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
-    }
+  auto routes = std::make_shared<AnswerRoutes>();
+  const auto post_answer = [routes](const gateway::Answer& answer) {
+    routes->post(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
   };
   std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
   gateway::ParkingSetup parking;
@@ -316,12 +388,18 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
   }
-  udp_for_answers->store(server->get());
+  routes->udp.store(server->get());
+  auto radsec = start_radsec(config, std::move(gateway_tls), reloading, published, (*server)->worker_count());
+  if (!radsec) {
+    spdlog::critical("radsec: {}", radsec.error());
+    return kExitRuntimeFailure;
+  }
+  routes->radsec.store(radsec->get());
   if (*client) {
-    gateway_shell::UdpServer* udp = server->get();
-    auto started = (*client)->start([udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
-      udp->post_answers(worker, answers);
-    });
+    auto started =
+        (*client)->start([routes](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
+          routes->post(worker, answers);
+        });
     if (!started) {
       spdlog::critical("{}", started.error().to_string());
       return kExitRuntimeFailure;
@@ -332,7 +410,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at);
+                           reloader, started_at, radsec->get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -344,6 +422,7 @@ int run_gateway(const GatewayCommand& command) {
   if (*admin) (*admin)->stop();
   // The client first: it posts answers to the workers, which stop next.
   if (*client) (*client)->stop();
+  if (*radsec) (*radsec)->stop();
   (*server)->stop();
   // The workers that called the pools are stopped; the pools post to the
   // server (ignored once stopped) and stop before it is destroyed.
@@ -358,14 +437,23 @@ int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
-  if (config::ConfigErrors errors = check_accounting_security(config); !errors.empty()) {
+  config::ConfigErrors errors = check_accounting_security(config);
+  // The gateway's certificate loads, matches its key, and the CA and CRL load.
+  if (config.tls) {
+    if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
+  }
+  if (!errors.empty()) {
     print_errors(errors);
     return kExitConfigError;
   }
   const gateway::GatewayState& state = *loaded->files.state;
   std::printf("%s: ok (%zu listen addresses, ports %u/%u, %zu clients, %zu users entries, %zu attributes)\n",
               config_file.c_str(), config.listen.size(), config.auth_port, config.acct_port,
-              state.client_count(), state.users().entries().size(), state.dictionary().attribute_count());
+              state.clients().size(), state.users().entries().size(), state.dictionary().attribute_count());
+  if (config.radsec) {
+    std::printf("%s: RadSec on TCP port %u with %zu RadSec clients\n", config_file.c_str(),
+                config.radsec->port, state.radsec_clients().size());
+  }
   if (const policy::Policy* policy = state.policy()) {
     std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",
                 policy->source_file().c_str(), policy->rules().size(), policy->groups().size(),

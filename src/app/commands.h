@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "config/gateway_config.h"
 
 namespace rw::app {
@@ -14,6 +16,10 @@ struct GatewayCommand {
   std::optional<std::string> config_file{};
   config::GatewayOverrides overrides{};
 };
+
+// The gateway's TLS and RadSec flags (--tls-cert, --tls-key, --tls-ca,
+// --tls-crl, --radsec-port, --radsec-clients), shared by `gateway` and `dev`.
+void add_tls_flags(CLI::App& command, config::GatewayOverrides& flags);
 
 // Runs the gateway until SIGTERM or SIGINT.
 [[nodiscard]] int run_gateway(const GatewayCommand& command);

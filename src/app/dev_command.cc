@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "app/commands.h"
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
 #include "config/clients_file.h"
@@ -100,7 +101,8 @@ Result<deployment::MemberTable, Refusal> member_configs(const DevCommand& comman
 }
 
 struct GatewayFile {
-  std::string path{};  // What the gateway runs with.
+  std::string path{};                          // What the gateway runs with.
+  std::optional<std::uint16_t> radsec_port{};  // With --radsec-clients.
   deployment::GatewaySettings settings{};
   std::string secret{};
   bool with_accounting = true;
@@ -153,7 +155,14 @@ Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std
     return Refusal{message};
   };
   if (!parsed) return fail(refuse_all(parsed.error()));
-  if (auto files = load_referenced_files(*parsed); !files) return fail(refuse_all(files.error()));
+  // The TLS and RadSec flags, checked as the gateway will apply them.
+  auto flagged = config::apply_overrides(*parsed, command.tls_flags);
+  if (!flagged) return fail(refuse_all(flagged.error()));
+  if (auto files = load_referenced_files(*flagged); !files) return fail(refuse_all(files.error()));
+  if (flagged->tls) {
+    if (auto tls = gateway_tls_context(*flagged->tls); !tls) return fail(refuse_all({tls.error()}));
+  }
+  if (flagged->radsec) file.radsec_port = flagged->radsec->port;
   auto settings = deployment::read_gateway_settings(*text, file.path);
   if (!settings) return fail(Refusal{settings.error().to_string()});
   file.settings = *settings;
@@ -221,8 +230,26 @@ bool any_bootstrap(const std::string& dir) {
   return false;
 }
 
+// The gateway's flags that dev passes on: --tls-* and --radsec-*, paths absolute.
+std::vector<std::string> gateway_tls_args(const config::GatewayOverrides& flags) {
+  std::vector<std::string> args;
+  for (auto [flag, value] : {std::pair{"--tls-cert", &flags.tls_cert}, std::pair{"--tls-key", &flags.tls_key},
+                             std::pair{"--tls-ca", &flags.tls_ca}, std::pair{"--tls-crl", &flags.tls_crl},
+                             std::pair{"--radsec-clients", &flags.radsec_clients}}) {
+    if (!*value) continue;
+    args.push_back(flag);
+    args.push_back(absolute(**value));
+  }
+  if (flags.radsec_port) {
+    args.push_back("--radsec-port");
+    args.push_back(std::to_string(*flags.radsec_port));
+  }
+  return args;
+}
+
 std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::string& binary,
-                                           const std::string& gateway_path) {
+                                           const std::string& gateway_path,
+                                           const std::vector<std::string>& gateway_args) {
   std::vector<dev_shell::ChildSpec> specs;
   for (int id = 1; id <= kMemberCount; ++id) {
     specs.push_back(dev_shell::ChildSpec{
@@ -230,8 +257,9 @@ std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::st
         .argv = {binary, "member", "--config", path_in(dir, deployment::member_config_name(id))},
         .working_dir = dir});
   }
-  specs.push_back(dev_shell::ChildSpec{
-      .name = "gateway", .argv = {binary, "gateway", "--config", gateway_path}, .working_dir = dir});
+  std::vector<std::string> argv{binary, "gateway", "--config", gateway_path};
+  argv.insert(argv.end(), gateway_args.begin(), gateway_args.end());
+  specs.push_back(dev_shell::ChildSpec{.name = "gateway", .argv = std::move(argv), .working_dir = dir});
   return specs;
 }
 
@@ -259,6 +287,7 @@ CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
                   "First TCP port to try for the members' raft and submission ports, when generating "
                   "(default: the kernel's choice)")
       ->type_name("PORT");
+  add_tls_flags(*dev, command.tls_flags);
   dev->add_option("--restart-delay-ms", command.restart_delay_ms,
                   "Delay before restarting a process that exited")
       ->type_name("MS")
@@ -313,6 +342,10 @@ int run_dev(const DevCommand& command) {
                                                         .with_accounting = gateway->with_accounting})
                  .c_str(),
              stdout);
+  if (gateway->radsec_port) {
+    std::printf("  RadSec (TLS over TCP) on the gateway's listen addresses, port %u\n",
+                *gateway->radsec_port);
+  }
   std::fflush(stdout);
 
   const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);
@@ -330,7 +363,8 @@ int run_dev(const DevCommand& command) {
   const std::string reason =
       (*supervisor)
           ->run(
-              children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
+              children(dir, binary, gateway->path, gateway_tls_args(command.tls_flags)),
+              [](const dev_shell::ChildEvent&) {},
               [&] {
                 if (watch_bootstrap) watch.on_tick();
               });

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/gateway_config.h"
+
 namespace rw::app {
 
 struct DevCommand {
@@ -22,6 +24,8 @@ struct DevCommand {
   std::optional<std::uint16_t> member_port_base{};  // Default: ports the kernel chooses.
   int restart_delay_ms = 1000;
   int stop_timeout_ms = 10'000;
+  // --tls-* and --radsec-*: passed on to the gateway's command line.
+  config::GatewayOverrides tls_flags{};
 };
 
 // Registers the `dev` subcommand and its flags on `app`, filling `command`.

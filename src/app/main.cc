@@ -45,6 +45,7 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
                    "Submit to --member addresses in plaintext (a test cluster on one host only)");
   command.add_option("--admin-socket", flags.admin_socket, "Admin API Unix socket (docs/admin_api.md)")
       ->type_name("PATH");
+  rw::app::add_tls_flags(command, flags);
 }
 
 }  // namespace

@@ -52,6 +52,18 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
     const config::SourceError& e = clients.error();
     errors.push_back(config_error(e.file, e.line, e.column, e.message));
   }
+  std::vector<config::ClientDef> radsec_clients;
+  if (config.radsec) {
+    config::ClientsLimits radsec_limits;
+    radsec_limits.radsec = true;
+    auto loaded = config::load_clients_file(config.radsec->clients_file.path, radsec_limits);
+    if (loaded) {
+      radsec_clients = std::move(loaded->clients);
+    } else {
+      const config::SourceError& e = loaded.error();
+      errors.push_back(config_error(e.file, e.line, e.column, e.message));
+    }
+  }
   std::optional<config::UsersFile> users;
   if (dictionary) {
     auto loaded =
@@ -82,8 +94,12 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.users_stores = config.users_stores;
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
-  auto state = gateway::GatewayState::build(
-      {*dictionary, std::move(clients->clients), std::move(*users), options, std::move(authorization)});
+  auto state = gateway::GatewayState::build({.dictionary = *dictionary,
+                                             .clients = std::move(clients->clients),
+                                             .users = std::move(*users),
+                                             .options = options,
+                                             .policy = std::move(authorization),
+                                             .radsec_clients = std::move(radsec_clients)});
   if (!state) {
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});
@@ -127,6 +143,14 @@ Result<io::TlsContext, config::ConfigError> cluster_tls_context(const config::Cl
   io::TlsFiles files{.ca = tls.ca.path, .cert = tls.cert.path, .key = tls.key.path};
   if (tls.crl) files.crl = tls.crl->path;
   auto context = io::make_tls_context(files, role);
+  if (!context) return fail(tls.where.error(context.error().to_string()));
+  return std::move(*context);
+}
+
+Result<io::TlsContext, config::ConfigError> gateway_tls_context(const config::ClusterTlsConfig& tls) {
+  io::TlsFiles files{.ca = tls.ca.path, .cert = tls.cert.path, .key = tls.key.path};
+  if (tls.crl) files.crl = tls.crl->path;
+  auto context = io::make_tls_context(files, io::TlsRole::kServer, io::TlsVersions::k12And13);
   if (!context) return fail(tls.where.error(context.error().to_string()));
   return std::move(*context);
 }

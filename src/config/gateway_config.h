@@ -220,6 +220,33 @@ struct SqlUsersConfig {
   friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
 };
 
+// Bounds of the `radsec:` section (docs/limits.md "RadSec").
+inline constexpr std::uint16_t kRadSecPortDefault = 2083;  // RFC 6614 §2.1
+inline constexpr std::int64_t kRadSecConnectionsMax = 65536;
+inline constexpr std::int64_t kRadSecBufferedBytesMin = 4096;
+inline constexpr std::int64_t kRadSecBufferedBytesMax = 64 * 1024 * 1024;
+inline constexpr std::int64_t kRadSecHandshakeTimeoutMsMin = 100;
+inline constexpr std::int64_t kRadSecHandshakeTimeoutMsMax = 300'000;
+inline constexpr std::int64_t kRadSecIdleTimeoutSMax = 86'400;
+
+// The `radsec:` section: RADIUS over TLS (RFC 6614) with the certificate of
+// the gateway's `tls` section (docs/configuration.md "Keys").
+struct RadSecConfig {
+  // Addresses to listen on; empty: those of the gateway's `listen`.
+  std::vector<ListenAddress> listen{};
+  std::uint16_t port = kRadSecPortDefault;  // 0 asks the kernel for a free port.
+  // The RadSec clients, FreeRADIUS syntax with proto = tls (ClientsLimits::radsec).
+  ConfiguredPath clients_file{};
+  Duration handshake_timeout = Duration::seconds(10);
+  Duration idle_timeout = Duration::seconds(120);
+  std::size_t connections_max = 1024;
+  std::size_t client_connections_max = 64;
+  std::size_t buffered_bytes_max = 256 * 1024;
+  SourceLocation where{};
+
+  friend bool operator==(const RadSecConfig&, const RadSecConfig&) = default;
+};
+
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of
 // docs/configuration.md.
@@ -285,6 +312,13 @@ struct GatewayConfig {
   // Replicated accounting; absent: Accounting-Requests are dropped unanswered.
   std::optional<AccountingConfig> accounting;
 
+  // The gateway's own TLS identity (`tls:`): the server certificate and key
+  // RadSec presents, the CA that client certificates must chain to, and its
+  // CRL. The same files are meant to serve EAP's TLS methods.
+  std::optional<ClusterTlsConfig> tls;
+  // The RadSec listener; absent: none. Requires `tls`.
+  std::optional<RadSecConfig> radsec;
+
   // The default of each client's require_message_authenticator (RFC 3579
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
   // Access-Requests without a valid Message-Authenticator are dropped.
@@ -332,6 +366,15 @@ struct GatewayOverrides {
   // --insecure-plaintext-cluster: accounting.insecure_plaintext_cluster.
   bool insecure_plaintext_cluster = false;
   std::optional<std::string> admin_socket{};
+  // --tls-cert, --tls-key, --tls-ca, --tls-crl: the `tls` section's files.
+  std::optional<std::string> tls_cert{};
+  std::optional<std::string> tls_key{};
+  std::optional<std::string> tls_ca{};
+  std::optional<std::string> tls_crl{};
+  // --radsec-port and --radsec-clients: turn RadSec on (with the defaults of
+  // a `radsec` section when the file has none).
+  std::optional<int> radsec_port{};
+  std::optional<std::string> radsec_clients{};
 };
 
 // The configuration with every default and no users or clients file: the

@@ -50,6 +50,26 @@ std::optional<AccountingConfig> without_positions(std::optional<AccountingConfig
   return section;
 }
 
+std::optional<ClusterTlsConfig> without_positions(std::optional<ClusterTlsConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  clear(section->ca);
+  clear(section->cert);
+  clear(section->key);
+  if (section->crl) clear(*section->crl);
+  return section;
+}
+
+// The RadSec listener's settings; not its clients file, which a reload
+// takes up like clients_file.
+std::optional<RadSecConfig> without_positions(std::optional<RadSecConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  section->clients_file = {};
+  for (ListenAddress& address : section->listen) address.where = {};
+  return section;
+}
+
 std::optional<SqlUsersConfig> without_positions(std::optional<SqlUsersConfig> section) {
   if (!section) return section;
   section->where = {};
@@ -104,6 +124,9 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   if (without_positions(running.accounting) != without_positions(next.accounting))
     section_changed("accounting");
   if (without_positions(running.sql_users) != without_positions(next.sql_users)) section_changed("sql_users");
+  // The RadSec listener binds its port and loads its certificates at start.
+  if (without_positions(running.tls) != without_positions(next.tls)) section_changed("tls");
+  if (without_positions(running.radsec) != without_positions(next.radsec)) section_changed("radsec");
   return errors;
 }
 

@@ -106,7 +106,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
     // Looked up for garbage too, so that a NAS that sends it shows in its own series.
-    const config::ClientDef* client = state_->find_client(from);
+    const config::ClientDef* client = state_->find_client(from, listener);
     if (explain_filter_) follow(now, from, listener, client, nullptr, datagram.size());
     if (client != nullptr) client_counters_ = client_rows_[state_->index_of(*client)];
     note_drop(DropReason::kMalformed);
@@ -114,7 +114,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     if (trace_) end_trace("dropped: malformed (" + std::string(radius::to_string(packet.error())) + ")");
     return 0;
   }
-  const config::ClientDef* client = state_->find_client(from);
+  const config::ClientDef* client = state_->find_client(from, listener);
   if (explain_filter_) follow(now, from, listener, client, &*packet, datagram.size());
   if (client == nullptr) {
     note_drop(DropReason::kUnknownClient);
@@ -123,9 +123,10 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
   }
   client_counters_ = client_rows_[state_->index_of(*client)];
   const Code code = packet->code();
+  // RFC 6614 §2.3: one RadSec connection carries both kinds of request.
   const bool expected = code == Code::kStatusServer ||
-                        (listener == Listener::kAuthentication ? code == Code::kAccessRequest
-                                                               : code == Code::kAccountingRequest);
+                        (listener != Listener::kAccounting && code == Code::kAccessRequest) ||
+                        (listener != Listener::kAuthentication && code == Code::kAccountingRequest);
   if (!expected) {
     note_drop(DropReason::kUnexpectedCode);
     if (trace_) end_trace("dropped: unexpected_code");
@@ -512,7 +513,7 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
     trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
                                     : "resumed: the SQL store answered");
   auto packet = radius::Packet::parse(pending.datagram);
-  const config::ClientDef* client = pending.state->find_client(pending.key.from);
+  const config::ClientDef* client = pending.state->find_client(pending.key.from, pending.key.listener);
   if (!packet || client == nullptr) return finish(now, pending, Outcome{}, reply);
   const RequestContext request{.now = now,
                                .arrival = pending.arrival,
@@ -624,7 +625,9 @@ void RequestHandler::follow(Instant now, const Endpoint& from, Listener listener
   trace_->started = now;
   trace_->from = from;
   trace_->client = name;
-  const std::string port = listener == Listener::kAuthentication ? "authentication" : "accounting";
+  const std::string port = listener == Listener::kAuthentication ? "authentication"
+                           : listener == Listener::kAccounting   ? "accounting"
+                                                                 : "RadSec";
   if (packet != nullptr) {
     trace_->request =
         std::string(radius::to_string(packet->code())) + " id " + std::to_string(packet->identifier());

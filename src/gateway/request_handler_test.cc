@@ -518,6 +518,50 @@ TEST_F(RequestHandlerTest, StatusServerAnsweredOnBothListeners) {
   EXPECT_EQ(counters_.status_server.get(), 2u);
 }
 
+// RFC 6614: a RadSec packet is looked up among the RadSec clients and
+// checked with their secret, `radsec`; the UDP clients are not RadSec
+// clients, nor the reverse.
+TEST_F(RequestHandlerTest, RadSecPacketsUseTheRadSecClientsAndServeEveryCode) {
+  auto dictionary = radius::Dictionary::builtin();
+  auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
+  auto clients = config::parse_clients(kClients, "clients.conf");
+  config::ClientsLimits radsec_limits;
+  radsec_limits.radsec = true;
+  auto radsec = config::parse_clients("client proxy {\n ipaddr = 127.0.0.5\n proto = tls\n}\n", "radsec.conf",
+                                      radsec_limits);
+  ASSERT_TRUE(users && clients && radsec);
+  auto state = GatewayState::build({.dictionary = dictionary,
+                                    .clients = clients->clients,
+                                    .users = std::move(*users),
+                                    .options = state_->options(),
+                                    .radsec_clients = radsec->clients});
+  ASSERT_TRUE(state.has_value()) << state.error();
+  EXPECT_EQ((*state)->client_count(), 4u);
+  handler_ = std::make_unique<RequestHandler>(*state, random_, counters_, nullptr);
+  const Endpoint proxy = endpoint(5, 50000);
+
+  secret_ = *radius::SharedSecret::create(as_bytes("radsec"));
+  begin(Code::kAccessRequest, 21).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_EQ(verified(send(finish_request(), Listener::kRadSec, proxy)).code(), Code::kAccessAccept);
+  begin(Code::kStatusServer, 22);
+  EXPECT_EQ(verified(send(finish_request(), Listener::kRadSec, proxy)).code(), Code::kAccessAccept);
+  EXPECT_EQ(client_counts("proxy").access_accepts, 1u);
+  // The same secret over UDP from the same address: no UDP client there.
+  begin(Code::kStatusServer, 23);
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, proxy).empty());
+  EXPECT_EQ(drops(DropReason::kUnknownClient), 1u);
+  // A UDP client's address over RadSec: not a RadSec client.
+  secret_ = *radius::SharedSecret::create(as_bytes("testing123"));
+  begin(Code::kStatusServer, 24);
+  EXPECT_TRUE(send(finish_request(), Listener::kRadSec, endpoint(1, 50001)).empty());
+  EXPECT_EQ(drops(DropReason::kUnknownClient), 2u);
+  // Another secret than `radsec` from the RadSec client fails its check.
+  begin(Code::kStatusServer, 25);
+  EXPECT_TRUE(send(finish_request(), Listener::kRadSec, proxy).empty());
+  EXPECT_EQ(drops(DropReason::kBadMessageAuthenticator), 1u);
+}
+
 TEST_F(RequestHandlerTest, StatusServerWithoutMessageAuthenticatorIsDropped) {
   begin(Code::kStatusServer, 14, /*message_authenticator=*/false);
   secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
