@@ -217,6 +217,16 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                               {"session_query_timeout_ms", milliseconds(a.session_query_timeout)},
                               {"key", a.key ? ordered_json(*a.key) : ordered_json(nullptr)}};
   }
+  ordered_json audit = nullptr;
+  if (config.audit) {
+    const AuditConfig& a = *config.audit;
+    audit = ordered_json{{"path", a.path.path},
+                         {"rotate_bytes", a.rotate_bytes},
+                         {"keep", a.keep},
+                         {"fsync_interval_ms", milliseconds(a.fsync_interval)},
+                         {"key_file", path_or_null(a.key_file)},
+                         {"queue_lines_max", a.queue_lines_max}};
+  }
   ordered_json client_list = ordered_json::array();
   for (const ClientDef& client : clients) {
     client_list.push_back(ordered_json{
@@ -251,6 +261,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"users_stores", std::move(stores)},
       {"sql_users", std::move(sql)},
       {"accounting", std::move(accounting)},
+      {"audit", std::move(audit)},
       {"require_message_authenticator", config.require_message_authenticator},
       {"share_ports", config.share_ports},
       {"clients", std::move(client_list)},

@@ -50,6 +50,14 @@ std::optional<AccountingConfig> without_positions(std::optional<AccountingConfig
   return section;
 }
 
+std::optional<AuditConfig> without_positions(std::optional<AuditConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  clear(section->path);
+  if (section->key_file) clear(*section->key_file);
+  return section;
+}
+
 std::optional<SqlUsersConfig> without_positions(std::optional<SqlUsersConfig> section) {
   if (!section) return section;
   section->where = {};
@@ -104,6 +112,8 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   if (without_positions(running.accounting) != without_positions(next.accounting))
     section_changed("accounting");
   if (without_positions(running.sql_users) != without_positions(next.sql_users)) section_changed("sql_users");
+  // The audit writer holds its file and chain from start to stop.
+  if (without_positions(running.audit) != without_positions(next.audit)) section_changed("audit");
   return errors;
 }
 
