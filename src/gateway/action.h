@@ -43,6 +43,10 @@ struct Verdict {
   AcceptNote note = AcceptNote::kNone;               // When accepted.
   AuthMethod method = AuthMethod::kNone;
   std::string_view user_name;
+  // The users entry that decided, for the audit log: its file ("sql" for
+  // the SQL store) and line (0: no line); empty when no entry is recorded.
+  std::string_view rule_file{};
+  int rule_line = 0;
 };
 
 struct Action {

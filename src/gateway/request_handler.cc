@@ -444,7 +444,9 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .method = verdict.method,
                           .accepted = verdict.accepted,
                           .reject = verdict.reject,
-                          .note = verdict.note});
+                          .note = verdict.note,
+                          .rule_file = verdict.rule_file,
+                          .rule_line = verdict.rule_line});
 }
 
 void RequestHandler::count_drop(DropReason reason) {
