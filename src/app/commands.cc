@@ -18,6 +18,7 @@
 #include "config/config_view.h"
 #include "config/gateway_reload.h"
 #include "config/member_config.h"
+#include "gateway_shell/audit_log.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/explain_log.h"
@@ -153,11 +154,13 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const config::GatewayConfig& config, const gateway_shell::SubmissionClient* client,
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
-    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at) {
+    gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
+    const gateway_shell::AuditLog* audit) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at);
+                                    started_at, audit);
+  if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -169,6 +172,25 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
   spdlog::info("admin API on {}", config.admin_socket->path);
   if (server->tcp_port()) spdlog::info("admin API on TCP {} (bearer token)", config.admin_listen->text);
   return server;
+}
+
+// The writer of `audit:` (docs/operations.md "Audit log"), started; null
+// without the section.
+Result<std::unique_ptr<gateway_shell::AuditLog>, std::string> start_audit_log(
+    const config::GatewayConfig& config) {
+  if (!config.audit) return std::unique_ptr<gateway_shell::AuditLog>();
+  const config::AuditConfig& audit = *config.audit;
+  gateway_shell::AuditLogOptions options{.path = audit.path.path,
+                                         .rotate_bytes = audit.rotate_bytes,
+                                         .keep = audit.keep,
+                                         .fsync_interval = audit.fsync_interval,
+                                         .queue_lines_max = audit.queue_lines_max};
+  if (audit.key_file) {
+    auto key = gateway_shell::read_audit_key(audit.key_file->path);
+    if (!key) return fail(key.error());
+    options.key = std::move(*key);
+  }
+  return gateway_shell::AuditLog::open(std::move(options));
 }
 
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
@@ -279,8 +301,16 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", client.error());
     return kExitConfigError;
   }
+  auto audit_log = start_audit_log(config);
+  if (!audit_log) {
+    spdlog::critical("{}", audit_log.error());
+    return kExitRuntimeFailure;
+  }
+  gateway_shell::DecisionObservers observers;
+  observers.add(&decision_log);
+  if (*audit_log) observers.add(audit_log->get());
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
-      make_handler_factory(loaded->files, random, &decision_log, client->get());
+      make_handler_factory(loaded->files, random, &observers, client->get());
   // SQL users and crypt(3) checks answer through the UDP server, which
   // starts after them: answers before it runs are lost and their requests
   // time out (the NAS retries).
@@ -330,7 +360,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at);
+                           reloader, started_at, audit_log->get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -347,6 +377,13 @@ int run_gateway(const GatewayCommand& command) {
   // server (ignored once stopped) and stop before it is destroyed.
   sql_users.reset();
   crypt_pool.reset();
+  // After the workers: every decision they made is queued, and is written now.
+  if (*audit_log) {
+    (*audit_log)->stop();
+    const gateway_shell::AuditLogStatus audit = (*audit_log)->status();
+    spdlog::info("audit log {}: {} lines written, {} dropped, {} write errors, head sequence {}", audit.path,
+                 audit.written, audit.dropped, audit.write_errors, audit.head.sequence);
+  }
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;

@@ -219,7 +219,8 @@ bool any_bootstrap(const std::string& dir) {
 }
 
 std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::string& binary,
-                                           const std::string& gateway_path) {
+                                           const std::string& gateway_path,
+                                           const std::optional<std::string>& audit_log) {
   std::vector<dev_shell::ChildSpec> specs;
   for (int id = 1; id <= kMemberCount; ++id) {
     specs.push_back(dev_shell::ChildSpec{
@@ -229,6 +230,10 @@ std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::st
   }
   specs.push_back(dev_shell::ChildSpec{
       .name = "gateway", .argv = {binary, "gateway", "--config", gateway_path}, .working_dir = dir});
+  if (audit_log) {
+    specs.back().argv.push_back("--audit-log");
+    specs.back().argv.push_back(absolute(*audit_log));
+  }
   return specs;
 }
 
@@ -248,6 +253,9 @@ CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
       ->type_name("PORT");
   dev->add_option("--acct-port", command.acct_port, "Gateway accounting port (default 1813)")
       ->type_name("PORT");
+  dev->add_option("--audit-log", command.audit_log,
+                  "The gateway's audit log of decisions (docs/operations.md \"Audit log\")")
+      ->type_name("FILE");
   dev->add_option("--binary", command.binary, "radiusward binary the processes run (default: this one)")
       ->type_name("PATH");
   dev->add_option("--member-port-base", command.member_port_base,
@@ -325,7 +333,7 @@ int run_dev(const DevCommand& command) {
   const std::string reason =
       (*supervisor)
           ->run(
-              children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
+              children(dir, binary, gateway->path, command.audit_log), [](const dev_shell::ChildEvent&) {},
               [&] {
                 if (watch_bootstrap) watch.on_tick();
               });

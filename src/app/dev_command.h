@@ -21,6 +21,8 @@ struct DevCommand {
   std::optional<std::uint16_t> member_port_base{};  // Default: ports the kernel chooses.
   int restart_delay_ms = 1000;
   int stop_timeout_ms = 10'000;
+  // --audit-log FILE: passed to the gateway (docs/operations.md "Audit log").
+  std::optional<std::string> audit_log{};
 };
 
 // Registers the `dev` subcommand and its flags on `app`, filling `command`.

@@ -11,6 +11,7 @@
 
 #include "base/time.h"
 #include "gateway/counters.h"
+#include "gateway_shell/audit_log.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
@@ -52,10 +53,11 @@ void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
 // without accounting), `workers` (the handlers' counters, one per worker,
 // fixed once the UDP server started), `udp` and `published` (whose state
 // in force names the clients /metrics shows) must outlive the server's
-// thread. Requires: the server is not started.
+// thread. `audit` (null without an audit log) adds its metrics to /metrics.
+// Requires: the server is not started.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at);
+                        Instant started_at, const AuditLog* audit = nullptr);
 
 }  // namespace rw::gateway_shell
