@@ -228,7 +228,7 @@ inline constexpr std::int64_t kAuditQueueLinesMin = 16;
 inline constexpr std::int64_t kAuditQueueLinesMax = 16 * 1024 * 1024;
 
 // An `audit:` section: the tamper-evident log of Access-Request decisions
-// (docs/configuration.md "audit", docs/operations.md "Audit log"). One
+// (docs/configuration.md "Keys", docs/operations.md "Audit log"). One
 // writer per section; today the gateway has one, later each tenant its own.
 struct AuditConfig {
   ConfiguredPath path{};

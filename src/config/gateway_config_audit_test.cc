@@ -1,4 +1,4 @@
-// The gateway's `audit:` section and --audit-log (docs/configuration.md "audit").
+// The gateway's `audit:` section and --audit-log (docs/configuration.md "Keys").
 #include <gtest/gtest.h>
 
 #include "config/gateway_config.h"
