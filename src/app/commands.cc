@@ -74,6 +74,15 @@ config::ConfigErrors check_accounting_security(const config::GatewayConfig& conf
                                 io::TlsRole::kClient, addresses);
 }
 
+// The audit key (audit.key_file) reads and is long enough; the error points
+// at the key that named the file.
+config::ConfigErrors check_audit_key(const config::GatewayConfig& config) {
+  if (!config.audit || !config.audit->key_file) return {};
+  auto key = gateway_shell::read_audit_key(config.audit->key_file->path);
+  if (key) return {};
+  return {config.audit->key_file->where.error(key.error())};
+}
+
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
   if (!command.config_file)
     return config::apply_overrides(config::default_gateway_config(), command.overrides);
@@ -286,6 +295,10 @@ int run_gateway(const GatewayCommand& command) {
   std::optional<Loaded> loaded = load_or_print_errors(gateway_config(command));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
+  if (config::ConfigErrors errors = check_audit_key(config); !errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
+  }
   io::setup_logging(config.logging);
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
@@ -393,7 +406,9 @@ int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
-  if (config::ConfigErrors errors = check_accounting_security(config); !errors.empty()) {
+  config::ConfigErrors errors = check_accounting_security(config);
+  for (config::ConfigError& error : check_audit_key(config)) errors.push_back(std::move(error));
+  if (!errors.empty()) {
     print_errors(errors);
     return kExitConfigError;
   }

@@ -170,5 +170,60 @@ class AuditInterop(RemembersFailure, unittest.TestCase):
         self.assertEqual(code, 0, output)
 
 
+class KeyedAuditInterop(unittest.TestCase):
+    """audit.key_file from a config file: `check` refuses a short key at its
+    line; with a good one the chain is HMAC-SHA256 and verifies only with
+    --key."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="rw-audit-key-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        for name, text in (("users", USERS), ("clients.conf", CLIENTS), ("short.key", "short\n"),
+                           ("audit.key", "0123456789abcdef0123456789abcdef\n")):
+            with open(os.path.join(self.dir, name), "w") as f:
+                f.write(text)
+
+    def config(self, key):
+        self.auth_port, self.acct_port = free_udp_port(), free_udp_port()
+        path = os.path.join(self.dir, "gateway.yaml")
+        with open(path, "w") as f:
+            f.write("listen: [127.0.0.1]\nauth_port: %d\nacct_port: %d\nusers_file: users\n"
+                    "clients_file: clients.conf\naudit:\n  path: audit.log\n  key_file: %s\n"
+                    % (self.auth_port, self.acct_port, key))
+        return path
+
+    def test_short_key_is_refused_and_a_keyed_chain_needs_its_key(self):
+        done = subprocess.run([BINARY, "check", "--config", self.config("short.key")], capture_output=True,
+                              text=True, timeout=30)
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        self.assertIn("gateway.yaml:8:", done.stderr)
+        self.assertIn("at least 16 needed", done.stderr)
+        config = self.config("audit.key")
+        log = open(os.path.join(self.dir, "gateway.log"), "w")
+        process = subprocess.Popen([BINARY, "gateway", "--config", config], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            audit = os.path.join(self.dir, "audit.log")
+            deadline = time.monotonic() + 15
+            output = ""
+            while time.monotonic() < deadline and "Received Access-Accept" not in output:
+                output = radclient(self.auth_port, "alice", "wonderland")
+            self.assertIn("Received Access-Accept", output, output)
+            while time.monotonic() < deadline and not decisions(audit):
+                time.sleep(0.05)
+            self.assertIn('"chain":"hmac-sha256"', read_lines(audit)[0])
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+            log.close()
+        key = os.path.join(self.dir, "audit.key")
+        code, output = verify("--key", key, audit)
+        self.assertEqual(code, 0, output)
+        code, output = verify(audit)
+        self.assertEqual(code, EXIT_AUDIT_BROKEN, output)
+        self.assertIn("needs the key", output)
+        code, output = verify("--key", os.path.join(self.dir, "short.key"), audit)
+        self.assertEqual(code, 2, output)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
