@@ -18,6 +18,7 @@
 #include "config/config_view.h"
 #include "config/gateway_reload.h"
 #include "config/member_config.h"
+#include "gateway_shell/audit_log.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/explain_log.h"
@@ -73,6 +74,15 @@ config::ConfigErrors check_accounting_security(const config::GatewayConfig& conf
     addresses.push_back(member.address);
   return check_cluster_security(config.accounting->tls, config.accounting->insecure_plaintext_cluster,
                                 io::TlsRole::kClient, addresses);
+}
+
+// The audit key (audit.key_file) reads and is long enough; the error points
+// at the key that named the file.
+config::ConfigErrors check_audit_key(const config::GatewayConfig& config) {
+  if (!config.audit || !config.audit->key_file) return {};
+  auto key = gateway_shell::read_audit_key(config.audit->key_file->path);
+  if (key) return {};
+  return {config.audit->key_file->where.error(key.error())};
 }
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
@@ -156,11 +166,12 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
-    const gateway_shell::RadSecServer* radsec) {
+    const gateway_shell::RadSecServer* radsec, const gateway_shell::AuditLog* audit) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at, radsec);
+                                    started_at, radsec, audit);
+  if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -172,6 +183,25 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
   spdlog::info("admin API on {}", config.admin_socket->path);
   if (server->tcp_port()) spdlog::info("admin API on TCP {} (bearer token)", config.admin_listen->text);
   return server;
+}
+
+// The writer of `audit:` (docs/operations.md "Audit log"), started; null
+// without the section.
+Result<std::unique_ptr<gateway_shell::AuditLog>, std::string> start_audit_log(
+    const config::GatewayConfig& config) {
+  if (!config.audit) return std::unique_ptr<gateway_shell::AuditLog>();
+  const config::AuditConfig& audit = *config.audit;
+  gateway_shell::AuditLogOptions options{.path = audit.path.path,
+                                         .rotate_bytes = audit.rotate_bytes,
+                                         .keep = audit.keep,
+                                         .fsync_interval = audit.fsync_interval,
+                                         .queue_lines_max = audit.queue_lines_max};
+  if (audit.key_file) {
+    auto key = gateway_shell::read_audit_key(audit.key_file->path);
+    if (!key) return fail(key.error());
+    options.key = std::move(*key);
+  }
+  return gateway_shell::AuditLog::open(std::move(options));
 }
 
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
@@ -330,6 +360,10 @@ int run_gateway(const GatewayCommand& command) {
   std::optional<Loaded> loaded = load_or_print_errors(gateway_config(command));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
+  if (config::ConfigErrors errors = check_audit_key(config); !errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
+  }
   io::setup_logging(config.logging);
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
@@ -355,8 +389,16 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", client.error());
     return kExitConfigError;
   }
+  auto audit_log = start_audit_log(config);
+  if (!audit_log) {
+    spdlog::critical("{}", audit_log.error());
+    return kExitRuntimeFailure;
+  }
+  gateway_shell::DecisionObservers observers;
+  observers.add(&decision_log);
+  if (*audit_log) observers.add(audit_log->get());
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
-      make_handler_factory(loaded->files, random, &decision_log, client->get());
+      make_handler_factory(loaded->files, random, &observers, client->get());
   // SQL users and crypt(3) checks answer through the UDP server, which
   // starts after them: answers before it runs are lost and their requests
   // time out (the NAS retries).
@@ -410,7 +452,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, radsec->get());
+                           reloader, started_at, radsec->get(), audit_log->get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -428,6 +470,13 @@ int run_gateway(const GatewayCommand& command) {
   // server (ignored once stopped) and stop before it is destroyed.
   sql_users.reset();
   crypt_pool.reset();
+  // After the workers: every decision they made is queued, and is written now.
+  if (*audit_log) {
+    (*audit_log)->stop();
+    const gateway_shell::AuditLogStatus audit = (*audit_log)->status();
+    spdlog::info("audit log {}: {} lines written, {} dropped, {} write errors, head sequence {}", audit.path,
+                 audit.written, audit.dropped, audit.write_errors, audit.head.sequence);
+  }
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;
@@ -442,6 +491,7 @@ int run_check(const std::string& config_file) {
   if (config.tls) {
     if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
   }
+  for (config::ConfigError& error : check_audit_key(config)) errors.push_back(std::move(error));
   if (!errors.empty()) {
     print_errors(errors);
     return kExitConfigError;

@@ -230,9 +230,15 @@ bool any_bootstrap(const std::string& dir) {
   return false;
 }
 
-// The gateway's flags that dev passes on: --tls-* and --radsec-*, paths absolute.
-std::vector<std::string> gateway_tls_args(const config::GatewayOverrides& flags) {
+// The gateway's flags that dev passes on: --tls-*, --radsec-* and
+// --audit-log, paths absolute.
+std::vector<std::string> gateway_args(const config::GatewayOverrides& flags,
+                                      const std::optional<std::string>& audit_log) {
   std::vector<std::string> args;
+  if (audit_log) {
+    args.push_back("--audit-log");
+    args.push_back(absolute(*audit_log));
+  }
   for (auto [flag, value] : {std::pair{"--tls-cert", &flags.tls_cert}, std::pair{"--tls-key", &flags.tls_key},
                              std::pair{"--tls-ca", &flags.tls_ca}, std::pair{"--tls-crl", &flags.tls_crl},
                              std::pair{"--radsec-clients", &flags.radsec_clients}}) {
@@ -281,6 +287,9 @@ CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
       ->type_name("PORT");
   dev->add_option("--acct-port", command.acct_port, "Gateway accounting port (default 1813)")
       ->type_name("PORT");
+  dev->add_option("--audit-log", command.audit_log,
+                  "The gateway's audit log of decisions (docs/operations.md \"Audit log\")")
+      ->type_name("FILE");
   dev->add_option("--binary", command.binary, "radiusward binary the processes run (default: this one)")
       ->type_name("PATH");
   dev->add_option("--member-port-base", command.member_port_base,
@@ -363,7 +372,7 @@ int run_dev(const DevCommand& command) {
   const std::string reason =
       (*supervisor)
           ->run(
-              children(dir, binary, gateway->path, gateway_tls_args(command.tls_flags)),
+              children(dir, binary, gateway->path, gateway_args(command.tls_flags, command.audit_log)),
               [](const dev_shell::ChildEvent&) {},
               [&] {
                 if (watch_bootstrap) watch.on_tick();

@@ -26,6 +26,8 @@ struct DevCommand {
   int stop_timeout_ms = 10'000;
   // --tls-* and --radsec-*: passed on to the gateway's command line.
   config::GatewayOverrides tls_flags{};
+  // --audit-log FILE: passed to the gateway (docs/operations.md "Audit log").
+  std::optional<std::string> audit_log{};
 };
 
 // Registers the `dev` subcommand and its flags on `app`, filling `command`.

@@ -2,6 +2,7 @@
 // commands.h (docs/design.md "Roles and processes"). Usage errors exit with 2.
 #include <CLI/CLI.hpp>
 
+#include "app/audit_command.h"
 #include "app/bench_command.h"
 #include "app/certs_command.h"
 #include "app/commands.h"
@@ -46,6 +47,8 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
   command.add_option("--admin-socket", flags.admin_socket, "Admin API Unix socket (docs/admin_api.md)")
       ->type_name("PATH");
   rw::app::add_tls_flags(command, flags);
+  command.add_option("--audit-log", flags.audit_log, "Hash-chained audit log of decisions (audit.path)")
+      ->type_name("FILE");
 }
 
 }  // namespace
@@ -94,6 +97,9 @@ int main(int argc, char** argv) {
   rw::app::BenchCommand bench;
   CLI::App* bench_command = rw::app::add_bench_command(app, bench);
 
+  rw::app::AuditCommand audit;
+  CLI::App* audit_command = rw::app::add_audit_command(app, audit);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -112,5 +118,6 @@ int main(int argc, char** argv) {
   if (*bench_command) return rw::app::run_bench(bench);
   if (*dev_command) return rw::app::run_dev(dev);
   if (*certs_command) return rw::app::run_certs(certs);
+  if (*audit_command) return rw::app::run_audit(audit);
   return rw::app::kExitConfigError;
 }

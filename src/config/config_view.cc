@@ -230,6 +230,15 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                           {"connections_max", r.connections_max},
                           {"client_connections_max", r.client_connections_max},
                           {"buffered_bytes_max", r.buffered_bytes_max}};
+  ordered_json audit = nullptr;
+  if (config.audit) {
+    const AuditConfig& a = *config.audit;
+    audit = ordered_json{{"path", a.path.path},
+                         {"rotate_bytes", a.rotate_bytes},
+                         {"keep", a.keep},
+                         {"fsync_interval_ms", milliseconds(a.fsync_interval)},
+                         {"key_file", path_or_null(a.key_file)},
+                         {"queue_lines_max", a.queue_lines_max}};
   }
   ordered_json client_list = ordered_json::array();
   for (const ClientDef& client : clients) {
@@ -266,6 +275,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"sql_users", std::move(sql)},
       {"policy", path_or_null(config.policy_file)},
       {"accounting", std::move(accounting)},
+      {"audit", std::move(audit)},
       {"require_message_authenticator", config.require_message_authenticator},
       {"share_ports", config.share_ports},
       {"tls", tls_json(config.tls)},

@@ -135,6 +135,7 @@ class Parser : YamlReader {
         {"policy", &Parser::on_policy},
         {"tls", &Parser::on_tls},
         {"radsec", &Parser::on_radsec},
+        {"audit", &Parser::on_audit},
     };
     const std::set<std::string> seen = read_section(root, "", kTopLevel);
     require(seen, "", "users_file", at(root));
@@ -456,6 +457,39 @@ class Parser : YamlReader {
   void on_radsec_buffered_bytes_max(const YAML::Node& value, const SourceLocation& where) {
     set_integer(config_.radsec->buffered_bytes_max, value, where, kRadSecBufferedBytesMin,
                 kRadSecBufferedBytesMax);
+  void on_audit(const YAML::Node& value, const SourceLocation& where) {
+    config_.audit = audit_section(value, where, "audit.");
+  }
+
+  // The keys of an audit section, wherever it sits (`prefix` names it in
+  // errors): the gateway's today, a tenant's later.
+  std::optional<AuditConfig> audit_section(const YAML::Node& value, const SourceLocation& where,
+                                           std::string_view prefix) {
+    if (!expect_map(value, where, "with 'path'")) return std::nullopt;
+    AuditConfig audit{.where = where};
+    const std::set<std::string> seen = each_key(
+        value, prefix, [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+          if (key == "path") {
+            if (auto file = path(item, at_key)) audit.path = std::move(*file);
+          } else if (key == "rotate_bytes") {
+            set_integer(audit.rotate_bytes, item, at_key, kAuditRotateBytesMin, kAuditRotateBytesMax);
+          } else if (key == "keep") {
+            set_integer(audit.keep, item, at_key, 0, kAuditKeepMax);
+          } else if (key == "fsync_interval_ms") {
+            if (auto interval =
+                    duration(item, at_key, DurationUnit::kMilliseconds, 0, kAuditFsyncIntervalMsMax))
+              audit.fsync_interval = *interval;
+          } else if (key == "key_file") {
+            audit.key_file = path(item, at_key);
+          } else if (key == "queue_lines_max") {
+            set_integer(audit.queue_lines_max, item, at_key, kAuditQueueLinesMin, kAuditQueueLinesMax);
+          } else {
+            return false;
+          }
+          return true;
+        });
+    require(seen, prefix, "path", at(value));
+    return audit;
   }
 
   // Each element: "HOST:PORT", or {id: N, address: "HOST:PORT"} (the id
@@ -832,6 +866,10 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
     apply_path(overrides.admin_socket, "--admin-socket", socket, errors);
     base.admin_socket = std::move(socket);
   }
+  if (overrides.audit_log) {
+    if (!base.audit) base.audit.emplace();
+    apply_path(overrides.audit_log, "--audit-log", base.audit->path, errors);
+  }
   if (overrides.log_level) {
     if (auto level = parse_log_level(*overrides.log_level)) {
       base.logging.level = *level;
@@ -876,6 +914,7 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
     if (config.tls->crl) check_file(*config.tls->crl, "TLS CRL", errors);
   }
   if (config.radsec) check_file(config.radsec->clients_file, "RadSec clients file", errors);
+  if (config.audit && config.audit->key_file) check_file(*config.audit->key_file, "audit key file", errors);
   if (config.sql_users && config.sql_users->sqlite)
     check_file(*config.sql_users->sqlite, "SQLite users database", errors);
   if (config.dictionary_dir) {

@@ -245,6 +245,32 @@ struct RadSecConfig {
   SourceLocation where{};
 
   friend bool operator==(const RadSecConfig&, const RadSecConfig&) = default;
+inline constexpr std::int64_t kAuditRotateBytesMin = 64 * 1024;
+inline constexpr std::int64_t kAuditRotateBytesMax = std::int64_t{1} << 40;
+inline constexpr std::int64_t kAuditKeepMax = 1000;
+inline constexpr std::int64_t kAuditFsyncIntervalMsMax = 60'000;
+inline constexpr std::int64_t kAuditQueueLinesMin = 16;
+inline constexpr std::int64_t kAuditQueueLinesMax = 16 * 1024 * 1024;
+
+// An `audit:` section: the tamper-evident log of Access-Request decisions
+// (docs/configuration.md "Keys", docs/operations.md "Audit log"). One
+// writer per section; today the gateway has one, later each tenant its own.
+struct AuditConfig {
+  ConfiguredPath path{};
+  // The file is rotated (path -> path.1 -> ... -> path.<keep>) at this size.
+  std::uint64_t rotate_bytes = 64 * 1024 * 1024;
+  std::size_t keep = 10;  // Rotated files kept; 0 keeps none.
+  // Written lines are fsync'd at most this long after they were written
+  // (0: after every batch).
+  Duration fsync_interval = Duration::milliseconds(1000);
+  // HMAC-SHA256 key; absent: plain SHA-256 chain.
+  std::optional<ConfiguredPath> key_file{};
+  // Decisions waiting for the writer; beyond, they are counted and a gap
+  // line records how many (docs/limits.md).
+  std::size_t queue_lines_max = 65536;
+  SourceLocation where{};
+
+  friend bool operator==(const AuditConfig&, const AuditConfig&) = default;
 };
 
 // A validated gateway configuration. Built once at start and never changed;
@@ -318,6 +344,8 @@ struct GatewayConfig {
   std::optional<ClusterTlsConfig> tls;
   // The RadSec listener; absent: none. Requires `tls`.
   std::optional<RadSecConfig> radsec;
+  // The audit log of decisions; absent: none is written.
+  std::optional<AuditConfig> audit;
 
   // The default of each client's require_message_authenticator (RFC 3579
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
@@ -375,6 +403,8 @@ struct GatewayOverrides {
   // a `radsec` section when the file has none).
   std::optional<int> radsec_port{};
   std::optional<std::string> radsec_clients{};
+  // --audit-log FILE: audit.path, with the section's defaults when the file has none.
+  std::optional<std::string> audit_log{};
 };
 
 // The configuration with every default and no users or clients file: the

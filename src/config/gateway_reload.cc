@@ -67,6 +67,11 @@ std::optional<RadSecConfig> without_positions(std::optional<RadSecConfig> sectio
   section->where = {};
   section->clients_file = {};
   for (ListenAddress& address : section->listen) address.where = {};
+std::optional<AuditConfig> without_positions(std::optional<AuditConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  clear(section->path);
+  if (section->key_file) clear(*section->key_file);
   return section;
 }
 
@@ -127,6 +132,8 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   // The RadSec listener binds its port and loads its certificates at start.
   if (without_positions(running.tls) != without_positions(next.tls)) section_changed("tls");
   if (without_positions(running.radsec) != without_positions(next.radsec)) section_changed("radsec");
+  // The audit writer holds its file and chain from start to stop.
+  if (without_positions(running.audit) != without_positions(next.audit)) section_changed("audit");
   return errors;
 }
 

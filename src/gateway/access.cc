@@ -209,6 +209,7 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
   outcome.reject = RejectReason::kUnknownUser;
   outcome.note = AcceptNote::kNone;
   outcome.users.clear();
+  outcome.users_file = nullptr;
   outcome.ms_chap2.reset();
   outcome.ms_chap1.reset();
   outcome.ms_chap_error.reset();
@@ -284,6 +285,7 @@ void decide(const GatewayState& state, const radius::Packet& request, const Acce
   }
 
   const PacketAttributes attributes(request);
+  outcome.users_file = users;
   if (auto evaluated = auth::evaluate_users(*users, lookup_name, attributes, outcome.users); !evaluated) {
     return reject(outcome, reject_reason_of(evaluated.error()));
   }

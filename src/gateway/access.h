@@ -66,6 +66,9 @@ struct AccessOutcome {
   RejectReason reject = RejectReason::kUnknownUser;  // Why rejected (when not accepted).
   AcceptNote note = AcceptNote::kNone;               // Why accepted without a check.
   auth::UsersDecision users;                         // Reply items (on Accept; Reply-Message only on Reject).
+  // The users file `users` indexes into (the gateway's, or the SQL user's);
+  // null when the policy did not run.
+  const config::UsersFile* users_file = nullptr;
   std::optional<auth::MsChap2Accept> ms_chap2;
   std::optional<auth::MsChap1Accept> ms_chap1;
   std::optional<auth::MsChapError> ms_chap_error;

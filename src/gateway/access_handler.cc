@@ -115,6 +115,21 @@ std::optional<std::uint32_t> simultaneous_use_limit(const GatewayState& state, c
   return value;
 }
 
+// The entry that decided: the last one the users policy applied (the walk
+// stops at it; earlier ones fell through). The SQL store's entries are
+// compiled from rows, so only "sql" is named.
+void set_rule(const AccessOutcome& outcome, Verdict& verdict) {
+  const std::span<const std::uint32_t> applied = outcome.users.applied_entries();
+  if (outcome.users_file == nullptr || applied.empty()) return;
+  if (outcome.sql_user) {
+    verdict.rule_file = "sql";
+    return;
+  }
+  const config::UserEntry& entry = outcome.users_file->entries()[applied.back()];
+  verdict.rule_file = outcome.users_file->file_of(entry);
+  verdict.rule_line = entry.line;
+}
+
 }  // namespace
 
 Action AccessHandler::decide(const RequestContext& request, const AccessInputs& given, MutableBytes reply) {
@@ -141,12 +156,14 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
   const std::size_t length = build_reply(request, reply);
   if (length == 0) return Action::dropped(DropReason::kReplyTooLarge);
   if (!limit) {
-    return Action::reply(length, Verdict{.accepted = outcome.accepted,
-                                         .reject = outcome.reject,
-                                         .note = outcome.note,
-                                         .method = outcome.method,
-                                         .user_name = outcome.user_name,
-                                         .rule = outcome.rule});
+    Verdict verdict{.accepted = outcome.accepted,
+                    .reject = outcome.reject,
+                    .note = outcome.note,
+                    .method = outcome.method,
+                    .user_name = outcome.user_name,
+                    .rule = outcome.rule};
+    set_rule(outcome, verdict);
+    return Action::reply(length, verdict);
   }
   // A limit of 0 admits nobody: no need to ask. A User-Name a frame cannot
   // carry cannot be counted.

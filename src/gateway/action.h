@@ -46,6 +46,10 @@ struct Verdict {
   // The policy rule that decided (docs/policy.md); empty without a policy
   // or when authentication rejected. Points into the state's policy.
   std::string_view rule{};
+  // The users entry that decided, for the audit log: its file ("sql" for
+  // the SQL store) and line (0: no line); empty when no entry is recorded.
+  std::string_view rule_file{};
+  int rule_line = 0;
 };
 
 struct Action {

@@ -447,7 +447,9 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .accepted = verdict.accepted,
                           .reject = verdict.reject,
                           .note = verdict.note,
-                          .rule = verdict.rule});
+                          .rule = verdict.rule,
+                          .rule_file = verdict.rule_file,
+                          .rule_line = verdict.rule_line});
 }
 
 void RequestHandler::count_drop(DropReason reason) {

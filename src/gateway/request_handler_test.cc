@@ -1066,12 +1066,16 @@ class CountingSink final : public AccountingSink {
 class RecordingObserver final : public DecisionObserver {
  public:
   void on_decision(const Decision& decision) override {
-    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason())});
+    std::string rule(decision.rule_file);
+    if (decision.rule_line > 0) rule += ":" + std::to_string(decision.rule_line);
+    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason()),
+                         std::move(rule)});
   }
   struct Entry {
     std::string user_name;
     bool accepted;
     std::string reason;
+    std::string rule;  // "file:line" of the users entry that decided, or empty.
   };
   std::vector<Entry> decisions;
 };
@@ -1142,6 +1146,18 @@ TEST_F(SimultaneousUseTest, UsersWithoutTheItemAreAnsweredWithoutAQuery) {
   EXPECT_EQ(packet.code(), Code::kAccessAccept);
   EXPECT_TRUE(sink_.queries.empty());
   EXPECT_EQ(counters_.session_checks.get(), 0u);
+}
+
+TEST_F(SimultaneousUseTest, DecisionsNameTheUsersEntryThatDecided) {
+  (void)pap("alice", "wonderland");
+  (void)pap("dave", "anything", 2);
+  (void)pap("nobody", "anything", 3);
+  ASSERT_EQ(observer_.decisions.size(), 3u);
+  EXPECT_EQ(observer_.decisions[0].rule, "users:2");
+  EXPECT_EQ(observer_.decisions[1].rule, "users:8");
+  EXPECT_EQ(observer_.decisions[1].reason, "auth_type_reject");
+  EXPECT_EQ(observer_.decisions[2].rule, "");
+  EXPECT_EQ(observer_.decisions[2].reason, "unknown_user");
 }
 
 TEST_F(SimultaneousUseTest, AWrongPasswordIsRejectedWithoutAQuery) {

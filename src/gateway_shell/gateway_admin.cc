@@ -205,7 +205,7 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec) {
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at, const RadSecServer* radsec) {
+                        Instant started_at, const RadSecServer* radsec, const AuditLog* audit) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -214,8 +214,9 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
+    if (audit != nullptr) add_audit_metrics(page, *audit);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;

@@ -11,6 +11,7 @@
 
 #include "base/time.h"
 #include "gateway/counters.h"
+#include "gateway_shell/audit_log.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/radsec_server.h"
 #include "gateway_shell/submission_client.h"
@@ -56,11 +57,13 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
 // without accounting), `workers` (the handlers' counters, one per worker,
 // fixed once the UDP server started), `udp` and `published` (whose state
 // in force names the clients /metrics shows) must outlive the server's
-// thread, and so must `radsec` (null without RadSec). Requires: the server
-// is not started.
+// thread, and so must `radsec` (null without RadSec). `audit` (null without
+// an audit log) adds its metrics to /metrics. Requires: the server is not
+// started.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at, const RadSecServer* radsec = nullptr);
+                        Instant started_at, const RadSecServer* radsec = nullptr,
+                        const AuditLog* audit = nullptr);
 
 }  // namespace rw::gateway_shell

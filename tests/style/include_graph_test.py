@@ -33,10 +33,12 @@ ALLOWED = {
     "consensus": {"base"},
     "eap": {"base", "radius", "auth"},
     "admin": {"base", "radius", "config", "auth"},
+    "audit": {"base"},
     # Shared operating-system primitives; they speak in a few pure value types.
     "io": {"base", "config", "gateway"},
     # One shell per process.
-    "gateway_shell": {"io", "base", "radius", "config", "auth", "gateway", "submission", "accounting", "eap"},
+    "gateway_shell": {"io", "base", "radius", "config", "auth", "gateway", "submission", "accounting", "eap",
+                      "audit"},
     "member_shell": {"io", "base", "radius", "config", "accounting", "consensus", "exporter", "submission",
                      "admin"},
     "loadgen_shell": {"io", "base", "radius", "bench", "gateway"},

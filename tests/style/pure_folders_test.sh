@@ -5,7 +5,7 @@ set -u
 root=${RW_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || exit 2
 
-pure=(src/base src/radius src/auth src/gateway src/accounting src/submission src/bench src/deployment src/exporter src/eap src/admin src/policy)
+pure=(src/base src/radius src/auth src/gateway src/accounting src/submission src/bench src/deployment src/exporter src/eap src/admin src/policy src/audit)
 pattern='std::chrono::(system|steady|high_resolution)_clock|[^_a-z]time\(|clock_gettime|gettimeofday|'
 pattern+='[^_a-z]socket\(|recvmmsg|sendmmsg|recvfrom|sendto\(|std::thread|std::jthread|pthread_create|'
 pattern+='\buv_|\bPQ[a-z]+\(|\bSSL_[a-z_]+\(|\bthrow\b|std::random_device|/dev/urandom|spdlog|fopen\(|std::[io]?fstream'
