@@ -164,8 +164,8 @@ MethodStep EapMsChapV2::on_peer_response(Bytes type_data) {
                             : MsChapV2Error::kUnusableCredential);
   }
   InnerSessionKey isk{};
-  std::copy(accept->mppe.send_key.begin(), accept->mppe.send_key.end(), isk.begin());
-  std::copy(accept->mppe.recv_key.begin(), accept->mppe.recv_key.end(), isk.begin() + auth::kMppeKeySize);
+  std::copy(accept->mppe.recv_key.begin(), accept->mppe.recv_key.end(), isk.begin());
+  std::copy(accept->mppe.send_key.begin(), accept->mppe.send_key.end(), isk.begin() + auth::kMppeKeySize);
   isk_ = isk;
   // draft §2.3: "S=<authenticator response> M=<message>"; the Ident octet
   // of the RADIUS attribute is not part of it.

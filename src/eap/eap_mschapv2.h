@@ -68,9 +68,10 @@ enum class MsChapV2Error : std::uint8_t {
 // Name. MS-Length counts from OpCode; octets past it are ignored.
 [[nodiscard]] Result<MsChapV2Response, MsChapV2Error> parse_ms_chap_v2_response(Bytes type_data);
 
-// The 32-octet Inner Session Key PEAP's cryptobinding takes from MS-CHAPv2:
-// MS-MPPE-Send-Key then MS-MPPE-Recv-Key as RADIUS would carry them (the
-// server's send key first; [MS-PEAP] §3.1.5.5.2.2, in hostapd's reading).
+// The 32-octet Inner Session Key PEAP's cryptobinding takes from MS-CHAPv2
+// ([MS-PEAP] §3.1.5.5.2.2, "Server ISK = InnerMPPERecvKey |
+// InnerMPPESendKey"): the server's MPPE receive key, then its send key (the
+// peer's send key, then its receive key; as wpa_supplicant computes it).
 using InnerSessionKey = std::array<std::uint8_t, 2 * auth::kMppeKeySize>;
 
 inline constexpr std::size_t kMsChapV2NameOctetsMax = 256;

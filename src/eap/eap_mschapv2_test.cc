@@ -107,7 +107,7 @@ TEST(EapMsChapV2, Rfc2759ExchangeSucceedsWithTheRfcsAuthenticatorResponse) {
   EXPECT_FALSE(done.msk.has_value());  // Its keys are for the tunnel, not an MSK.
 }
 
-TEST(EapMsChapV2, InnerSessionKeyIsSendKeyThenRecvKey) {
+TEST(EapMsChapV2, InnerSessionKeyIsRecvKeyThenSendKey) {
   Rfc2759Exchange exchange;
   const MethodStep challenge = exchange.method.start();
   const Octets nt_response = exchange.vector.bytes("NtResponse");
@@ -116,8 +116,8 @@ TEST(EapMsChapV2, InnerSessionKeyIsSendKeyThenRecvKey) {
   ASSERT_TRUE(exchange.method.inner_session_key().has_value());
   const auto hash = auth::nt_hash_of(auth::Credential::cleartext("clientPass"));
   const auth::MppeKeys keys = auth::ms_chap2_mppe_keys(*hash, nt_response);
-  Octets expected(keys.send_key.begin(), keys.send_key.end());
-  expected.insert(expected.end(), keys.recv_key.begin(), keys.recv_key.end());
+  Octets expected(keys.recv_key.begin(), keys.recv_key.end());
+  expected.insert(expected.end(), keys.send_key.begin(), keys.send_key.end());
   EXPECT_EQ(Octets(exchange.method.inner_session_key()->begin(), exchange.method.inner_session_key()->end()),
             expected);
 }

@@ -167,8 +167,10 @@ struct PeapPeer {
     const auto hash = auth::nt_hash_of(auth::Credential::cleartext(password));
     const auth::MppeKeys keys = auth::ms_chap2_mppe_keys(*hash, nt_response);
     Octets seed = text("Inner Methods Compound Keys");
-    seed.insert(seed.end(), keys.send_key.begin(), keys.send_key.end());
+    // The peer's ISK: its send key (the server's receive key), then its
+    // receive key ([MS-PEAP] §3.1.5.5.2.2; the order eapol_test uses).
     seed.insert(seed.end(), keys.recv_key.begin(), keys.recv_key.end());
+    seed.insert(seed.end(), keys.send_key.begin(), keys.send_key.end());
     const Octets ipmk_cmk = peer_prf_plus(Bytes(tk).first(40), seed, 60);
     const Bytes ipmk = Bytes(ipmk_cmk).first(40);
     const Bytes cmk = Bytes(ipmk_cmk).subspan(40);
