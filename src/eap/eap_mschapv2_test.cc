@@ -8,6 +8,7 @@
 
 #include <deque>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,10 @@ struct Refusal {
   std::string password;
   MsChapV2Error error;
 };
+
+void PrintTo(const Refusal& refusal, std::ostream* out) {
+  *out << refusal.name << ": " << to_string(refusal.error);
+}
 
 class EapMsChapV2Refusal : public ::testing::TestWithParam<Refusal> {};
 

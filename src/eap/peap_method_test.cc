@@ -10,6 +10,7 @@
 #include <openssl/hmac.h>
 
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "auth/mschap.h"
@@ -337,6 +338,8 @@ struct Malformed {
   Octets answer;
   PeapMethodError error;
 };
+
+void PrintTo(const Malformed& malformed, std::ostream* out) { *out << malformed.name; }
 
 class EapPeapHostile : public PeapRunner, public ::testing::WithParamInterface<Malformed> {};
 
