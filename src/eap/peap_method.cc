@@ -148,20 +148,18 @@ MethodStep PeapMethod::on_handshake_done() {
           : session_->export_key(kTls12KeyLabel, std::nullopt, kTlsKeyMaterialOctets);
   if (!material) return failure_of_tls(material.error());
   key_material_ = std::move(*material);
-  std::vector<std::uint8_t> output = session_->take_output();
-  if (!output.empty() && !v13) {
+  if (!v13) {
     // TLS 1.2: our ChangeCipherSpec and Finished go alone, as the peer
     // expects; its ACK starts phase 2.
+    std::vector<std::uint8_t> output = session_->take_output();
+    if (output.empty()) return failure(PeapMethodError::kIncompleteFlight);
     phase_ = Phase::kFinishedSent;
     return request_step(transfer_.send(std::move(output)));
   }
-  // TLS 1.3: our Finished went in the first flight; phase 2 starts at once
-  // (with whatever TLS still had to say in front of it).
+  // TLS 1.3: our Finished went in the first flight; phase 2 starts at once,
+  // behind whatever TLS still had to say (send_plaintext takes it all).
   phase_ = Phase::kIdentity;
-  const std::uint8_t identity = static_cast<std::uint8_t>(Type::kIdentity);
-  if (auto wrote = session_->write_application(Bytes(&identity, 1)); !wrote)
-    return failure_of_tls(wrote.error());
-  return request_step(transfer_.send(session_->take_output()));
+  return send_inner(Type::kIdentity, {});
 }
 
 MethodStep PeapMethod::on_inner(Bytes plaintext) {
