@@ -1,8 +1,8 @@
 // Test-only: a PKI made in a temporary folder (a CA, the server's
 // certificate, valid, expired and revoked client certificates with a CRL,
 // and another CA's client certificate) and an EAP-TLS peer: a real OpenSSL
-// client over memory BIOs that speaks the EAP-TLS framing, for
-// tls_method_test.cc and tls_method_bench.cc.
+// client over memory BIOs that speaks the EAP-TLS framing, for the tests of
+// EAP-TLS, EAP-TTLS and PEAP and tls_method_bench.cc.
 #pragma once
 
 #include <openssl/err.h>
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,12 +112,20 @@ class TlsTestPeer {
     // True: the inner data goes with the peer's last handshake flight; false
     // (TLS 1.3 only): in answer to the server's next request.
     bool inner_with_finished = true;
+    // The peer's side of a conversation inside the tunnel (PEAP, EAP-TTLS
+    // MS-CHAPv2): called with the application data each server message
+    // carried, and, when `respond_first`, once with none as the handshake
+    // completes; what it returns is written back (nothing: an ACK).
+    std::function<Octets(SSL* ssl, const Octets& received)> respond{};
+    bool respond_first = false;
   };
 
   explicit TlsTestPeer(Options options)
       : fragmenter_(options.fragment_octets),
         inner_(options.inner),
-        inner_with_finished_(options.inner_with_finished) {
+        inner_with_finished_(options.inner_with_finished),
+        respond_(std::move(options.respond)),
+        respond_first_(options.respond_first) {
     const int version = options.version == TlsVersion::k1_2 ? TLS1_2_VERSION : TLS1_3_VERSION;
     context_.reset(SSL_CTX_new(TLS_client_method()));
     SSL_CTX_set_min_proto_version(context_.get(), version);
@@ -177,6 +186,14 @@ class TlsTestPeer {
       SSL_write(ssl_.get(), inner_.data(), static_cast<int>(inner_.size()));
       inner_.clear();
     }
+    if (done_ && respond_) {
+      if (!was_done && respond_first_) write(respond_(ssl_.get(), Octets{}));
+      if (!application_.empty()) {
+        const Octets received = std::move(application_);
+        application_.clear();
+        write(respond_(ssl_.get(), received));
+      }
+    }
     return send_output();
   }
 
@@ -210,6 +227,10 @@ class TlsTestPeer {
 
  private:
   static Octets ack() { return Octets{0x00}; }
+
+  void write(const Octets& plaintext) {
+    if (!plaintext.empty()) SSL_write(ssl_.get(), plaintext.data(), static_cast<int>(plaintext.size()));
+  }
 
   void handshake() {
     const int result = SSL_do_handshake(ssl_.get());
@@ -263,6 +284,8 @@ class TlsTestPeer {
   bool alert_received_ = false;
   Octets inner_;
   bool inner_with_finished_;
+  std::function<Octets(SSL*, const Octets&)> respond_;
+  bool respond_first_;
 };
 
 // The TLS 1.2 PRF computed from the client's master secret and randoms

@@ -51,12 +51,20 @@ Result<std::vector<Avp>, AvpError> parse_avps(Bytes data, std::size_t avps_max) 
 }
 
 std::vector<std::uint8_t> encode_avp(std::uint32_t code, Bytes data, bool mandatory) {
-  RW_ASSERT(data.size() < 0x00FF'FFFF - 8);
-  const auto length = static_cast<std::uint32_t>(8 + data.size());
+  return encode_vendor_avp(std::nullopt, code, data, mandatory);
+}
+
+std::vector<std::uint8_t> encode_vendor_avp(std::optional<std::uint32_t> vendor_id, std::uint32_t code,
+                                            Bytes data, bool mandatory) {
+  RW_ASSERT(data.size() < 0x00FF'FFFF - 12);
+  const std::uint32_t header = vendor_id ? 12 : 8;
+  const auto length = static_cast<std::uint32_t>(header + data.size());
+  const std::uint32_t flags =
+      (mandatory ? std::uint32_t{kAvpFlagMandatory} : 0u) | (vendor_id ? std::uint32_t{kAvpFlagVendor} : 0u);
   std::vector<std::uint8_t> out;
-  const std::uint32_t words[2] = {code, (mandatory ? std::uint32_t{kAvpFlagMandatory} << 24 : 0u) | length};
-  for (std::uint32_t word : words) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(word >> shift));
+  const std::uint32_t words[3] = {code, flags << 24 | length, vendor_id.value_or(0)};
+  for (std::size_t i = 0; i < header / 4; ++i) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(words[i] >> shift));
   }
   out.insert(out.end(), data.begin(), data.end());
   out.resize((out.size() + 3) / 4 * 4, 0);

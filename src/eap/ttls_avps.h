@@ -19,6 +19,12 @@ inline constexpr std::uint8_t kAvpFlagVendor = 0x80;     // V: a Vendor-ID follo
 inline constexpr std::uint8_t kAvpFlagMandatory = 0x40;  // M: the receiver must understand it.
 inline constexpr std::uint32_t kAvpUserName = 1;         // RADIUS User-Name (RFC 5281 §10.4).
 inline constexpr std::uint32_t kAvpUserPassword = 2;     // RADIUS User-Password, in clear inside TLS.
+// Microsoft's vendor AVPs for MS-CHAPv2 (RFC 5281 §11.2.4, numbered as in RFC 2548 §2).
+inline constexpr std::uint32_t kVendorMicrosoft = 311;
+inline constexpr std::uint32_t kAvpMsChapError = 2;
+inline constexpr std::uint32_t kAvpMsChapChallenge = 11;
+inline constexpr std::uint32_t kAvpMsChap2Response = 25;
+inline constexpr std::uint32_t kAvpMsChap2Success = 26;
 
 // One AVP; `data` borrows from the parsed input.
 struct Avp {
@@ -42,5 +48,9 @@ enum class AvpError : std::uint8_t {
 
 // One AVP (no vendor) with its padding. Requires: data.size() < 2^24 - 8.
 [[nodiscard]] std::vector<std::uint8_t> encode_avp(std::uint32_t code, Bytes data, bool mandatory = true);
+// One AVP with a Vendor-ID when given (V set). Requires: data.size() < 2^24 - 12.
+[[nodiscard]] std::vector<std::uint8_t> encode_vendor_avp(std::optional<std::uint32_t> vendor_id,
+                                                          std::uint32_t code, Bytes data,
+                                                          bool mandatory = true);
 
 }  // namespace rw::eap

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "auth/mschap.h"
 #include "base/assert.h"
 #include "eap/tls_steps.h"
 
@@ -35,6 +36,14 @@ std::string_view to_string(TtlsMethodError error) {
       return "inner User-Name or User-Password too long";
     case TtlsMethodError::kRejected:
       return "inner PAP rejected";
+    case TtlsMethodError::kMsChapChallenge:
+      return "MS-CHAP-Challenge is not the tunnel's";
+    case TtlsMethodError::kMsChap2Malformed:
+      return "malformed inner MS-CHAPv2";
+    case TtlsMethodError::kMsChap2Rejected:
+      return "inner MS-CHAPv2 rejected";
+    case TtlsMethodError::kMsChap2Ack:
+      return "expected the ACK of MS-CHAP2-Success";
   }
   return "EAP-TTLS failure";
 }
@@ -79,8 +88,22 @@ MethodStep TtlsMethod::on_response(Bytes type_data) {
   }
   if (auto* next = std::get_if<TlsTransfer::Request>(&*step)) return request_step(std::move(next->type_data));
   std::vector<std::uint8_t> message = std::move(std::get<TlsTransfer::Message>(*step).records);
+  if (phase_ == Phase::kMsChap2SuccessSent) return on_ms_chap2_ack(message);
   if (message.empty()) return failure(TtlsMethodError::kUnexpectedAck);
   return on_message(std::move(message));
+}
+
+MethodStep TtlsMethod::on_ms_chap2_ack(const std::vector<std::uint8_t>& message) {
+  // RFC 5281 §11.2.4: the peer checked MS-CHAP2-Success and answers with no
+  // data; a peer that sends a TLS record instead is heard out, its content
+  // ignored, unless TLS refuses it.
+  if (!message.empty()) {
+    if (auto read = session_->on_records(message); !read) return failure(TtlsMethodError::kMsChap2Ack);
+    std::vector<std::uint8_t> ignored = session_->read_application();
+    std::fill(ignored.begin(), ignored.end(), 0);
+  }
+  phase_ = Phase::kDone;
+  return success_step(msk_);
 }
 
 MethodStep TtlsMethod::on_message(std::vector<std::uint8_t> message) {
@@ -114,6 +137,9 @@ MethodStep TtlsMethod::on_handshake_done() {
   std::copy_n(material->begin(), msk.size(), msk.begin());
   std::fill(material->begin(), material->end(), 0);
   msk_ = msk;
+  auto challenge = session_->export_key(kTtlsChallengeLabel, std::nullopt, ms_chap_challenge_.size());
+  if (!challenge) return failure_of_tls(challenge.error());
+  std::copy(challenge->begin(), challenge->end(), ms_chap_challenge_.begin());
   // TLS 1.3: the peer may have sent its AVPs with its Finished.
   std::vector<std::uint8_t> plaintext = session_->read_application();
   if (!plaintext.empty()) return on_inner(std::move(plaintext));
@@ -133,14 +159,24 @@ MethodStep TtlsMethod::on_inner(std::vector<std::uint8_t> plaintext) {
   if (!avps) return failure(TtlsMethodError::kAvps, to_string(avps.error()));
   std::optional<Bytes> user_name;
   std::optional<Bytes> password;
+  std::optional<Bytes> ms_chap_challenge;
+  std::optional<Bytes> ms_chap2_response;
+  const bool ms_chap2 = static_cast<bool>(options_.ms_chap2_credential);
   for (const Avp& avp : *avps) {
     if (!avp.vendor_id && avp.code == kAvpUserName) {
       user_name = avp.data;
     } else if (!avp.vendor_id && avp.code == kAvpUserPassword) {
       password = avp.data;
+    } else if (ms_chap2 && avp.vendor_id == kVendorMicrosoft && avp.code == kAvpMsChapChallenge) {
+      ms_chap_challenge = avp.data;
+    } else if (ms_chap2 && avp.vendor_id == kVendorMicrosoft && avp.code == kAvpMsChap2Response) {
+      ms_chap2_response = avp.data;
     } else if ((avp.flags & kAvpFlagMandatory) != 0) {
       return failure(TtlsMethodError::kUnsupportedAvp);  // RFC 5281 §10.2.
     }
+  }
+  if (user_name && ms_chap2_response) {
+    return on_ms_chap2(*user_name, ms_chap_challenge, *ms_chap2_response);
   }
   if (!user_name || !password) return failure(TtlsMethodError::kNoPapCredentials);
   // RFC 5281 §11.2.5: the password may be padded with NULs to 16 octets.
@@ -153,6 +189,37 @@ MethodStep TtlsMethod::on_inner(std::vector<std::uint8_t> plaintext) {
   if (!decision.accepted) return failure(TtlsMethodError::kRejected, decision.reason);
   phase_ = Phase::kDone;
   return success_step(msk_);
+}
+
+MethodStep TtlsMethod::on_ms_chap2(Bytes user_name, std::optional<Bytes> challenge, Bytes response) {
+  if (user_name.size() > kUserNameOctetsMax) return failure(TtlsMethodError::kCredentialTooLong);
+  inner_user_name_ = std::string(as_chars(user_name));
+  // RFC 5281 §11.2.4: the challenge and the Ident are the tunnel's, so a
+  // response recorded in another conversation is worthless here.
+  if (!challenge || response.size() != auth::kMsChapResponseSize) {
+    return failure(TtlsMethodError::kMsChap2Malformed);
+  }
+  const Bytes expected(ms_chap_challenge_);
+  if (!constant_time_equal(*challenge, expected.first(16)) || response[0] != expected[16]) {
+    return failure(TtlsMethodError::kMsChapChallenge);
+  }
+  const std::optional<auth::Credential> credential = options_.ms_chap2_credential(inner_user_name_);
+  if (!credential) return failure(TtlsMethodError::kMsChap2Rejected, "unknown user");
+  const auto accept = auth::verify_ms_chap2(*credential, auth::MsChap2Request{.ms_chap_challenge = *challenge,
+                                                                              .ms_chap2_response = response,
+                                                                              .user_name = inner_user_name_});
+  if (!accept) {
+    const bool wrong = accept.error() == auth::AuthError::kWrongPassword;
+    return failure(TtlsMethodError::kMsChap2Rejected,
+                   wrong ? "wrong password" : "stored password unusable for MS-CHAPv2");
+  }
+  // The authenticator response goes back in MS-CHAP2-Success; EAP-Success
+  // follows the peer's empty answer.
+  const std::vector<std::uint8_t> avp =
+      encode_vendor_avp(kVendorMicrosoft, kAvpMsChap2Success, accept->ms_chap2_success);
+  if (auto wrote = session_->write_application(avp); !wrote) return failure_of_tls(wrote.error());
+  phase_ = Phase::kMsChap2SuccessSent;
+  return request_step(transfer_.send(session_->take_output()));
 }
 
 MethodStep TtlsMethod::failure(TtlsMethodError error, std::string_view detail) {
