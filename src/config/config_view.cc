@@ -230,6 +230,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                           {"connections_max", r.connections_max},
                           {"client_connections_max", r.client_connections_max},
                           {"buffered_bytes_max", r.buffered_bytes_max}};
+  }
   ordered_json audit = nullptr;
   if (config.audit) {
     const AuditConfig& a = *config.audit;

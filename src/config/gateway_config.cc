@@ -457,6 +457,8 @@ class Parser : YamlReader {
   void on_radsec_buffered_bytes_max(const YAML::Node& value, const SourceLocation& where) {
     set_integer(config_.radsec->buffered_bytes_max, value, where, kRadSecBufferedBytesMin,
                 kRadSecBufferedBytesMax);
+  }
+
   void on_audit(const YAML::Node& value, const SourceLocation& where) {
     config_.audit = audit_section(value, where, "audit.");
   }

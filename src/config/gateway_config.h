@@ -245,6 +245,8 @@ struct RadSecConfig {
   SourceLocation where{};
 
   friend bool operator==(const RadSecConfig&, const RadSecConfig&) = default;
+};
+
 inline constexpr std::int64_t kAuditRotateBytesMin = 64 * 1024;
 inline constexpr std::int64_t kAuditRotateBytesMax = std::int64_t{1} << 40;
 inline constexpr std::int64_t kAuditKeepMax = 1000;

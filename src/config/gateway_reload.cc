@@ -67,6 +67,9 @@ std::optional<RadSecConfig> without_positions(std::optional<RadSecConfig> sectio
   section->where = {};
   section->clients_file = {};
   for (ListenAddress& address : section->listen) address.where = {};
+  return section;
+}
+
 std::optional<AuditConfig> without_positions(std::optional<AuditConfig> section) {
   if (!section) return section;
   section->where = {};
