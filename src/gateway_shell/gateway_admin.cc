@@ -214,7 +214,8 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec,
+                                 audit](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
     if (audit != nullptr) add_audit_metrics(page, *audit);
     // The clients of the configuration in force: a removed client's series
