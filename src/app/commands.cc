@@ -19,11 +19,13 @@
 #include "config/gateway_reload.h"
 #include "config/member_config.h"
 #include "eap/conversation.h"
+#include "gateway_shell/audit_log.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
 #include "gateway_shell/explain_log.h"
 #include "gateway_shell/gateway_admin.h"
 #include "gateway_shell/published_state.h"
+#include "gateway_shell/radsec_server.h"
 #include "gateway_shell/sql_user_cache.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
@@ -35,6 +37,7 @@
 #include "io/reloader.h"
 #include "io/signals.h"
 #include "io/socket_address.h"
+#include "policy/policy_file.h"
 
 namespace rw::app {
 namespace {
@@ -72,6 +75,15 @@ config::ConfigErrors check_accounting_security(const config::GatewayConfig& conf
     addresses.push_back(member.address);
   return check_cluster_security(config.accounting->tls, config.accounting->insecure_plaintext_cluster,
                                 io::TlsRole::kClient, addresses);
+}
+
+// The audit key (audit.key_file) reads and is long enough; the error points
+// at the key that named the file.
+config::ConfigErrors check_audit_key(const config::GatewayConfig& config) {
+  if (!config.audit || !config.audit->key_file) return {};
+  auto key = gateway_shell::read_audit_key(config.audit->key_file->path);
+  if (key) return {};
+  return {config.audit->key_file->where.error(key.error())};
 }
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
@@ -162,11 +174,13 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
+    const gateway_shell::RadSecServer* radsec, const gateway_shell::AuditLog* audit,
     const gateway::EapConversations* eap) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at, eap);
+                                    started_at, radsec, audit, eap);
+  if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -178,6 +192,25 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
   spdlog::info("admin API on {}", config.admin_socket->path);
   if (server->tcp_port()) spdlog::info("admin API on TCP {} (bearer token)", config.admin_listen->text);
   return server;
+}
+
+// The writer of `audit:` (docs/operations.md "Audit log"), started; null
+// without the section.
+Result<std::unique_ptr<gateway_shell::AuditLog>, std::string> start_audit_log(
+    const config::GatewayConfig& config) {
+  if (!config.audit) return std::unique_ptr<gateway_shell::AuditLog>();
+  const config::AuditConfig& audit = *config.audit;
+  gateway_shell::AuditLogOptions options{.path = audit.path.path,
+                                         .rotate_bytes = audit.rotate_bytes,
+                                         .keep = audit.keep,
+                                         .fsync_interval = audit.fsync_interval,
+                                         .queue_lines_max = audit.queue_lines_max};
+  if (audit.key_file) {
+    auto key = gateway_shell::read_audit_key(audit.key_file->path);
+    if (!key) return fail(key.error());
+    options.key = std::move(*key);
+  }
+  return gateway_shell::AuditLog::open(std::move(options));
 }
 
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
@@ -210,6 +243,48 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
       [](const std::string& error) { spdlog::warn("sql users: {}", error); });
 }
 
+// Carries answers to the thread whose handler holds their ticket: a UDP
+// worker, or the RadSec listener (whose handler is the worker after the
+// last UDP worker). Either may not run yet, or any more: its answers are
+// then dropped and their requests time out (the NAS retries).
+struct AnswerRoutes {
+  std::atomic<gateway_shell::UdpServer*> udp{nullptr};
+  std::atomic<gateway_shell::RadSecServer*> radsec{nullptr};
+
+  void post(int worker, std::span<const gateway_shell::AnswerNotice> answers) const {
+    gateway_shell::RadSecServer* radsec_server = radsec.load();
+    if (radsec_server != nullptr && worker == radsec_server->worker()) {
+      radsec_server->post_answers(answers);
+    } else if (gateway_shell::UdpServer* udp_server = udp.load()) {
+      udp_server->post_answers(worker, answers);
+    }
+  }
+};
+
+// Starts the RadSec listener of `radsec:` with the context of `tls:` and a
+// handler for worker `worker`; null without the section.
+Result<std::unique_ptr<gateway_shell::RadSecServer>, std::string> start_radsec(
+    const config::GatewayConfig& config, io::TlsContext tls, gateway::DatagramHandlerFactory& factory,
+    const gateway_shell::PublishedState& published, int worker) {
+  if (!config.radsec) return std::unique_ptr<gateway_shell::RadSecServer>();
+  gateway_shell::RadSecServerOptions options = gateway_shell::radsec_server_options(config);
+  options.tls = std::move(tls);
+  // The client entry of a peer, in the state in force (a reload changes
+  // who may connect from the next connection on).
+  auto lookup = [&published](const gateway::Endpoint& peer) -> std::optional<std::string> {
+    const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
+    const config::ClientDef* client = state->find_client(peer, gateway::Listener::kRadSec);
+    if (client == nullptr) return std::nullopt;
+    return client->name;
+  };
+  auto server = gateway_shell::RadSecServer::start(std::move(options), factory.make_handler(worker), worker,
+                                                   std::move(lookup));
+  if (!server) return fail(server.error().to_string());
+  for (const gateway::Endpoint& local : (*server)->listeners())
+    spdlog::info("listening on {} (RadSec, TLS over TCP)", io::to_string(local));
+  return std::move(*server);
+}
+
 // One reload of `radiusward gateway` (docs/operations.md "Reload"): the
 // config file (with the command line's flags again) and every file it names
 // are read and checked whole, off the request path; only when nothing is
@@ -236,10 +311,14 @@ class GatewayReload {
       if (auto tls = cluster_tls_context(*next->accounting->tls, io::TlsRole::kClient); !tls)
         errors.push_back(tls.error());
     }
+    if (next->tls) {
+      if (auto tls = gateway_tls_context(*next->tls); !tls) errors.push_back(tls.error());
+    }
     if (!errors.empty()) return fail(std::move(errors));
     const gateway::GatewayState& state = *files->state;
-    spdlog::info("reload: {} clients, {} users entries, {} attributes", state.client_count(),
-                 state.users().entries().size(), state.dictionary().attribute_count());
+    spdlog::info("reload: {} clients, {} users entries, {} attributes, {} policy rules", state.client_count(),
+                 state.users().entries().size(), state.dictionary().attribute_count(),
+                 state.policy() != nullptr ? state.policy()->rules().size() : 0);
     std::string body = gateway_config_body(*next, *files);
     published_.publish(std::move(files->state));
     config_in_force_.replace(std::move(body));
@@ -269,10 +348,31 @@ std::string_view serve_signals(io::Reloader& reloader, gateway_shell::PublishedS
 
 }  // namespace
 
+void add_tls_flags(CLI::App& command, config::GatewayOverrides& flags) {
+  command.add_option("--tls-cert", flags.tls_cert, "The gateway's server certificate (PEM; RadSec, EAP)")
+      ->type_name("FILE");
+  command.add_option("--tls-key", flags.tls_key, "Its private key (PEM)")->type_name("FILE");
+  command.add_option("--tls-ca", flags.tls_ca, "The CA client certificates must chain to (PEM)")
+      ->type_name("FILE");
+  command
+      .add_option("--tls-crl", flags.tls_crl, "That CA's CRL (PEM): revoked client certificates are refused")
+      ->type_name("FILE");
+  command.add_option("--radsec-port", flags.radsec_port, "RadSec (RADIUS over TLS) port (default 2083)")
+      ->type_name("PORT");
+  command
+      .add_option("--radsec-clients", flags.radsec_clients,
+                  "RadSec clients (clients.conf syntax, proto = tls): turns RadSec on")
+      ->type_name("FILE");
+}
+
 int run_gateway(const GatewayCommand& command) {
   std::optional<Loaded> loaded = load_or_print_errors(gateway_config(command));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
+  if (config::ConfigErrors errors = check_audit_key(config); !errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
+  }
   io::setup_logging(config.logging);
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
@@ -280,6 +380,16 @@ int run_gateway(const GatewayCommand& command) {
     return kExitRuntimeFailure;
   }
   const Instant started_at = io::monotonic_now();
+  // The gateway's certificate, before any thread: a wrong file is a config error.
+  io::TlsContext gateway_tls;
+  if (config.tls) {
+    auto tls = gateway_tls_context(*config.tls);
+    if (!tls) {
+      spdlog::critical("{}", tls.error().to_string());
+      return kExitConfigError;
+    }
+    gateway_tls = std::move(*tls);
+  }
   io::ThreadLocalCsprng random;
   gateway_shell::DecisionLog decision_log;
   gateway_shell::ExplainLog explain_log;
@@ -288,8 +398,16 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", client.error());
     return kExitConfigError;
   }
+  auto audit_log = start_audit_log(config);
+  if (!audit_log) {
+    spdlog::critical("{}", audit_log.error());
+    return kExitRuntimeFailure;
+  }
+  gateway_shell::DecisionObservers observers;
+  observers.add(&decision_log);
+  if (*audit_log) observers.add(audit_log->get());
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
-      make_handler_factory(loaded->files, random, &decision_log, client->get());
+      make_handler_factory(loaded->files, random, &observers, client->get());
   // One table of EAP conversations for all workers: a NAS's follow-ups may
   // come from other source ports, so reach other workers.
   std::unique_ptr<gateway::EapConversations> eap = make_eap_conversations(config.eap, random);
@@ -302,11 +420,9 @@ int run_gateway(const GatewayCommand& command) {
   // SQL users and crypt(3) checks answer through the UDP server, which
   // starts after them: answers before it runs are lost and their requests
   // time out (the NAS retries).
-  auto udp_for_answers = std::make_shared<std::atomic<gateway_shell::UdpServer*>>(nullptr);
-  const auto post_answer = [udp_for_answers](const gateway::Answer& answer) {
-    if (gateway_shell::UdpServer* udp = udp_for_answers->load()) {
-      udp->post_answers(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
-    }
+  auto routes = std::make_shared<AnswerRoutes>();
+  const auto post_answer = [routes](const gateway::Answer& answer) {
+    routes->post(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
   };
   std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
   gateway::ParkingSetup parking;
@@ -332,12 +448,18 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", server.error().to_string());
     return kExitRuntimeFailure;
   }
-  udp_for_answers->store(server->get());
+  routes->udp.store(server->get());
+  auto radsec = start_radsec(config, std::move(gateway_tls), reloading, published, (*server)->worker_count());
+  if (!radsec) {
+    spdlog::critical("radsec: {}", radsec.error());
+    return kExitRuntimeFailure;
+  }
+  routes->radsec.store(radsec->get());
   if (*client) {
-    gateway_shell::UdpServer* udp = server->get();
-    auto started = (*client)->start([udp](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
-      udp->post_answers(worker, answers);
-    });
+    auto started =
+        (*client)->start([routes](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
+          routes->post(worker, answers);
+        });
     if (!started) {
       spdlog::critical("{}", started.error().to_string());
       return kExitRuntimeFailure;
@@ -348,7 +470,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, eap.get());
+                           reloader, started_at, radsec->get(), audit_log->get(), eap.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -360,11 +482,19 @@ int run_gateway(const GatewayCommand& command) {
   if (*admin) (*admin)->stop();
   // The client first: it posts answers to the workers, which stop next.
   if (*client) (*client)->stop();
+  if (*radsec) (*radsec)->stop();
   (*server)->stop();
   // The workers that called the pools are stopped; the pools post to the
   // server (ignored once stopped) and stop before it is destroyed.
   sql_users.reset();
   crypt_pool.reset();
+  // After the workers: every decision they made is queued, and is written now.
+  if (*audit_log) {
+    (*audit_log)->stop();
+    const gateway_shell::AuditLogStatus audit = (*audit_log)->status();
+    spdlog::info("audit log {}: {} lines written, {} dropped, {} write errors, head sequence {}", audit.path,
+                 audit.written, audit.dropped, audit.write_errors, audit.head.sequence);
+  }
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;
@@ -374,14 +504,40 @@ int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
   if (!loaded) return kExitConfigError;
   const config::GatewayConfig& config = loaded->config;
-  if (config::ConfigErrors errors = check_accounting_security(config); !errors.empty()) {
+  config::ConfigErrors errors = check_accounting_security(config);
+  // The gateway's certificate loads, matches its key, and the CA and CRL load.
+  if (config.tls) {
+    if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
+  }
+  for (config::ConfigError& error : check_audit_key(config)) errors.push_back(std::move(error));
+  if (!errors.empty()) {
     print_errors(errors);
     return kExitConfigError;
   }
   const gateway::GatewayState& state = *loaded->files.state;
   std::printf("%s: ok (%zu listen addresses, ports %u/%u, %zu clients, %zu users entries, %zu attributes)\n",
               config_file.c_str(), config.listen.size(), config.auth_port, config.acct_port,
-              state.client_count(), state.users().entries().size(), state.dictionary().attribute_count());
+              state.clients().size(), state.users().entries().size(), state.dictionary().attribute_count());
+  if (config.radsec) {
+    std::printf("%s: RadSec on TCP port %u with %zu RadSec clients\n", config_file.c_str(),
+                config.radsec->port, state.radsec_clients().size());
+  }
+  if (const policy::Policy* policy = state.policy()) {
+    std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",
+                policy->source_file().c_str(), policy->rules().size(), policy->groups().size(),
+                policy->mab_entries());
+  }
+  return kExitOk;
+}
+
+int run_check_policy(const std::string& policy_file) {
+  auto loaded = policy::load_policy(policy_file);
+  if (!loaded) {
+    print_errors(loaded.error());
+    return kExitConfigError;
+  }
+  std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n", policy_file.c_str(),
+              loaded->rules().size(), loaded->groups().size(), loaded->mab_entries());
   return kExitOk;
 }
 

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "app/commands.h"
 #include "app/exit_codes.h"
 #include "app/referenced_files.h"
 #include "config/clients_file.h"
@@ -100,7 +101,8 @@ Result<deployment::MemberTable, Refusal> member_configs(const DevCommand& comman
 }
 
 struct GatewayFile {
-  std::string path{};  // What the gateway runs with.
+  std::string path{};                          // What the gateway runs with.
+  std::optional<std::uint16_t> radsec_port{};  // With --radsec-clients.
   deployment::GatewaySettings settings{};
   std::string secret{};
   bool with_accounting = true;
@@ -112,7 +114,8 @@ Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::
       .users_file = command.users_file ? std::optional(absolute(*command.users_file)) : std::nullopt,
       .clients_file = command.clients_file ? std::optional(absolute(*command.clients_file)) : std::nullopt,
       .auth_port = command.auth_port,
-      .acct_port = command.acct_port};
+      .acct_port = command.acct_port,
+      .policy_file = command.policy_file ? std::optional(absolute(*command.policy_file)) : std::nullopt};
   const std::string path = path_in(dir, deployment::kGatewayConfigName);
   if (fs::exists(path)) {
     auto text = io::read_text_file(path);
@@ -132,7 +135,9 @@ Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::
           Refusal{fmt::format("no etc/demo/{} found here or beside {}: give {} FILE", name, binary, flag)});
     *file = *demo;
   }
-  return deployment::gateway_config_text(settings, members, /*with_accounting=*/true);
+  return deployment::apply_gateway_overrides(
+      deployment::gateway_config_text(settings, members, /*with_accounting=*/true),
+      deployment::GatewayOverrides{.policy_file = overrides.policy_file});
 }
 
 // Checks gateway.yaml as the gateway will, files included, and writes it.
@@ -150,7 +155,14 @@ Result<GatewayFile, Refusal> gateway_config(const DevCommand& command, const std
     return Refusal{message};
   };
   if (!parsed) return fail(refuse_all(parsed.error()));
-  if (auto files = load_referenced_files(*parsed); !files) return fail(refuse_all(files.error()));
+  // The TLS and RadSec flags, checked as the gateway will apply them.
+  auto flagged = config::apply_overrides(*parsed, command.tls_flags);
+  if (!flagged) return fail(refuse_all(flagged.error()));
+  if (auto files = load_referenced_files(*flagged); !files) return fail(refuse_all(files.error()));
+  if (flagged->tls) {
+    if (auto tls = gateway_tls_context(*flagged->tls); !tls) return fail(refuse_all({tls.error()}));
+  }
+  if (flagged->radsec) file.radsec_port = flagged->radsec->port;
   auto settings = deployment::read_gateway_settings(*text, file.path);
   if (!settings) return fail(Refusal{settings.error().to_string()});
   file.settings = *settings;
@@ -218,8 +230,32 @@ bool any_bootstrap(const std::string& dir) {
   return false;
 }
 
+// The gateway's flags that dev passes on: --tls-*, --radsec-* and
+// --audit-log, paths absolute.
+std::vector<std::string> gateway_args(const config::GatewayOverrides& flags,
+                                      const std::optional<std::string>& audit_log) {
+  std::vector<std::string> args;
+  if (audit_log) {
+    args.push_back("--audit-log");
+    args.push_back(absolute(*audit_log));
+  }
+  for (auto [flag, value] : {std::pair{"--tls-cert", &flags.tls_cert}, std::pair{"--tls-key", &flags.tls_key},
+                             std::pair{"--tls-ca", &flags.tls_ca}, std::pair{"--tls-crl", &flags.tls_crl},
+                             std::pair{"--radsec-clients", &flags.radsec_clients}}) {
+    if (!*value) continue;
+    args.push_back(flag);
+    args.push_back(absolute(**value));
+  }
+  if (flags.radsec_port) {
+    args.push_back("--radsec-port");
+    args.push_back(std::to_string(*flags.radsec_port));
+  }
+  return args;
+}
+
 std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::string& binary,
-                                           const std::string& gateway_path) {
+                                           const std::string& gateway_path,
+                                           const std::vector<std::string>& gateway_args) {
   std::vector<dev_shell::ChildSpec> specs;
   for (int id = 1; id <= kMemberCount; ++id) {
     specs.push_back(dev_shell::ChildSpec{
@@ -227,8 +263,9 @@ std::vector<dev_shell::ChildSpec> children(const std::string& dir, const std::st
         .argv = {binary, "member", "--config", path_in(dir, deployment::member_config_name(id))},
         .working_dir = dir});
   }
-  specs.push_back(dev_shell::ChildSpec{
-      .name = "gateway", .argv = {binary, "gateway", "--config", gateway_path}, .working_dir = dir});
+  std::vector<std::string> argv{binary, "gateway", "--config", gateway_path};
+  argv.insert(argv.end(), gateway_args.begin(), gateway_args.end());
+  specs.push_back(dev_shell::ChildSpec{.name = "gateway", .argv = std::move(argv), .working_dir = dir});
   return specs;
 }
 
@@ -242,18 +279,24 @@ CLI::App* add_dev_command(CLI::App& app, DevCommand& command) {
       ->type_name("DIR")
       ->capture_default_str();
   dev->add_option("--users", command.users_file, "Users file (default etc/demo/users)")->type_name("FILE");
+  dev->add_option("--policy", command.policy_file, "Gateway authorization policy file (docs/policy.md)")
+      ->type_name("FILE");
   dev->add_option("--clients", command.clients_file, "clients.conf (default etc/demo/clients.conf)")
       ->type_name("FILE");
   dev->add_option("--auth-port", command.auth_port, "Gateway authentication port (default 1812)")
       ->type_name("PORT");
   dev->add_option("--acct-port", command.acct_port, "Gateway accounting port (default 1813)")
       ->type_name("PORT");
+  dev->add_option("--audit-log", command.audit_log,
+                  "The gateway's audit log of decisions (docs/operations.md \"Audit log\")")
+      ->type_name("FILE");
   dev->add_option("--binary", command.binary, "radiusward binary the processes run (default: this one)")
       ->type_name("PATH");
   dev->add_option("--member-port-base", command.member_port_base,
                   "First TCP port to try for the members' raft and submission ports, when generating "
                   "(default: the kernel's choice)")
       ->type_name("PORT");
+  add_tls_flags(*dev, command.tls_flags);
   dev->add_option("--restart-delay-ms", command.restart_delay_ms,
                   "Delay before restarting a process that exited")
       ->type_name("MS")
@@ -308,6 +351,10 @@ int run_dev(const DevCommand& command) {
                                                         .with_accounting = gateway->with_accounting})
                  .c_str(),
              stdout);
+  if (gateway->radsec_port) {
+    std::printf("  RadSec (TLS over TCP) on the gateway's listen addresses, port %u\n",
+                *gateway->radsec_port);
+  }
   std::fflush(stdout);
 
   const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);
@@ -325,7 +372,8 @@ int run_dev(const DevCommand& command) {
   const std::string reason =
       (*supervisor)
           ->run(
-              children(dir, binary, gateway->path), [](const dev_shell::ChildEvent&) {},
+              children(dir, binary, gateway->path, gateway_args(command.tls_flags, command.audit_log)),
+              [](const dev_shell::ChildEvent&) {},
               [&] {
                 if (watch_bootstrap) watch.on_tick();
               });

@@ -21,5 +21,8 @@ inline constexpr int kExitNoSession = 5;
 // `radiusward ctl disconnect` and `ctl coa`: at least one NAS answered NAK,
 // did not answer, or could not be sent to (docs/operations.md "Disconnect and CoA").
 inline constexpr int kExitNotAcknowledged = 6;
+// `radiusward audit verify`: a file's chain is broken: edited, missing,
+// reordered or torn lines, or a wrong key (docs/operations.md "Audit log").
+inline constexpr int kExitAuditBroken = 7;
 
 }  // namespace rw::app

@@ -2,6 +2,7 @@
 // commands.h (docs/design.md "Roles and processes"). Usage errors exit with 2.
 #include <CLI/CLI.hpp>
 
+#include "app/audit_command.h"
 #include "app/bench_command.h"
 #include "app/certs_command.h"
 #include "app/commands.h"
@@ -26,6 +27,8 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
       ->type_name("FILE");
   command.add_option("--users", flags.users_file, "FreeRADIUS-format users file")->type_name("FILE");
   command.add_option("--clients", flags.clients_file, "FreeRADIUS-format clients.conf")->type_name("FILE");
+  command.add_option("--policy", flags.policy_file, "Authorization policy file (docs/policy.md)")
+      ->type_name("FILE");
   command.add_option("--auth-port", flags.auth_port, "Authentication port (default 1812)")->type_name("PORT");
   command.add_option("--acct-port", flags.acct_port, "Accounting port (default 1813)")->type_name("PORT");
   repeatable(command.add_option("--listen", flags.listen,
@@ -43,6 +46,9 @@ void add_gateway_flags(CLI::App& command, rw::app::GatewayCommand& gateway) {
                    "Submit to --member addresses in plaintext (a test cluster on one host only)");
   command.add_option("--admin-socket", flags.admin_socket, "Admin API Unix socket (docs/admin_api.md)")
       ->type_name("PATH");
+  rw::app::add_tls_flags(command, flags);
+  command.add_option("--audit-log", flags.audit_log, "Hash-chained audit log of decisions (audit.path)")
+      ->type_name("FILE");
 }
 
 }  // namespace
@@ -66,7 +72,12 @@ int main(int argc, char** argv) {
   CLI::Option* check_member =
       check_command->add_option("--member-config", check_member_config, "Member YAML config file")
           ->type_name("FILE");
+  std::string check_policy;
+  CLI::Option* check_policy_option =
+      check_command->add_option("--policy", check_policy, "Authorization policy file alone (docs/policy.md)")
+          ->type_name("FILE");
   check_gateway->excludes(check_member);
+  check_policy_option->excludes(check_gateway)->excludes(check_member);
   check_command->require_option(1);
 
   CLI::App* version_command = app.add_subcommand("version", "Print the version");
@@ -86,6 +97,9 @@ int main(int argc, char** argv) {
   rw::app::BenchCommand bench;
   CLI::App* bench_command = rw::app::add_bench_command(app, bench);
 
+  rw::app::AuditCommand audit;
+  CLI::App* audit_command = rw::app::add_audit_command(app, audit);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -95,6 +109,7 @@ int main(int argc, char** argv) {
   if (*gateway_command) return rw::app::run_gateway(gateway);
   if (*member_command) return rw::app::run_member(member);
   if (*check_command) {
+    if (!check_policy.empty()) return rw::app::run_check_policy(check_policy);
     return check_member_config.empty() ? rw::app::run_check(check_config)
                                        : rw::app::run_check_member(check_member_config);
   }
@@ -103,5 +118,6 @@ int main(int argc, char** argv) {
   if (*bench_command) return rw::app::run_bench(bench);
   if (*dev_command) return rw::app::run_dev(dev);
   if (*certs_command) return rw::app::run_certs(certs);
+  if (*audit_command) return rw::app::run_audit(audit);
   return rw::app::kExitConfigError;
 }

@@ -9,6 +9,7 @@
 
 #include "config/clients_file.h"
 #include "config/users_file.h"
+#include "policy/policy_file.h"
 #include "radius/dictionary.h"
 
 namespace rw::app {
@@ -73,6 +74,18 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
     const config::SourceError& e = clients.error();
     errors.push_back(config_error(e.file, e.line, e.column, e.message));
   }
+  std::vector<config::ClientDef> radsec_clients;
+  if (config.radsec) {
+    config::ClientsLimits radsec_limits;
+    radsec_limits.radsec = true;
+    auto loaded = config::load_clients_file(config.radsec->clients_file.path, radsec_limits);
+    if (loaded) {
+      radsec_clients = std::move(loaded->clients);
+    } else {
+      const config::SourceError& e = loaded.error();
+      errors.push_back(config_error(e.file, e.line, e.column, e.message));
+    }
+  }
   std::optional<config::UsersFile> users;
   if (dictionary) {
     auto loaded =
@@ -82,6 +95,15 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
     } else {
       const config::SourceError& e = loaded.error();
       errors.push_back(config_error(e.file, e.line, e.column, e.message));
+    }
+  }
+  std::shared_ptr<const policy::Policy> authorization;
+  if (config.policy_file) {
+    auto policy = policy::load_policy(config.policy_file->path);
+    if (policy) {
+      authorization = std::make_shared<const policy::Policy>(std::move(*policy));
+    } else {
+      errors.insert(errors.end(), policy.error().begin(), policy.error().end());
     }
   }
   if (!errors.empty()) return fail(std::move(errors));
@@ -95,8 +117,12 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
   options.access.eap = eap_options(config.eap);
-  auto state =
-      gateway::GatewayState::build({*dictionary, std::move(clients->clients), std::move(*users), options});
+  auto state = gateway::GatewayState::build({.dictionary = *dictionary,
+                                             .clients = std::move(clients->clients),
+                                             .users = std::move(*users),
+                                             .options = options,
+                                             .policy = std::move(authorization),
+                                             .radsec_clients = std::move(radsec_clients)});
   if (!state) {
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});
@@ -140,6 +166,14 @@ Result<io::TlsContext, config::ConfigError> cluster_tls_context(const config::Cl
   io::TlsFiles files{.ca = tls.ca.path, .cert = tls.cert.path, .key = tls.key.path};
   if (tls.crl) files.crl = tls.crl->path;
   auto context = io::make_tls_context(files, role);
+  if (!context) return fail(tls.where.error(context.error().to_string()));
+  return std::move(*context);
+}
+
+Result<io::TlsContext, config::ConfigError> gateway_tls_context(const config::ClusterTlsConfig& tls) {
+  io::TlsFiles files{.ca = tls.ca.path, .cert = tls.cert.path, .key = tls.key.path};
+  if (tls.crl) files.crl = tls.crl->path;
+  auto context = io::make_tls_context(files, io::TlsRole::kServer, io::TlsVersions::k12And13);
   if (!context) return fail(tls.where.error(context.error().to_string()));
   return std::move(*context);
 }

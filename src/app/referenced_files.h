@@ -54,6 +54,12 @@ struct LoadedFiles {
 [[nodiscard]] Result<io::TlsContext, config::ConfigError> cluster_tls_context(
     const config::ClusterTlsConfig& tls, io::TlsRole role);
 
+// The server context of the gateway's `tls` section (RadSec): TLS 1.2 and
+// 1.3, client certificates required and verified against its CA (and CRL);
+// the error names the file and OpenSSL's reason, at the section.
+[[nodiscard]] Result<io::TlsContext, config::ConfigError> gateway_tls_context(
+    const config::ClusterTlsConfig& tls);
+
 // True when `address` is a loopback address (127/8 or ::1): the only place an
 // insecure_plaintext_cluster may send submissions.
 [[nodiscard]] bool is_loopback_address(const config::HostPort& address);

@@ -141,6 +141,7 @@ struct PendingClient {
   std::optional<SourcePosition> address_where;
   std::optional<unsigned> netmask;
   bool has_secret = false;
+  std::optional<SourcePosition> secret_where;
   std::vector<std::string> keys_seen;
 };
 
@@ -158,6 +159,8 @@ class ClientsParser {
     return [this](std::string_view text, std::string_view file_name) { return parse_text(text, file_name); };
   }
   [[nodiscard]] Result<void, SourceError> parse_client(Lexer& lexer, const Token& keyword);
+  [[nodiscard]] Result<void, SourceError> parse_client_list(Lexer& lexer, const Token& keyword);
+  [[nodiscard]] Result<void, SourceError> complete_radsec(PendingClient& client, bool& keep);
   [[nodiscard]] Result<void, SourceError> parse_limit(Lexer& lexer);
   [[nodiscard]] Result<void, SourceError> parse_pair(Lexer& lexer, const Token& key, PendingClient& client);
   [[nodiscard]] Result<void, SourceError> apply_pair(const Token& key, const Token& value,
@@ -200,6 +203,8 @@ Result<void, SourceError> ClientsParser::parse_text(std::string_view text, std::
       done = files_.include(lexer, *token, text_parser());
     } else if (token->kind == TokenKind::kWord && token->text == "client") {
       done = parse_client(lexer, *token);
+    } else if (token->kind == TokenKind::kWord && token->text == "clients" && limits_.radsec) {
+      done = parse_client_list(lexer, *token);
     } else if (token->kind == TokenKind::kWord && token->text == "clients") {
       return fail(
           lexer.position(*token).error("per-socket client lists ('clients NAME { ... }') are not supported; "
@@ -212,9 +217,45 @@ Result<void, SourceError> ClientsParser::parse_text(std::string_view text, std::
   }
 }
 
+// `clients NAME { client ... }`: FreeRADIUS's per-listener client list. The
+// RadSec clients file is itself the list of one listener, so its sections
+// only group clients; the name is not kept.
+Result<void, SourceError> ClientsParser::parse_client_list(Lexer& lexer, const Token& keyword) {
+  const SourcePosition where = lexer.position(keyword);
+  auto name = lexer.next_value();
+  if (!name) return fail(name.error());
+  if (name->kind != TokenKind::kWord && name->kind != TokenKind::kString) {
+    return fail(where.error("expected a name after 'clients'"));
+  }
+  auto brace = lexer.next();
+  if (!brace) return fail(brace.error());
+  if (brace->kind != TokenKind::kOpenBrace) {
+    return fail(lexer.position(*brace).error(fmt::format("expected '{{' after 'clients {}'", name->text)));
+  }
+  for (;;) {
+    auto token = lexer.next();
+    if (!token) return fail(token.error());
+    if (token->kind == TokenKind::kEndOfLine) continue;
+    if (token->kind == TokenKind::kCloseBrace) return {};
+    if (token->kind == TokenKind::kEndOfText) {
+      return fail(where.error(fmt::format("clients {} is not closed with '}}'", name->text)));
+    }
+    if (token->kind != TokenKind::kWord || token->text != "client") {
+      return fail(
+          lexer.position(*token).error(fmt::format("expected 'client' or '}}' in clients {}, found {} '{}'",
+                                                   name->text, to_string(token->kind), token->text)));
+    }
+    if (auto done = parse_client(lexer, *token); !done) return done;
+  }
+}
+
 Result<void, SourceError> ClientsParser::parse_client(Lexer& lexer, const Token& keyword) {
   PendingClient client;
   client.def.require_message_authenticator = limits_.require_message_authenticator_default;
+  if (limits_.radsec) {
+    client.def.require_message_authenticator = ClientCheck::kNo;
+    client.def.limit_proxy_state = ClientCheck::kNo;
+  }
   client.where = lexer.position(keyword);
   auto name = lexer.next_value();
   if (!name) return fail(name.error());
@@ -336,6 +377,7 @@ Result<void, SourceError> ClientsParser::apply_pair(const Token& key, const Toke
     if (v.empty()) return fail(where.error("secret must not be empty"));
     def.secret = v;
     client.has_secret = true;
+    client.secret_where = where;
   } else if (k == "shortname") {
     def.shortname = v;
   } else if (k == "nas_type") {
@@ -392,8 +434,34 @@ Result<void, SourceError> ClientsParser::apply_pair(const Token& key, const Toke
   return {};
 }
 
+// The RadSec rules of ClientsLimits::radsec; `keep` turns false for a client
+// that is not a RadSec client.
+Result<void, SourceError> ClientsParser::complete_radsec(PendingClient& client, bool& keep) {
+  ClientDef& def = client.def;
+  keep = def.proto == ClientProtocol::kTls || def.proto == ClientProtocol::kTcp ||
+         def.proto == ClientProtocol::kAny;
+  if (!keep) {
+    warn(client.where, fmt::format("client {} has proto = {}: not a RadSec client (proto = tls), ignored",
+                                   def.name, to_string(def.proto)));
+    return {};
+  }
+  if (!client.has_secret) {
+    def.secret = std::string(kRadSecSecret);
+    client.has_secret = true;
+  } else if (def.secret != kRadSecSecret) {
+    return fail(client.secret_where->error(fmt::format(
+        "client {}: the secret of a RadSec client is '{}' (RFC 6614 §2.3)", def.name, kRadSecSecret)));
+  }
+  return {};
+}
+
 Result<void, SourceError> ClientsParser::complete(PendingClient& client) {
   ClientDef& def = client.def;
+  if (limits_.radsec) {
+    bool keep = true;
+    if (auto checked = complete_radsec(client, keep); !checked) return checked;
+    if (!keep) return {};
+  }
   if (!client.address) {
     // FreeRADIUS 1.x form, still accepted: `client 192.0.2.0/24 { ... }`.
     auto address = parse_address_prefix(def.name, AddressFamily::kAny);

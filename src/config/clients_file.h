@@ -1,7 +1,8 @@
 // Reads FreeRADIUS 3.2 `clients.conf` files: the NAS clients allowed to send
-// RADIUS packets, with their shared secrets (RFC 2865 §3). Only `client`
-// sections are read; the accepted keys and every difference from FreeRADIUS
-// are in docs/users_and_clients.md.
+// RADIUS packets, with their shared secrets (RFC 2865 §3), and the RadSec
+// clients file (RFC 6614), which may also group them in `clients NAME { ... }`
+// sections. The accepted keys and every difference from FreeRADIUS are in
+// docs/users_and_clients.md.
 #pragma once
 
 #include <array>
@@ -75,7 +76,19 @@ struct ClientsLimits {
   // What require_message_authenticator is for a client that does not set
   // it: the gateway config's `require_message_authenticator` (yes by default).
   ClientCheck require_message_authenticator_default = ClientCheck::kYes;
+  // Reading the RadSec clients file (RFC 6614, docs/users_and_clients.md
+  // "RadSec clients"): `client` sections may also sit inside `clients NAME
+  // { ... }` sections; a client whose proto is not tls, tcp or * is not a
+  // RadSec client and is skipped with a warning; the secret is `radsec`
+  // (RFC 6614 §2.3: none written means `radsec`, another is an error at its
+  // position); require_message_authenticator and limit_proxy_state default
+  // to no, since TLS protects every packet's integrity (docs/security.md
+  // "RadSec").
+  bool radsec = false;
 };
+
+// The shared secret of every RadSec client (RFC 6614 §2.3).
+inline constexpr std::string_view kRadSecSecret = "radsec";
 
 // The result of reading a clients file: the clients in file order, and
 // warnings about accepted-but-ignored settings ("file:line:col: message").

@@ -325,3 +325,78 @@ TEST(ParseClients, RequireMessageAuthenticatorDefaultComesFromTheLimits) {
 
 }  // namespace
 }  // namespace rw::config
+
+namespace rw::config {
+namespace {
+
+Result<ClientsFile, SourceError> parse_radsec(std::string_view text) {
+  ClientsLimits limits;
+  limits.radsec = true;
+  return parse_clients(text, "radsec.conf", limits);
+}
+
+std::string radsec_error_of(std::string_view text) {
+  auto parsed = parse_radsec(text);
+  return parsed ? std::string("no error") : parsed.error().to_string();
+}
+
+TEST(RadSecClients, ReadsClientsInsideAClientsSectionAndAtTopLevel) {
+  auto parsed = parse_radsec(
+      "clients radsec {\n"
+      "  client proxy {\n    ipaddr = 192.0.2.10\n    proto = tls\n    secret = radsec\n  }\n"
+      "  client wlc {\n    ipaddr = 198.51.100.0/24\n    proto = tls\n  }\n"
+      "}\n"
+      "client edge {\n  ipaddr = 203.0.113.7\n  proto = *\n}\n");
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  ASSERT_EQ(parsed->clients.size(), 3u);
+  EXPECT_EQ(parsed->clients[0].name, "proxy");
+  EXPECT_EQ(parsed->clients[1].name, "wlc");
+  EXPECT_EQ(parsed->clients[1].prefix_length, 24);
+  EXPECT_EQ(parsed->clients[2].name, "edge");
+  for (const ClientDef& client : parsed->clients) {
+    // RFC 6614 §2.3: written or not, the secret is "radsec".
+    EXPECT_EQ(client.secret, "radsec");
+    // TLS protects the packets: no BlastRADIUS defaults.
+    EXPECT_EQ(client.require_message_authenticator, ClientCheck::kNo);
+    EXPECT_EQ(client.limit_proxy_state, ClientCheck::kNo);
+  }
+  EXPECT_TRUE(parsed->warnings.empty());
+}
+
+TEST(RadSecClients, SkipsClientsThatAreNotRadSecClientsWithAWarning) {
+  auto parsed = parse_radsec(
+      "client udp_only {\n  ipaddr = 192.0.2.1\n  secret = testing123\n}\n"
+      "client tcp {\n  ipaddr = 192.0.2.2\n  proto = tcp\n}\n");
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  ASSERT_EQ(parsed->clients.size(), 1u);
+  EXPECT_EQ(parsed->clients[0].name, "tcp");
+  ASSERT_EQ(parsed->warnings.size(), 1u);
+  EXPECT_EQ(parsed->warnings[0].to_string(),
+            "radsec.conf:1:1: client udp_only has proto = udp: not a RadSec client (proto = tls), ignored");
+}
+
+TEST(RadSecClients, RefusesAnotherSecretAtItsPosition) {
+  EXPECT_EQ(radsec_error_of(
+                "clients a {\n client b {\n  ipaddr = 192.0.2.1\n  proto = tls\n  secret = s3cret\n }\n}\n"),
+            "radsec.conf:5:12: client b: the secret of a RadSec client is 'radsec' (RFC 6614 §2.3)");
+}
+
+TEST(RadSecClients, RefusesMalformedClientsSections) {
+  EXPECT_EQ(radsec_error_of("clients a {\n server b {\n }\n}\n"),
+            "radsec.conf:2:2: expected 'client' or '}' in clients a, found word 'server'");
+  EXPECT_EQ(radsec_error_of("clients a {\n client b {\n  ipaddr = 192.0.2.1\n  proto = tls\n }\n"),
+            "radsec.conf:1:1: clients a is not closed with '}'");
+  EXPECT_EQ(radsec_error_of("clients {\n}\n"), "radsec.conf:1:1: expected a name after 'clients'");
+  // The UDP clients file still refuses them.
+  EXPECT_FALSE(parse_clients("clients a {\n}\n", "clients.conf"));
+}
+
+TEST(RadSecClients, KeepsAnExplicitMessageAuthenticatorRequirement) {
+  auto parsed = parse_radsec(
+      "client a {\n  ipaddr = 192.0.2.1\n  proto = tls\n  require_message_authenticator = yes\n}\n");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->clients[0].require_message_authenticator, ClientCheck::kYes);
+}
+
+}  // namespace
+}  // namespace rw::config

@@ -224,6 +224,30 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                          {"idle_timeout_s", e.idle_timeout.ns / 1'000'000'000},
                          {"rounds_max", e.rounds_max},
                          {"gateway_id", e.gateway_id ? ordered_json(*e.gateway_id) : ordered_json(nullptr)}};
+  ordered_json radsec = nullptr;
+  if (config.radsec) {
+    const RadSecConfig& r = *config.radsec;
+    ordered_json radsec_listen = ordered_json::array();
+    for (const ListenAddress& address : r.listen) radsec_listen.push_back(address.text);
+    radsec = ordered_json{{"listen", std::move(radsec_listen)},
+                          {"port", r.port},
+                          {"clients_file", r.clients_file.path},
+                          {"handshake_timeout_ms", milliseconds(r.handshake_timeout)},
+                          {"idle_timeout_s", r.idle_timeout.ns / 1'000'000'000},
+                          {"connections_max", r.connections_max},
+                          {"client_connections_max", r.client_connections_max},
+                          {"buffered_bytes_max", r.buffered_bytes_max}};
+  }
+  ordered_json audit = nullptr;
+  if (config.audit) {
+    const AuditConfig& a = *config.audit;
+    audit = ordered_json{{"path", a.path.path},
+                         {"rotate_bytes", a.rotate_bytes},
+                         {"keep", a.keep},
+                         {"fsync_interval_ms", milliseconds(a.fsync_interval)},
+                         {"key_file", path_or_null(a.key_file)},
+                         {"queue_lines_max", a.queue_lines_max}};
+  }
   ordered_json client_list = ordered_json::array();
   for (const ClientDef& client : clients) {
     client_list.push_back(ordered_json{
@@ -257,10 +281,14 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"admin_token_file", path_or_null(config.admin_token_file)},
       {"users_stores", std::move(stores)},
       {"sql_users", std::move(sql)},
+      {"policy", path_or_null(config.policy_file)},
       {"accounting", std::move(accounting)},
+      {"audit", std::move(audit)},
       {"eap", eap},
       {"require_message_authenticator", config.require_message_authenticator},
       {"share_ports", config.share_ports},
+      {"tls", tls_json(config.tls)},
+      {"radsec", std::move(radsec)},
       {"clients", std::move(client_list)},
   };
 }
@@ -372,6 +400,14 @@ std::vector<LoadedFile> named_files(const GatewayConfig& config) {
   }
   if (config.accounting) add_tls_files(files, config.accounting->tls);
   if (config.admin_token_file) files.push_back(named(config.admin_token_file->path, "admin token file"));
+  if (config.policy_file) files.push_back(named(config.policy_file->path, "policy file"));
+  if (config.tls) {
+    files.push_back(named(config.tls->ca.path, "TLS CA"));
+    files.push_back(named(config.tls->cert.path, "TLS certificate"));
+    files.push_back(named(config.tls->key.path, "TLS private key"));
+    if (config.tls->crl) files.push_back(named(config.tls->crl->path, "TLS CRL"));
+  }
+  if (config.radsec) files.push_back(named(config.radsec->clients_file.path, "RadSec clients file"));
   return files;
 }
 

@@ -66,7 +66,7 @@ TEST_F(ConfigViewTest, GatewaySecretsNeverAppear) {
   EXPECT_EQ(c["duplicate_window_ms"], 10000);
   // Every top-level key of the config file is shown.
   for (const char* key : {"listen", "users_file", "clients_file", "admin_socket", "admin_token_file",
-                          "users_stores", "sql_users", "accounting"}) {
+                          "users_stores", "sql_users", "policy", "accounting"}) {
     EXPECT_TRUE(c.contains(key)) << key;
   }
   // The files the process reads, the config file first.

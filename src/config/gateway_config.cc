@@ -66,6 +66,16 @@ void validate_ports(const GatewayConfig& config, const SourceLocation& where, Co
   }
 }
 
+// RadSec presents the gateway's certificate and verifies its peers' against
+// the gateway's CA: it needs the `tls` section.
+void validate_radsec(const GatewayConfig& config, const SourceLocation& where, ConfigErrors& errors) {
+  if (config.radsec && !config.tls) {
+    errors.push_back(
+        where.error("radsec needs a 'tls' section (the server certificate and key, and the CA of the client "
+                    "certificates)"));
+  }
+}
+
 // The accounting section's transport: TLS with every member's id, or an
 // explicit plaintext opt-in (docs/security.md "Submission port").
 void validate_accounting_security(const AccountingConfig& accounting, const SourceLocation& where,
@@ -123,6 +133,10 @@ class Parser : YamlReader {
         {"users_stores", &Parser::on_users_stores},
         {"sql_users", &Parser::on_sql_users},
         {"eap", &Parser::on_eap},
+        {"policy", &Parser::on_policy},
+        {"tls", &Parser::on_tls},
+        {"radsec", &Parser::on_radsec},
+        {"audit", &Parser::on_audit},
     };
     const std::set<std::string> seen = read_section(root, "", kTopLevel);
     require(seen, "", "users_file", at(root));
@@ -136,6 +150,7 @@ class Parser : YamlReader {
           config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
     }
     validate_ports(config_, auth_port_where_.value_or(at(root)), errors_);
+    validate_radsec(config_, config_.radsec ? config_.radsec->where : at(root), errors_);
     check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
                     config_.admin_token_file.has_value(), at(root), errors_);
   }
@@ -200,6 +215,10 @@ class Parser : YamlReader {
 
   void on_users_file(const YAML::Node& value, const SourceLocation& where) {
     if (auto file = path(value, where)) config_.users_file = std::move(*file);
+  }
+
+  void on_policy(const YAML::Node& value, const SourceLocation& where) {
+    config_.policy_file = path(value, where);
   }
 
   void on_clients_file(const YAML::Node& value, const SourceLocation& where) {
@@ -437,6 +456,105 @@ class Parser : YamlReader {
       config_.eap.gateway_id = static_cast<std::uint32_t>(*id);
   }
 
+  void on_tls(const YAML::Node& value, const SourceLocation& where) {
+    config_.tls = tls_section(value, where, "tls.");
+  }
+
+  void on_radsec(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kRadSec = {
+        {"listen", &Parser::on_radsec_listen},
+        {"port", &Parser::on_radsec_port},
+        {"clients_file", &Parser::on_radsec_clients_file},
+        {"handshake_timeout_ms", &Parser::on_radsec_handshake_timeout_ms},
+        {"idle_timeout_s", &Parser::on_radsec_idle_timeout_s},
+        {"connections_max", &Parser::on_radsec_connections_max},
+        {"client_connections_max", &Parser::on_radsec_client_connections_max},
+        {"buffered_bytes_max", &Parser::on_radsec_buffered_bytes_max},
+    };
+    if (!expect_map(value, where, "with 'clients_file' and bounds")) return;
+    config_.radsec.emplace();
+    config_.radsec->where = where;
+    const std::set<std::string> seen = read_section(value, "radsec.", kRadSec);
+    require(seen, "radsec.", "clients_file", at(value));
+  }
+  void on_radsec_listen(const YAML::Node& value, const SourceLocation& where) {
+    std::set<std::string> seen;
+    sequence(value, where, "IP addresses", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "an IP address");
+      if (!text) return;
+      std::optional<ListenAddress> address = parse_address(*text, at(element));
+      if (!address) {
+        errors_.push_back(at(element).error(fmt::format("'{}' is not an IPv4 or IPv6 address", *text)));
+      } else if (!seen.insert(*text).second) {
+        errors_.push_back(at(element).error(fmt::format("address '{}' is listed twice", *text)));
+      } else {
+        config_.radsec->listen.push_back(std::move(*address));
+      }
+    });
+  }
+  void on_radsec_port(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.radsec->port, value, where, 0, 65535);
+  }
+  void on_radsec_clients_file(const YAML::Node& value, const SourceLocation& where) {
+    if (auto file = path(value, where)) config_.radsec->clients_file = std::move(*file);
+  }
+  void on_radsec_handshake_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout = duration(value, where, DurationUnit::kMilliseconds, kRadSecHandshakeTimeoutMsMin,
+                                kRadSecHandshakeTimeoutMsMax)) {
+      config_.radsec->handshake_timeout = *timeout;
+    }
+  }
+  void on_radsec_idle_timeout_s(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout = duration(value, where, DurationUnit::kSeconds, 1, kRadSecIdleTimeoutSMax)) {
+      config_.radsec->idle_timeout = *timeout;
+    }
+  }
+  void on_radsec_connections_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.radsec->connections_max, value, where, 1, kRadSecConnectionsMax);
+  }
+  void on_radsec_client_connections_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.radsec->client_connections_max, value, where, 1, kRadSecConnectionsMax);
+  }
+  void on_radsec_buffered_bytes_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.radsec->buffered_bytes_max, value, where, kRadSecBufferedBytesMin,
+                kRadSecBufferedBytesMax);
+  }
+
+  void on_audit(const YAML::Node& value, const SourceLocation& where) {
+    config_.audit = audit_section(value, where, "audit.");
+  }
+
+  // The keys of an audit section, wherever it sits (`prefix` names it in
+  // errors): the gateway's today, a tenant's later.
+  std::optional<AuditConfig> audit_section(const YAML::Node& value, const SourceLocation& where,
+                                           std::string_view prefix) {
+    if (!expect_map(value, where, "with 'path'")) return std::nullopt;
+    AuditConfig audit{.where = where};
+    const std::set<std::string> seen = each_key(
+        value, prefix, [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+          if (key == "path") {
+            if (auto file = path(item, at_key)) audit.path = std::move(*file);
+          } else if (key == "rotate_bytes") {
+            set_integer(audit.rotate_bytes, item, at_key, kAuditRotateBytesMin, kAuditRotateBytesMax);
+          } else if (key == "keep") {
+            set_integer(audit.keep, item, at_key, 0, kAuditKeepMax);
+          } else if (key == "fsync_interval_ms") {
+            if (auto interval =
+                    duration(item, at_key, DurationUnit::kMilliseconds, 0, kAuditFsyncIntervalMsMax))
+              audit.fsync_interval = *interval;
+          } else if (key == "key_file") {
+            audit.key_file = path(item, at_key);
+          } else if (key == "queue_lines_max") {
+            set_integer(audit.queue_lines_max, item, at_key, kAuditQueueLinesMin, kAuditQueueLinesMax);
+          } else {
+            return false;
+          }
+          return true;
+        });
+    require(seen, prefix, "path", at(value));
+    return audit;
+  }
+
   // Each element: "HOST:PORT", or {id: N, address: "HOST:PORT"} (the id
   // its certificate must name; required with accounting.tls).
   void on_members(const YAML::Node& value, const SourceLocation& where) {
@@ -585,6 +703,49 @@ void apply_path(const std::optional<std::string>& value, std::string_view flag, 
     return;
   }
   path = ConfiguredPath{.path = *value, .where = SourceLocation{.file = std::string(flag)}};
+}
+
+// --tls-cert, --tls-key, --tls-ca and --tls-crl replace the files of the
+// `tls` section; without one in the file the first three go together.
+void apply_tls(const GatewayOverrides& overrides, GatewayConfig& config, ConfigErrors& errors) {
+  const bool any = overrides.tls_cert || overrides.tls_key || overrides.tls_ca || overrides.tls_crl;
+  if (!any) return;
+  if (!config.tls) {
+    if (!overrides.tls_cert || !overrides.tls_key || !overrides.tls_ca) {
+      errors.push_back(flag_error("--tls-cert", "--tls-cert, --tls-key and --tls-ca go together"));
+      return;
+    }
+    config.tls.emplace();
+    config.tls->where = SourceLocation{.file = "--tls-cert"};
+  }
+  apply_path(overrides.tls_cert, "--tls-cert", config.tls->cert, errors);
+  apply_path(overrides.tls_key, "--tls-key", config.tls->key, errors);
+  apply_path(overrides.tls_ca, "--tls-ca", config.tls->ca, errors);
+  if (overrides.tls_crl) {
+    ConfiguredPath crl;
+    apply_path(overrides.tls_crl, "--tls-crl", crl, errors);
+    config.tls->crl = std::move(crl);
+  }
+}
+
+// --radsec-clients turns RadSec on (a section with its defaults when the
+// file has none); --radsec-port sets its port.
+void apply_radsec(const GatewayOverrides& overrides, GatewayConfig& config, ConfigErrors& errors) {
+  if (!overrides.radsec_clients && !overrides.radsec_port) return;
+  if (!config.radsec) {
+    if (!overrides.radsec_clients) {
+      errors.push_back(flag_error("--radsec-port", "needs --radsec-clients or a radsec section"));
+      return;
+    }
+    config.radsec.emplace();
+    config.radsec->where = SourceLocation{.file = "--radsec-clients"};
+  }
+  apply_path(overrides.radsec_clients, "--radsec-clients", config.radsec->clients_file, errors);
+  apply_port(overrides.radsec_port, "--radsec-port", config.radsec->port, errors);
+  if (!config.tls) {
+    errors.push_back(
+        flag_error("--radsec-clients", "needs --tls-cert, --tls-key and --tls-ca (or a tls section)"));
+  }
 }
 
 void apply_listen(const std::vector<std::string>& listen, GatewayConfig& config, ConfigErrors& errors) {
@@ -747,6 +908,11 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
   ConfigErrors errors;
   apply_path(overrides.users_file, "--users", base.users_file, errors);
   apply_path(overrides.clients_file, "--clients", base.clients_file, errors);
+  if (overrides.policy_file) {
+    ConfiguredPath policy;
+    apply_path(overrides.policy_file, "--policy", policy, errors);
+    base.policy_file = std::move(policy);
+  }
   if (overrides.dictionary_dir) {
     ConfiguredPath dir;
     apply_path(overrides.dictionary_dir, "--dictionary-dir", dir, errors);
@@ -771,6 +937,10 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
     apply_path(overrides.admin_socket, "--admin-socket", socket, errors);
     base.admin_socket = std::move(socket);
   }
+  if (overrides.audit_log) {
+    if (!base.audit) base.audit.emplace();
+    apply_path(overrides.audit_log, "--audit-log", base.audit->path, errors);
+  }
   if (overrides.log_level) {
     if (auto level = parse_log_level(*overrides.log_level)) {
       base.logging.level = *level;
@@ -780,6 +950,8 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
                                                              *overrides.log_level)));
     }
   }
+  apply_tls(overrides, base, errors);
+  apply_radsec(overrides, base, errors);
   if (base.users_file.path.empty()) errors.push_back(flag_error("--users", "required without --config"));
   if (base.clients_file.path.empty()) errors.push_back(flag_error("--clients", "required without --config"));
   validate_ports(base, SourceLocation{.file = "--auth-port"}, errors);
@@ -805,6 +977,15 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
   check_file(config.users_file, "users file", errors);
   check_file(config.clients_file, "clients file", errors);
   if (config.admin_token_file) check_file(*config.admin_token_file, "admin token file", errors);
+  if (config.policy_file) check_file(*config.policy_file, "policy file", errors);
+  if (config.tls) {
+    check_file(config.tls->cert, "TLS certificate", errors);
+    check_file(config.tls->key, "TLS private key", errors);
+    check_file(config.tls->ca, "TLS CA certificate", errors);
+    if (config.tls->crl) check_file(*config.tls->crl, "TLS CRL", errors);
+  }
+  if (config.radsec) check_file(config.radsec->clients_file, "RadSec clients file", errors);
+  if (config.audit && config.audit->key_file) check_file(*config.audit->key_file, "audit key file", errors);
   if (config.sql_users && config.sql_users->sqlite)
     check_file(*config.sql_users->sqlite, "SQLite users database", errors);
   if (config.dictionary_dir) {

@@ -251,6 +251,61 @@ struct EapConfig {
   friend bool operator==(const EapConfig&, const EapConfig&) = default;
 };
 
+// Bounds of the `radsec:` section (docs/limits.md "RadSec").
+inline constexpr std::uint16_t kRadSecPortDefault = 2083;  // RFC 6614 §2.1
+inline constexpr std::int64_t kRadSecConnectionsMax = 65536;
+inline constexpr std::int64_t kRadSecBufferedBytesMin = 4096;
+inline constexpr std::int64_t kRadSecBufferedBytesMax = 64 * 1024 * 1024;
+inline constexpr std::int64_t kRadSecHandshakeTimeoutMsMin = 100;
+inline constexpr std::int64_t kRadSecHandshakeTimeoutMsMax = 300'000;
+inline constexpr std::int64_t kRadSecIdleTimeoutSMax = 86'400;
+
+// The `radsec:` section: RADIUS over TLS (RFC 6614) with the certificate of
+// the gateway's `tls` section (docs/configuration.md "Keys").
+struct RadSecConfig {
+  // Addresses to listen on; empty: those of the gateway's `listen`.
+  std::vector<ListenAddress> listen{};
+  std::uint16_t port = kRadSecPortDefault;  // 0 asks the kernel for a free port.
+  // The RadSec clients, FreeRADIUS syntax with proto = tls (ClientsLimits::radsec).
+  ConfiguredPath clients_file{};
+  Duration handshake_timeout = Duration::seconds(10);
+  Duration idle_timeout = Duration::seconds(120);
+  std::size_t connections_max = 1024;
+  std::size_t client_connections_max = 64;
+  std::size_t buffered_bytes_max = 256 * 1024;
+  SourceLocation where{};
+
+  friend bool operator==(const RadSecConfig&, const RadSecConfig&) = default;
+};
+
+inline constexpr std::int64_t kAuditRotateBytesMin = 64 * 1024;
+inline constexpr std::int64_t kAuditRotateBytesMax = std::int64_t{1} << 40;
+inline constexpr std::int64_t kAuditKeepMax = 1000;
+inline constexpr std::int64_t kAuditFsyncIntervalMsMax = 60'000;
+inline constexpr std::int64_t kAuditQueueLinesMin = 16;
+inline constexpr std::int64_t kAuditQueueLinesMax = 16 * 1024 * 1024;
+
+// An `audit:` section: the tamper-evident log of Access-Request decisions
+// (docs/configuration.md "Keys", docs/operations.md "Audit log"). One
+// writer per section; today the gateway has one, later each tenant its own.
+struct AuditConfig {
+  ConfiguredPath path{};
+  // The file is rotated (path -> path.1 -> ... -> path.<keep>) at this size.
+  std::uint64_t rotate_bytes = 64 * 1024 * 1024;
+  std::size_t keep = 10;  // Rotated files kept; 0 keeps none.
+  // Written lines are fsync'd at most this long after they were written
+  // (0: after every batch).
+  Duration fsync_interval = Duration::milliseconds(1000);
+  // HMAC-SHA256 key; absent: plain SHA-256 chain.
+  std::optional<ConfiguredPath> key_file{};
+  // Decisions waiting for the writer; beyond, they are counted and a gap
+  // line records how many (docs/limits.md).
+  std::size_t queue_lines_max = 65536;
+  SourceLocation where{};
+
+  friend bool operator==(const AuditConfig&, const AuditConfig&) = default;
+};
+
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of
 // docs/configuration.md.
@@ -309,12 +364,24 @@ struct GatewayConfig {
   // Required when users_stores lists sql.
   std::optional<SqlUsersConfig> sql_users;
 
+  // The authorization policy file (docs/policy.md); absent: authentication
+  // alone decides. Loaded at start and on every reload.
+  std::optional<ConfiguredPath> policy_file;
+
   // Replicated accounting; absent: Accounting-Requests are dropped unanswered.
   std::optional<AccountingConfig> accounting;
 
   // EAP (RFC 3748, RFC 3579); with no method on, Access-Requests with
   // EAP-Message are rejected (eap_not_enabled).
   EapConfig eap{};
+  // The gateway's own TLS identity (`tls:`): the server certificate and key
+  // RadSec presents, the CA that client certificates must chain to, and its
+  // CRL. The same files are meant to serve EAP's TLS methods.
+  std::optional<ClusterTlsConfig> tls;
+  // The RadSec listener; absent: none. Requires `tls`.
+  std::optional<RadSecConfig> radsec;
+  // The audit log of decisions; absent: none is written.
+  std::optional<AuditConfig> audit;
 
   // The default of each client's require_message_authenticator (RFC 3579
   // §3.2; the BLAST-RADIUS hardening of CVE-2024-3596): when set,
@@ -350,6 +417,7 @@ struct GatewayConfig {
 struct GatewayOverrides {
   std::optional<std::string> users_file{};
   std::optional<std::string> clients_file{};
+  std::optional<std::string> policy_file{};  // --policy FILE
   std::optional<std::string> dictionary_dir{};
   std::optional<int> auth_port{};
   std::optional<int> acct_port{};
@@ -362,6 +430,17 @@ struct GatewayOverrides {
   // --insecure-plaintext-cluster: accounting.insecure_plaintext_cluster.
   bool insecure_plaintext_cluster = false;
   std::optional<std::string> admin_socket{};
+  // --tls-cert, --tls-key, --tls-ca, --tls-crl: the `tls` section's files.
+  std::optional<std::string> tls_cert{};
+  std::optional<std::string> tls_key{};
+  std::optional<std::string> tls_ca{};
+  std::optional<std::string> tls_crl{};
+  // --radsec-port and --radsec-clients: turn RadSec on (with the defaults of
+  // a `radsec` section when the file has none).
+  std::optional<int> radsec_port{};
+  std::optional<std::string> radsec_clients{};
+  // --audit-log FILE: audit.path, with the section's defaults when the file has none.
+  std::optional<std::string> audit_log{};
 };
 
 // The configuration with every default and no users or clients file.

@@ -113,6 +113,20 @@ TEST(ParseGatewayConfig, ResolvesRelativePathsAgainstTheConfigFolder) {
   EXPECT_EQ(result->clients_file.path, "etc/demo/c.conf");
 }
 
+TEST(ParseGatewayConfig, PolicyIsAPathBesideTheConfigOrAFlag) {
+  auto result = parse_gateway_config(std::string(kMinimal) + "policy: policy.yaml\n", "etc/demo/gw.yaml");
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(result->policy_file.has_value());
+  EXPECT_EQ(result->policy_file->path, "etc/demo/policy.yaml");
+  EXPECT_EQ(result->policy_file->where.line, 3);
+  EXPECT_FALSE(parse_gateway_config(kMinimal, "gw.yaml")->policy_file.has_value());
+  GatewayOverrides overrides;
+  overrides.policy_file = "p.yaml";
+  auto flagged = apply_overrides(*result, overrides);
+  ASSERT_TRUE(flagged.has_value());
+  EXPECT_EQ(flagged->policy_file->path, "p.yaml");
+}
+
 TEST(ParseGatewayConfig, KeepsRelativePathsWhenTheConfigHasNoFolder) {
   auto result = parse_gateway_config(kMinimal, "gw.yaml");
   ASSERT_TRUE(result.has_value());
@@ -520,6 +534,110 @@ TEST_F(CheckReferencedFiles, NamesTheFlagForFilesGivenOnTheCommandLine) {
   EXPECT_EQ(error_strings(check_referenced_files(*config)),
             std::vector<std::string>{"--users: cannot read users file '" + (folder_ / "absent").string() +
                                      "': No such file or directory"});
+}
+
+}  // namespace
+}  // namespace rw::config
+
+namespace rw::config {
+namespace {
+
+TEST(ParseGatewayConfig, ReadsTheTlsAndRadSecSections) {
+  auto result = parse_gateway_config(std::string(kMinimal) +
+                                         "tls:\n"
+                                         "  cert: tls/server.pem\n"
+                                         "  key: tls/server.key\n"
+                                         "  ca: tls/ca.pem\n"
+                                         "  crl: tls/ca.crl\n"
+                                         "radsec:\n"
+                                         "  listen: [127.0.0.1]\n"
+                                         "  port: 12083\n"
+                                         "  clients_file: radsec.conf\n"
+                                         "  handshake_timeout_ms: 2000\n"
+                                         "  idle_timeout_s: 30\n"
+                                         "  connections_max: 10\n"
+                                         "  client_connections_max: 2\n"
+                                         "  buffered_bytes_max: 8192\n",
+                                     "/etc/rw/gw.yaml");
+  ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
+  ASSERT_TRUE(result->tls.has_value());
+  EXPECT_EQ(result->tls->cert.path, "/etc/rw/tls/server.pem");
+  EXPECT_EQ(result->tls->key.path, "/etc/rw/tls/server.key");
+  EXPECT_EQ(result->tls->ca.path, "/etc/rw/tls/ca.pem");
+  ASSERT_TRUE(result->tls->crl.has_value());
+  ASSERT_TRUE(result->radsec.has_value());
+  const RadSecConfig& radsec = *result->radsec;
+  ASSERT_EQ(radsec.listen.size(), 1u);
+  EXPECT_EQ(radsec.port, 12083);
+  EXPECT_EQ(radsec.clients_file.path, "/etc/rw/radsec.conf");
+  EXPECT_EQ(radsec.handshake_timeout, Duration::seconds(2));
+  EXPECT_EQ(radsec.idle_timeout, Duration::seconds(30));
+  EXPECT_EQ(radsec.connections_max, 10u);
+  EXPECT_EQ(radsec.client_connections_max, 2u);
+  EXPECT_EQ(radsec.buffered_bytes_max, 8192u);
+}
+
+TEST(ParseGatewayConfig, RadSecDefaultsAndErrorsAtTheirPosition) {
+  auto defaults = parse_gateway_config(std::string(kMinimal) +
+                                           "tls: {cert: c.pem, key: k.pem, ca: ca.pem}\n"
+                                           "radsec: {clients_file: r.conf}\n",
+                                       "gw.yaml");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->radsec->port, 2083);
+  EXPECT_TRUE(defaults->radsec->listen.empty());
+  EXPECT_EQ(defaults->radsec->handshake_timeout, Duration::seconds(10));
+  EXPECT_EQ(defaults->radsec->idle_timeout, Duration::seconds(120));
+  EXPECT_FALSE(defaults->tls->crl.has_value());
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) + "radsec:\n  clients_file: r.conf\n"),
+      (std::vector<std::string>{"etc/gw.yaml:3:1: radsec needs a 'tls' section (the server certificate and "
+                                "key, and the CA of the client certificates)"}));
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) + "tls: {cert: c.pem, key: k.pem, ca: ca.pem}\n"
+                                           "radsec:\n  port: 70000\n  connections_max: 0\n  colour: blue\n"),
+      (std::vector<std::string>{"etc/gw.yaml:5:9: expected an integer between 0 and 65535, got '70000'",
+                                "etc/gw.yaml:6:20: expected an integer between 1 and 65536, got '0'",
+                                "etc/gw.yaml:7:3: unknown key 'radsec.colour'",
+                                "etc/gw.yaml:5:3: missing required key 'radsec.clients_file'"}));
+  EXPECT_EQ(parse_errors(std::string(kMinimal) + "tls: {cert: c.pem}\n").size(), 2u);
+}
+
+TEST(ApplyOverrides, TlsAndRadSecFlagsTurnRadSecOn) {
+  GatewayOverrides overrides;
+  overrides.users_file = "users";
+  overrides.clients_file = "clients.conf";
+  overrides.tls_cert = "server.pem";
+  overrides.tls_key = "server.key";
+  overrides.tls_ca = "ca.pem";
+  overrides.radsec_clients = "radsec.conf";
+  overrides.radsec_port = 12083;
+  auto result = apply_overrides(default_gateway_config(), overrides);
+  ASSERT_TRUE(result.has_value()) << error_strings(result.error())[0];
+  EXPECT_EQ(result->tls->cert.path, "server.pem");
+  EXPECT_FALSE(result->tls->crl.has_value());
+  EXPECT_EQ(result->radsec->clients_file.path, "radsec.conf");
+  EXPECT_EQ(result->radsec->clients_file.where.file, "--radsec-clients");
+  EXPECT_EQ(result->radsec->port, 12083);
+
+  GatewayOverrides alone;
+  alone.users_file = "users";
+  alone.clients_file = "clients.conf";
+  alone.tls_cert = "server.pem";
+  alone.radsec_port = 12083;
+  auto refused = apply_overrides(default_gateway_config(), alone);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(error_strings(refused.error()),
+            (std::vector<std::string>{"--tls-cert: --tls-cert, --tls-key and --tls-ca go together",
+                                      "--radsec-port: needs --radsec-clients or a radsec section"}));
+  GatewayOverrides no_tls;
+  no_tls.users_file = "users";
+  no_tls.clients_file = "clients.conf";
+  no_tls.radsec_clients = "radsec.conf";
+  auto without_tls = apply_overrides(default_gateway_config(), no_tls);
+  ASSERT_FALSE(without_tls.has_value());
+  EXPECT_EQ(error_strings(without_tls.error()),
+            (std::vector<std::string>{
+                "--radsec-clients: needs --tls-cert, --tls-key and --tls-ca (or a tls section)"}));
 }
 
 }  // namespace

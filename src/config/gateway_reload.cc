@@ -50,6 +50,34 @@ std::optional<AccountingConfig> without_positions(std::optional<AccountingConfig
   return section;
 }
 
+std::optional<ClusterTlsConfig> without_positions(std::optional<ClusterTlsConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  clear(section->ca);
+  clear(section->cert);
+  clear(section->key);
+  if (section->crl) clear(*section->crl);
+  return section;
+}
+
+// The RadSec listener's settings; not its clients file, which a reload
+// takes up like clients_file.
+std::optional<RadSecConfig> without_positions(std::optional<RadSecConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  section->clients_file = {};
+  for (ListenAddress& address : section->listen) address.where = {};
+  return section;
+}
+
+std::optional<AuditConfig> without_positions(std::optional<AuditConfig> section) {
+  if (!section) return section;
+  section->where = {};
+  clear(section->path);
+  if (section->key_file) clear(*section->key_file);
+  return section;
+}
+
 std::optional<SqlUsersConfig> without_positions(std::optional<SqlUsersConfig> section) {
   if (!section) return section;
   section->where = {};
@@ -109,6 +137,11 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   EapConfig next_eap = next.eap;
   running_eap.where = next_eap.where = {};
   if (running_eap != next_eap) section_changed("eap");
+  // The RadSec listener binds its port and loads its certificates at start.
+  if (without_positions(running.tls) != without_positions(next.tls)) section_changed("tls");
+  if (without_positions(running.radsec) != without_positions(next.radsec)) section_changed("radsec");
+  // The audit writer holds its file and chain from start to stop.
+  if (without_positions(running.audit) != without_positions(next.audit)) section_changed("audit");
   return errors;
 }
 

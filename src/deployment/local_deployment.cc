@@ -265,6 +265,7 @@ std::string apply_gateway_overrides(std::string_view text, const GatewayOverride
     out = set_top_level_value(out, "clients_file", yaml_quoted(*overrides.clients_file));
   if (overrides.auth_port) out = set_top_level_value(out, "auth_port", std::to_string(*overrides.auth_port));
   if (overrides.acct_port) out = set_top_level_value(out, "acct_port", std::to_string(*overrides.acct_port));
+  if (overrides.policy_file) out = set_top_level_value(out, "policy", yaml_quoted(*overrides.policy_file));
   return out;
 }
 

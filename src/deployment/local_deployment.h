@@ -55,6 +55,7 @@ struct GatewayOverrides {
   std::optional<std::string> clients_file{};
   std::optional<std::uint16_t> auth_port{};
   std::optional<std::uint16_t> acct_port{};
+  std::optional<std::string> policy_file{};  // `policy:` (docs/policy.md), added when absent.
 };
 
 // File names inside the deployment folder.

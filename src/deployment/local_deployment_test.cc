@@ -104,6 +104,15 @@ TEST(GatewayConfigText, LeavesAccountingOutWhenAsked) {
   EXPECT_EQ(gateway_config_text(kGateway, kMembers, false).find("accounting"), std::string::npos);
 }
 
+TEST(ApplyGatewayOverrides, AddsThePolicyWhenAsked) {
+  const std::string text = gateway_config_text(kGateway, kMembers, true);
+  EXPECT_EQ(text.find("policy:"), std::string::npos);
+  const std::string after = apply_gateway_overrides(text, GatewayOverrides{.policy_file = "/p/policy.yaml"});
+  EXPECT_NE(after.find("\npolicy: \"/p/policy.yaml\"\n"), std::string::npos) << after;
+  EXPECT_EQ(apply_gateway_overrides(after, GatewayOverrides{.policy_file = "/q.yaml"}).find("/p/policy.yaml"),
+            std::string::npos);
+}
+
 TEST(ApplyGatewayOverrides, RewritesOnlyTheGivenKeys) {
   const std::string text = gateway_config_text(kGateway, kMembers, true);
   const std::string after =

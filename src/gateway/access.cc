@@ -10,6 +10,7 @@
 #include "auth/chap.h"
 #include "auth/mab.h"
 #include "auth/password.h"
+#include "gateway/authorize.h"
 
 namespace rw::gateway {
 namespace {
@@ -282,6 +283,7 @@ const auth::Credential* apply_users_policy(const GatewayState& state, const radi
   }
 
   const PacketAttributes attributes(request);
+  outcome.users_file = users;
   if (auto evaluated = auth::evaluate_users(*users, lookup_name, attributes, outcome.users); !evaluated) {
     reject(outcome, reject_reason_of(evaluated.error()));
     return nullptr;
@@ -364,6 +366,7 @@ void clear_outcome(AccessOutcome& outcome) {
   outcome.reject = RejectReason::kUnknownUser;
   outcome.note = AcceptNote::kNone;
   outcome.users.clear();
+  outcome.users_file = nullptr;
   outcome.ms_chap2.reset();
   outcome.ms_chap1.reset();
   outcome.ms_chap_error.reset();
@@ -372,6 +375,8 @@ void clear_outcome(AccessOutcome& outcome) {
   outcome.need = AccessNeed::kNothing;
   outcome.lookup_name = {};
   outcome.crypt_setting = {};
+  outcome.rule = {};
+  outcome.policy_reply = nullptr;
   outcome.eap = EapReply{};
 }
 
@@ -385,6 +390,8 @@ void decide_access(const GatewayState& state, const radius::Packet& request, con
                    RandomSource& random, AccessOutcome& outcome) {
   decide(state, request, inputs, outcome);
   const bool decided = outcome.need == AccessNeed::kNothing && !outcome.store_unavailable;
+  // Authentication first, then authorization (docs/policy.md "Semantics").
+  if (decided) authorize(state, request, inputs, outcome);
   if (decided && !outcome.accepted) add_ms_chap_error(request, random, outcome);
 }
 

@@ -19,6 +19,7 @@
 #include "gateway/gateway_state.h"
 #include "gateway/reasons.h"
 #include "gateway/user_store.h"
+#include "policy/policy.h"
 #include "radius/packet.h"
 
 namespace rw::gateway {
@@ -48,6 +49,12 @@ struct AccessInputs {
   bool crypt_elsewhere = false;
   // The pool's verdict for this request, once it came.
   const Answer* crypt_verdict = nullptr;
+  // Where and when the request came from, for the authorization policy
+  // (docs/policy.md); AccessHandler::decide sets them. Null client: no
+  // policy conditions on the NAS hold.
+  const config::ClientDef* client = nullptr;
+  std::optional<Endpoint> from{};
+  std::int64_t unix_ms = 0;
 };
 
 // What a decision is still waiting for.
@@ -80,6 +87,9 @@ struct AccessOutcome {
   RejectReason reject = RejectReason::kUnknownUser;  // Why rejected (when not accepted).
   AcceptNote note = AcceptNote::kNone;               // Why accepted without a check.
   auth::UsersDecision users;                         // Reply items (on Accept; Reply-Message only on Reject).
+  // The users file `users` indexes into (the gateway's, or the SQL user's);
+  // null when the policy did not run.
+  const config::UsersFile* users_file = nullptr;
   std::optional<auth::MsChap2Accept> ms_chap2;
   std::optional<auth::MsChap1Accept> ms_chap1;
   std::optional<auth::MsChapError> ms_chap_error;
@@ -93,6 +103,11 @@ struct AccessOutcome {
   std::string_view crypt_setting;  // kCryptCheck: the stored crypt(3) string, in the state or `sql_user`.
   auth::MacText mac_text{};        // Storage of a canonical MAC `lookup_name` may point at.
   EapReply eap{};
+  // The authorization policy's part (docs/policy.md): the rule that decided
+  // (empty without a policy, or when authentication already rejected) and
+  // what it adds to the reply; both point into the state's policy.
+  std::string_view rule;
+  const policy::Reply* policy_reply = nullptr;
 };
 
 // Decides `request`. Requires: its Message-Authenticator was verified when

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "eap/eap_message.h"
+#include "gateway/authorize.h"
 #include "gateway/replies.h"
 #include "radius/attribute_crypto.h"
 
@@ -140,26 +141,54 @@ std::optional<std::uint32_t> simultaneous_use_limit(const GatewayState& state, c
   return value;
 }
 
+// The entry that decided: the last one the users policy applied (the walk
+// stops at it; earlier ones fell through). The SQL store's entries are
+// compiled from rows, so only "sql" is named.
+void set_rule(const AccessOutcome& outcome, Verdict& verdict) {
+  const std::span<const std::uint32_t> applied = outcome.users.applied_entries();
+  if (outcome.users_file == nullptr || applied.empty()) return;
+  if (outcome.sql_user) {
+    verdict.rule_file = "sql";
+    return;
+  }
+  const config::UserEntry& entry = outcome.users_file->entries()[applied.back()];
+  verdict.rule_file = outcome.users_file->file_of(entry);
+  verdict.rule_line = entry.line;
+}
+
 }  // namespace
 
 Verdict AccessHandler::verdict() const {
   const AccessOutcome& outcome = outcome_;
-  return Verdict{.accepted = outcome.accepted,
-                 .reject = outcome.reject,
-                 .note = outcome.note,
-                 .method = outcome.method,
-                 .user_name = outcome.user_name,
-                 .challenge = outcome.eap.challenge,
-                 .eap_type = outcome.eap.type,
-                 .outer_identity = outcome.eap.outer_identity};
+  Verdict verdict{.accepted = outcome.accepted,
+                  .reject = outcome.reject,
+                  .note = outcome.note,
+                  .method = outcome.method,
+                  .user_name = outcome.user_name,
+                  .challenge = outcome.eap.challenge,
+                  .eap_type = outcome.eap.type,
+                  .outer_identity = outcome.eap.outer_identity,
+                  .rule = outcome.rule};
+  set_rule(outcome, verdict);
+  return verdict;
 }
 
-Action AccessHandler::decide(const RequestContext& request, const AccessInputs& inputs, MutableBytes reply) {
+Action AccessHandler::decide(const RequestContext& request, const AccessInputs& given, MutableBytes reply) {
+  AccessInputs inputs = given;
+  inputs.client = &request.client;
+  inputs.from = request.from;
+  inputs.unix_ms = request.arrival.unix_ms;
   // EAP (RFC 3579) when served; otherwise decide_access rejects EAP-Message
   // as eap_not_enabled, after the users policy as before.
   if (conversations_ != nullptr && !request.state.options().access.eap.methods.empty() &&
       request.packet.find(attr::kEapMessage)) {
     eap_.decide(request, inputs, *conversations_, outcome_);
+    // A finished conversation is authorized like any other request
+    // (docs/policy.md "Semantics"); a round trip is not a decision.
+    if (!outcome_.eap.challenge && !outcome_.eap.drop && outcome_.need == AccessNeed::kNothing &&
+        !outcome_.store_unavailable) {
+      authorize(request.state, request.packet, inputs, outcome_);
+    }
   } else {
     decide_access(request.state, request.packet, inputs, random_, outcome_);
   }
@@ -207,13 +236,15 @@ Action AccessHandler::decide_check_now(const RequestContext& request, std::uint3
                                .eap_type = outcome_.eap.type,
                                .limit = limit,
                                .proxy_states = proxy_scratch_,
-                               .accept = reply.first(accept_length)};
+                               .accept = reply.first(accept_length),
+                               .rule = outcome_.rule};
   return decide_check(check, open_sessions, reply);
 }
 
 Action AccessHandler::decide_check(const SessionCheckView& check, std::optional<std::uint32_t> open_sessions,
                                    MutableBytes reply) const {
-  Verdict verdict{.method = check.method, .user_name = check.user_name, .eap_type = check.eap_type};
+  Verdict verdict{
+      .method = check.method, .user_name = check.user_name, .eap_type = check.eap_type, .rule = check.rule};
   if (open_sessions) {
     verdict.accepted = *open_sessions < check.limit;
     verdict.reject = RejectReason::kSimultaneousUse;
@@ -268,8 +299,11 @@ std::size_t AccessHandler::build_reply(const RequestContext& request, MutableByt
   for (const config::UsersItem* item : outcome.users.reply()) {
     // RFC 2865 §5.44: an Access-Reject carries Reply-Message, not the accept's attributes.
     if (!outcome.accepted && !(item->def->vendor == 0 && item->def->type == attr::kReplyMessage)) continue;
+    // The policy's attribute takes the place of the users file's (docs/policy.md "Semantics").
+    if (policy_sets(outcome.policy_reply, *item->def)) continue;
     add_reply_item(builder, *item, request.packet, request.secret, salts, dictionary);
   }
+  if (outcome.policy_reply != nullptr) add_policy_reply(builder, *outcome.policy_reply, outcome.accepted);
   add_ms_chap_results(builder, outcome, request, salts);
   copy_proxy_states(builder, request.packet);
   return finish_signed(builder, request.packet.authenticator(), request.secret);

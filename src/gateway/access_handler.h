@@ -29,8 +29,9 @@ struct SessionCheckView {
   AuthMethod method;
   std::uint8_t eap_type = 0;  // The EAP method of an EAP accept, else 0.
   std::uint32_t limit;
-  Bytes proxy_states;  // Wire TLVs, copied into a reject.
-  Bytes accept;        // The signed Access-Accept, sent below the limit.
+  Bytes proxy_states;       // Wire TLVs, copied into a reject.
+  Bytes accept;             // The signed Access-Accept, sent below the limit.
+  std::string_view rule{};  // The policy rule that accepted, for the verdict.
 };
 
 class AccessHandler {

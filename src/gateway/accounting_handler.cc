@@ -39,8 +39,11 @@ std::size_t AccountingHandler::respond(const PendingRequest& pending, MutableByt
 
 Action answer_status_server(const RequestContext& request, MutableBytes reply) {
   radius::PacketBuilder builder(reply);
+  // RFC 5997 §3: Access-Accept on the authentication port, Accounting-Response
+  // on the accounting port; a RadSec connection serves authentication first
+  // (RFC 6614 §2.3), so it gets Access-Accept, what radsecproxy expects.
   const Code code =
-      request.arrival.listener == Listener::kAuthentication ? Code::kAccessAccept : Code::kAccountingResponse;
+      request.arrival.listener == Listener::kAccounting ? Code::kAccountingResponse : Code::kAccessAccept;
   builder.begin(code, request.packet.identifier(), request.packet.authenticator());
   builder.reserve_message_authenticator();
   copy_proxy_states(builder, request.packet);

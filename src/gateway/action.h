@@ -49,6 +49,13 @@ struct Verdict {
   bool challenge = false;
   std::uint8_t eap_type = 0;
   std::string_view outer_identity{};
+  // The policy rule that decided (docs/policy.md); empty without a policy
+  // or when authentication rejected. Points into the state's policy.
+  std::string_view rule{};
+  // The users entry that decided, for the audit log: its file ("sql" for
+  // the SQL store) and line (0: no line); empty when no entry is recorded.
+  std::string_view rule_file{};
+  int rule_line = 0;
 };
 
 struct Action {

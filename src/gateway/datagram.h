@@ -41,6 +41,10 @@ struct Endpoint {
 enum class Listener : std::uint8_t {
   kAuthentication,  // default UDP 1812
   kAccounting,      // default UDP 1813
+  // RADIUS over TLS (RFC 6614), default TCP 2083: one connection carries
+  // Access-Requests and Accounting-Requests alike, and its clients are the
+  // RadSec clients (GatewayState::find_client).
+  kRadSec,
 };
 
 // Where and when a datagram arrived. A deferred reply carries it back, so
@@ -56,6 +60,10 @@ struct Arrival {
   std::optional<Endpoint> local{};
   // The interface of a link-local IPv6 `local` (0 otherwise).
   std::uint32_t interface_index = 0;
+  // RadSec: the shell's id of the TLS connection the packet came on, which
+  // a deferred reply goes back on (0 for UDP). Never reused by a shell, so a
+  // reply for a connection that closed meanwhile finds none.
+  std::uint64_t connection = 0;
   // The wall clock at arrival, Unix milliseconds: the time an accounting
   // record carries (the handler reads no clock).
   std::int64_t unix_ms = 0;

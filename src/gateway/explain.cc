@@ -130,6 +130,7 @@ void explain_access(const GatewayState& state, const AccessOutcome& outcome, Exp
     trace.step("password: a crypt(3) string; waiting for the crypt(3) pool's verdict");
     return;
   }
+  if (!outcome.rule.empty()) trace.step("policy: rule " + std::string(outcome.rule) + " decided");
   if (outcome.accepted) {
     trace.step(outcome.note == AcceptNote::kNone ? std::string("accepted")
                                                  : "accepted: " + std::string(to_string(outcome.note)));

@@ -2,6 +2,7 @@
 #include "gateway/gateway_state.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "auth/mab.h"
@@ -24,23 +25,28 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
   RW_ASSERT(inputs.dictionary != nullptr);
   auto table = config::ClientTable::build(std::move(inputs.clients));
   if (!table) return fail(table.error());
+  auto radsec_table = config::ClientTable::build(std::move(inputs.radsec_clients));
+  if (!radsec_table) return fail(radsec_table.error());
   std::vector<radius::SharedSecret> secrets;
   std::vector<std::string> labels;
-  secrets.reserve(table->clients().size());
-  labels.reserve(table->clients().size());
-  for (const config::ClientDef& client : table->clients()) {
-    auto secret = radius::SharedSecret::create(client.secret_bytes());
-    if (!secret) {
-      return fail(client.file + ":" + std::to_string(client.line) + ": client " + client.name +
-                  ": secret: " + std::string(radius::to_string(secret.error())));
+  secrets.reserve(table->clients().size() + radsec_table->clients().size());
+  labels.reserve(secrets.capacity());
+  for (const config::ClientTable* clients : {&*table, &*radsec_table}) {
+    for (const config::ClientDef& client : clients->clients()) {
+      auto secret = radius::SharedSecret::create(client.secret_bytes());
+      if (!secret) {
+        return fail(client.file + ":" + std::to_string(client.line) + ": client " + client.name +
+                    ": secret: " + std::string(radius::to_string(secret.error())));
+      }
+      secrets.push_back(*secret);
+      labels.push_back(client_label(client));
     }
-    secrets.push_back(*secret);
-    labels.push_back(client_label(client));
   }
-  std::shared_ptr<GatewayState> state(new GatewayState(std::move(inputs.dictionary), std::move(*table),
-                                                       std::move(secrets), std::move(labels),
-                                                       std::move(inputs.users), inputs.options));
+  std::shared_ptr<GatewayState> state(
+      new GatewayState(std::move(inputs.dictionary), std::move(*table), std::move(*radsec_table),
+                       std::move(secrets), std::move(labels), std::move(inputs.users), inputs.options));
   if (auto parsed = state->parse_credentials(); !parsed) return fail(parsed.error());
+  state->policy_ = std::move(inputs.policy);
   return std::shared_ptr<const GatewayState>(std::move(state));
 }
 
@@ -54,10 +60,11 @@ Result<void, std::string> GatewayState::parse_credentials() {
 }
 
 GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
-                           std::vector<radius::SharedSecret> secrets, std::vector<std::string> labels,
-                           config::UsersFile users, GatewayOptions options)
+                           config::ClientTable radsec_clients, std::vector<radius::SharedSecret> secrets,
+                           std::vector<std::string> labels, config::UsersFile users, GatewayOptions options)
     : dictionary_(std::move(dictionary)),
       clients_(std::move(clients)),
+      radsec_clients_(std::move(radsec_clients)),
       secrets_(std::move(secrets)),
       labels_(std::move(labels)),
       users_(std::move(users)),
@@ -80,9 +87,15 @@ const radius::SharedSecret& GatewayState::secret_of(const config::ClientDef& cli
 }
 
 std::size_t GatewayState::index_of(const config::ClientDef& client) const {
-  const auto index = static_cast<std::size_t>(&client - clients_.clients().data());
-  RW_ASSERT(index < secrets_.size());
-  return index;
+  const std::span<const config::ClientDef> udp = clients_.clients();
+  // std::less: a total order even for pointers into different arrays.
+  const std::less<const config::ClientDef*> before;
+  if (!before(&client, udp.data()) && before(&client, udp.data() + udp.size())) {
+    return static_cast<std::size_t>(&client - udp.data());
+  }
+  const std::span<const config::ClientDef> radsec = radsec_clients_.clients();
+  RW_ASSERT(!before(&client, radsec.data()) && before(&client, radsec.data() + radsec.size()));
+  return udp.size() + static_cast<std::size_t>(&client - radsec.data());
 }
 
 }  // namespace rw::gateway

@@ -21,6 +21,7 @@
 #include "eap/method.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "policy/policy.h"
 #include "radius/authenticator.h"
 #include "radius/dictionary.h"
 
@@ -101,6 +102,11 @@ class GatewayState {
     std::vector<config::ClientDef> clients;
     config::UsersFile users;
     GatewayOptions options;
+    // The authorization policy (docs/policy.md); null: none, authentication decides alone.
+    std::shared_ptr<const policy::Policy> policy{};
+    // The RadSec clients (RFC 6614; config::ClientsLimits::radsec), looked
+    // up for packets of Listener::kRadSec only. Empty without RadSec.
+    std::vector<config::ClientDef> radsec_clients{};
   };
 
   // Validates and indexes the inputs. Errors are for the operator (two
@@ -111,9 +117,15 @@ class GatewayState {
   [[nodiscard]] const config::ClientDef* find_client(const Endpoint& from) const {
     return clients_.find(from.address, from.is_v6);
   }
+  // The same among the clients of `listener`: the RadSec clients for
+  // Listener::kRadSec, the UDP clients otherwise.
+  [[nodiscard]] const config::ClientDef* find_client(const Endpoint& from, Listener listener) const {
+    return listener == Listener::kRadSec ? radsec_clients_.find(from.address, from.is_v6) : find_client(from);
+  }
   // The precomputed secret of a client returned by find_client.
   [[nodiscard]] const radius::SharedSecret& secret_of(const config::ClientDef& client) const;
-  // The position of a client returned by find_client, in [0, client_count()).
+  // The position of a client returned by find_client, in [0, client_count()):
+  // the UDP clients first, then the RadSec clients.
   [[nodiscard]] std::size_t index_of(const config::ClientDef& client) const;
 
   [[nodiscard]] const config::UsersFile& users() const { return users_; }
@@ -128,27 +140,36 @@ class GatewayState {
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
-  [[nodiscard]] std::size_t client_count() const { return clients_.clients().size(); }
-  // Every client, in the order of the clients file (the admin API's /config).
+  // The authorization policy, or null when none is configured.
+  [[nodiscard]] const policy::Policy* policy() const { return policy_.get(); }
+  // UDP and RadSec clients together.
+  [[nodiscard]] std::size_t client_count() const { return labels_.size(); }
+  // Every UDP client, in the order of the clients file (the admin API's /config).
   [[nodiscard]] std::span<const config::ClientDef> clients() const { return clients_.clients(); }
-  // The label each client is counted under in /metrics, parallel to
-  // clients(): client_label() of each.
+  // Every RadSec client, in the order of the RadSec clients file.
+  [[nodiscard]] std::span<const config::ClientDef> radsec_clients() const {
+    return radsec_clients_.clients();
+  }
+  // The label each client is counted under in /metrics, by index_of:
+  // client_label() of each.
   [[nodiscard]] std::span<const std::string> client_labels() const { return labels_; }
 
  private:
   GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
-               std::vector<radius::SharedSecret> secrets, std::vector<std::string> labels,
-               config::UsersFile users, GatewayOptions options);
+               config::ClientTable radsec_clients, std::vector<radius::SharedSecret> secrets,
+               std::vector<std::string> labels, config::UsersFile users, GatewayOptions options);
   [[nodiscard]] Result<void, std::string> parse_credentials();
 
   std::shared_ptr<const radius::Dictionary> dictionary_;
   config::ClientTable clients_;
-  std::vector<radius::SharedSecret> secrets_;  // Parallel to clients_.clients().
-  std::vector<std::string> labels_;            // Parallel to clients_.clients().
+  config::ClientTable radsec_clients_;
+  std::vector<radius::SharedSecret> secrets_;  // By index_of.
+  std::vector<std::string> labels_;            // By index_of.
   config::UsersFile users_;
   GatewayOptions options_;
   KnownAttributes known_;
   auth::UserCredentials credentials_;
+  std::shared_ptr<const policy::Policy> policy_;
 };
 
 }  // namespace rw::gateway

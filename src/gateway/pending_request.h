@@ -62,6 +62,7 @@ struct PendingRequest {
   std::size_t user_name_length = 0;
   AuthMethod method = AuthMethod::kNone;
   std::uint8_t eap_type = 0;
+  std::string_view rule{};  // The policy rule that accepted, in `state`'s policy.
   std::uint32_t limit = 0;
 
   // A followed request's trace while it waits (explain.h); null otherwise.

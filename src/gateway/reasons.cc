@@ -127,6 +127,8 @@ std::string_view to_string(RejectReason reason) {
       return "simultaneous_use";
     case RejectReason::kSimultaneousUseUnavailable:
       return "simultaneous_use_unavailable";
+    case RejectReason::kPolicyReject:
+      return "policy_reject";
     case RejectReason::kCount:
       break;
   }
@@ -175,6 +177,8 @@ std::string_view to_string(AcceptNote note) {
       return "mab_default_accept";
     case AcceptNote::kSimultaneousUseUnavailable:
       return "simultaneous_use_unavailable";
+    case AcceptNote::kMabAllowList:
+      return "mab_allow_list";
   }
   return "unknown";
 }

@@ -80,6 +80,7 @@ enum class RejectReason : std::uint8_t {
   kEapMethodFailed,        // The EAP method refused the peer (malformed, or its own reason).
   kSimultaneousUse,        // The user's Simultaneous-Use limit is reached.
   kSimultaneousUseUnavailable,  // No session count, and simultaneous_use_unavailable is reject.
+  kPolicyReject,                // Authenticated, and the authorization policy rejects (docs/policy.md).
   kCount,
 };
 std::string_view to_string(RejectReason reason);
@@ -93,6 +94,7 @@ enum class AcceptNote : std::uint8_t {
   kNone,                        // The credentials were checked (or Auth-Type := Accept).
   kMabDefault,                  // An unlisted MAC, and mab_default is accept.
   kSimultaneousUseUnavailable,  // No session count, and simultaneous_use_unavailable is accept.
+  kMabAllowList,                // An unlisted MAC on the policy's MAB allow list (docs/policy.md).
 };
 std::string_view to_string(AcceptNote note);
 

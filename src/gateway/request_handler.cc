@@ -107,7 +107,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
     // Looked up for garbage too, so that a NAS that sends it shows in its own series.
-    const config::ClientDef* client = state_->find_client(from);
+    const config::ClientDef* client = state_->find_client(from, listener);
     if (explain_filter_) follow(now, from, listener, client, nullptr, datagram.size());
     if (client != nullptr) client_counters_ = client_rows_[state_->index_of(*client)];
     note_drop(DropReason::kMalformed);
@@ -115,7 +115,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     if (trace_) end_trace("dropped: malformed (" + std::string(radius::to_string(packet.error())) + ")");
     return 0;
   }
-  const config::ClientDef* client = state_->find_client(from);
+  const config::ClientDef* client = state_->find_client(from, listener);
   if (explain_filter_) follow(now, from, listener, client, &*packet, datagram.size());
   if (client == nullptr) {
     note_drop(DropReason::kUnknownClient);
@@ -124,9 +124,10 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
   }
   client_counters_ = client_rows_[state_->index_of(*client)];
   const Code code = packet->code();
+  // RFC 6614 §2.3: one RadSec connection carries both kinds of request.
   const bool expected = code == Code::kStatusServer ||
-                        (listener == Listener::kAuthentication ? code == Code::kAccessRequest
-                                                               : code == Code::kAccountingRequest);
+                        (listener != Listener::kAccounting && code == Code::kAccessRequest) ||
+                        (listener != Listener::kAuthentication && code == Code::kAccountingRequest);
   if (!expected) {
     note_drop(DropReason::kUnexpectedCode);
     if (trace_) end_trace("dropped: unexpected_code");
@@ -412,6 +413,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       std::copy(action.name.begin(), action.name.end(), pending->user_name.begin());
       pending->method = access_.outcome().method;
       pending->eap_type = access_.outcome().eap.type;
+      pending->rule = access_.outcome().rule;
       pending->limit = action.limit;
       pending->deadline = request.now + request.state.options().access.session_query_timeout;
       return parked_outcome;
@@ -458,7 +460,10 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .outer_identity = verdict.outer_identity,
                           .accepted = verdict.accepted,
                           .reject = verdict.reject,
-                          .note = verdict.note});
+                          .note = verdict.note,
+                          .rule = verdict.rule,
+                          .rule_file = verdict.rule_file,
+                          .rule_line = verdict.rule_line});
 }
 
 void RequestHandler::count_drop(DropReason reason) {
@@ -524,7 +529,7 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
     trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
                                     : "resumed: the SQL store answered");
   auto packet = radius::Packet::parse(pending.datagram);
-  const config::ClientDef* client = pending.state->find_client(pending.key.from);
+  const config::ClientDef* client = pending.state->find_client(pending.key.from, pending.key.listener);
   if (!packet || client == nullptr) return finish(now, pending, Outcome{}, reply);
   const RequestContext request{.now = now,
                                .arrival = pending.arrival,
@@ -562,7 +567,8 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
                                .eap_type = pending.eap_type,
                                .limit = pending.limit,
                                .proxy_states = pending.proxy_states,
-                               .accept = pending.accept};
+                               .accept = pending.accept,
+                               .rule = pending.rule};
   const Action action = access_.decide_check(check, open_sessions, reply);
   Outcome outcome;
   if (action.kind == Action::Kind::kReply) {
@@ -636,7 +642,9 @@ void RequestHandler::follow(Instant now, const Endpoint& from, Listener listener
   trace_->started = now;
   trace_->from = from;
   trace_->client = name;
-  const std::string port = listener == Listener::kAuthentication ? "authentication" : "accounting";
+  const std::string port = listener == Listener::kAuthentication ? "authentication"
+                           : listener == Listener::kAccounting   ? "accounting"
+                                                                 : "RadSec";
   if (packet != nullptr) {
     trace_->request =
         std::string(radius::to_string(packet->code())) + " id " + std::to_string(packet->identifier());

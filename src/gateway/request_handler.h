@@ -47,6 +47,12 @@ struct Decision {
   bool accepted = false;
   RejectReason reject = RejectReason::kUnknownUser;  // Why rejected (when not accepted).
   AcceptNote note = AcceptNote::kNone;               // The caveat of an accept, if any.
+  // The policy rule that decided (docs/policy.md): a rule's name, "default",
+  // "mab.deny"; empty without a policy or when authentication rejected.
+  std::string_view rule{};
+  // The users entry that decided (Verdict::rule_file, rule_line).
+  std::string_view rule_file{};
+  int rule_line = 0;
   // The reason's name as /metrics shows it: to_string(reject), or of `note`.
   [[nodiscard]] std::string_view reason() const { return accepted ? to_string(note) : to_string(reject); }
 };

@@ -19,6 +19,7 @@
 #include "base/random.h"
 #include "config/clients_file.h"
 #include "config/users_file.h"
+#include "policy/policy_file.h"
 #include "radius/attribute_crypto.h"
 #include "radius/authenticator.h"
 #include "radius/md5.h"
@@ -517,6 +518,50 @@ TEST_F(RequestHandlerTest, StatusServerAnsweredOnBothListeners) {
   EXPECT_EQ(counters_.status_server.get(), 2u);
 }
 
+// RFC 6614: a RadSec packet is looked up among the RadSec clients and
+// checked with their secret, `radsec`; the UDP clients are not RadSec
+// clients, nor the reverse.
+TEST_F(RequestHandlerTest, RadSecPacketsUseTheRadSecClientsAndServeEveryCode) {
+  auto dictionary = radius::Dictionary::builtin();
+  auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
+  auto clients = config::parse_clients(kClients, "clients.conf");
+  config::ClientsLimits radsec_limits;
+  radsec_limits.radsec = true;
+  auto radsec = config::parse_clients("client proxy {\n ipaddr = 127.0.0.5\n proto = tls\n}\n", "radsec.conf",
+                                      radsec_limits);
+  ASSERT_TRUE(users && clients && radsec);
+  auto state = GatewayState::build({.dictionary = dictionary,
+                                    .clients = clients->clients,
+                                    .users = std::move(*users),
+                                    .options = state_->options(),
+                                    .radsec_clients = radsec->clients});
+  ASSERT_TRUE(state.has_value()) << state.error();
+  EXPECT_EQ((*state)->client_count(), 4u);
+  handler_ = std::make_unique<RequestHandler>(*state, random_, counters_, nullptr);
+  const Endpoint proxy = endpoint(5, 50000);
+
+  secret_ = *radius::SharedSecret::create(as_bytes("radsec"));
+  begin(Code::kAccessRequest, 21).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_EQ(verified(send(finish_request(), Listener::kRadSec, proxy)).code(), Code::kAccessAccept);
+  begin(Code::kStatusServer, 22);
+  EXPECT_EQ(verified(send(finish_request(), Listener::kRadSec, proxy)).code(), Code::kAccessAccept);
+  EXPECT_EQ(client_counts("proxy").access_accepts, 1u);
+  // The same secret over UDP from the same address: no UDP client there.
+  begin(Code::kStatusServer, 23);
+  EXPECT_TRUE(send(finish_request(), Listener::kAuthentication, proxy).empty());
+  EXPECT_EQ(drops(DropReason::kUnknownClient), 1u);
+  // A UDP client's address over RadSec: not a RadSec client.
+  secret_ = *radius::SharedSecret::create(as_bytes("testing123"));
+  begin(Code::kStatusServer, 24);
+  EXPECT_TRUE(send(finish_request(), Listener::kRadSec, endpoint(1, 50001)).empty());
+  EXPECT_EQ(drops(DropReason::kUnknownClient), 2u);
+  // Another secret than `radsec` from the RadSec client fails its check.
+  begin(Code::kStatusServer, 25);
+  EXPECT_TRUE(send(finish_request(), Listener::kRadSec, proxy).empty());
+  EXPECT_EQ(drops(DropReason::kBadMessageAuthenticator), 1u);
+}
+
 TEST_F(RequestHandlerTest, StatusServerWithoutMessageAuthenticatorIsDropped) {
   begin(Code::kStatusServer, 14, /*message_authenticator=*/false);
   secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
@@ -879,6 +924,53 @@ TEST_F(RequestHandlerTest, PacketPathAllocatesNothing) {
   EXPECT_EQ(g_allocations, 1u);
 }
 
+// The authorization policy (docs/policy.md) sits on the packet path: its
+// rules decide from views of the request, allocating nothing.
+TEST_F(RequestHandlerTest, PacketPathWithAPolicyAllocatesNothing) {
+  if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
+  auto policy = policy::parse_policy(R"(
+groups: {staff: [alice, bob]}
+mab: {deny: ["de:ad:be:ef:00:01"]}
+rules:
+  - {name: night, match: {time: "22:00-06:00"}, decision: reject}
+  - {name: staff, match: {group: staff, client: "local*", mac: "00:11:22"}, decision: accept,
+     reply: {vlan: 100, session_timeout: 60, filter_id: staff}}
+default: reject
+)",
+                                     "policy.yaml");
+  ASSERT_TRUE(policy.has_value());
+  auto dictionary = radius::Dictionary::builtin();
+  auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
+  auto clients = config::parse_clients(kClients, "clients.conf");
+  auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), GatewayOptions{},
+                                    std::make_shared<const policy::Policy>(std::move(*policy))});
+  ASSERT_TRUE(state.has_value());
+  handler_ = std::make_unique<RequestHandler>(*state, random_, counters_, nullptr);
+  std::vector<std::vector<std::uint8_t>> requests;
+  for (std::uint8_t id = 1; id < 7; ++id) {
+    auto& b = begin(Code::kAccessRequest, id);
+    b.add(attr::kUserName, as_bytes(id % 2 == 0 ? "alice" : "bob"));
+    b.add(attr::kCallingStationId, as_bytes(id % 3 == 0 ? "00-11-22-33-44-55" : "66-77-88-99-aa-bb"));
+    b.add(attr::kCalledStationId, as_bytes("00-11-22-33-44-55:corp"));
+    add_password(id % 2 == 0 ? "wonderland" : "clientPass");
+    const Bytes request = finish_request();
+    requests.emplace_back(request.begin(), request.end());
+  }
+  const Arrival noon{.unix_ms = 1'796'212'800'000};  // 2026-12-02 12:00 UTC.
+  ASSERT_GT(handler_->on_datagram(kNow, noon, endpoint(1, 40000), requests[0], reply_buffer_),
+            0u);  // Warm up.
+  std::size_t accepted = 0;
+  g_allocations = 0;
+  g_counting = true;
+  for (const auto& request : requests) {
+    const std::size_t n = handler_->on_datagram(kNow, noon, endpoint(1, 40001), request, reply_buffer_);
+    accepted += n > 0 && reply_buffer_[0] == static_cast<std::uint8_t>(Code::kAccessAccept);
+  }
+  g_counting = false;
+  EXPECT_EQ(accepted, 2u);  // The two with an OUI of 00:11:22; the others fall to the default.
+  EXPECT_EQ(g_allocations, 0u);
+}
+
 TEST_F(RequestHandlerTest, RandomDatagramsNeverCrashOrAnswer) {
   SeededRandom noise(99);
   std::array<std::uint8_t, 600> datagram{};
@@ -974,12 +1066,16 @@ class CountingSink final : public AccountingSink {
 class RecordingObserver final : public DecisionObserver {
  public:
   void on_decision(const Decision& decision) override {
-    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason())});
+    std::string rule(decision.rule_file);
+    if (decision.rule_line > 0) rule += ":" + std::to_string(decision.rule_line);
+    decisions.push_back({std::string(decision.user_name), decision.accepted, std::string(decision.reason()),
+                         std::move(rule)});
   }
   struct Entry {
     std::string user_name;
     bool accepted;
     std::string reason;
+    std::string rule;  // "file:line" of the users entry that decided, or empty.
   };
   std::vector<Entry> decisions;
 };
@@ -1050,6 +1146,18 @@ TEST_F(SimultaneousUseTest, UsersWithoutTheItemAreAnsweredWithoutAQuery) {
   EXPECT_EQ(packet.code(), Code::kAccessAccept);
   EXPECT_TRUE(sink_.queries.empty());
   EXPECT_EQ(counters_.session_checks.get(), 0u);
+}
+
+TEST_F(SimultaneousUseTest, DecisionsNameTheUsersEntryThatDecided) {
+  (void)pap("alice", "wonderland");
+  (void)pap("dave", "anything", 2);
+  (void)pap("nobody", "anything", 3);
+  ASSERT_EQ(observer_.decisions.size(), 3u);
+  EXPECT_EQ(observer_.decisions[0].rule, "users:2");
+  EXPECT_EQ(observer_.decisions[1].rule, "users:8");
+  EXPECT_EQ(observer_.decisions[1].reason, "auth_type_reject");
+  EXPECT_EQ(observer_.decisions[2].rule, "");
+  EXPECT_EQ(observer_.decisions[2].reason, "unknown_user");
 }
 
 TEST_F(SimultaneousUseTest, AWrongPasswordIsRejectedWithoutAQuery) {

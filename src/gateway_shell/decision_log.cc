@@ -16,16 +16,21 @@ void DecisionLog::on_decision(const gateway::Decision& decision) {
   if (decision.method == gateway::AuthMethod::kEap && decision.outer_identity != decision.user_name) {
     outer = fmt::format(" (outer identity \"{}\")", decision.outer_identity);
   }
+  // The policy rule that decided, when a policy is configured (docs/policy.md).
+  const std::string_view open = decision.rule.empty() ? "" : " (rule ";
+  const std::string_view close = decision.rule.empty() ? "" : ")";
   if (decision.accepted && decision.note == gateway::AcceptNote::kNone) {
-    spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({})", decision.user_name, outer, method,
-                 decision.client, io::to_string(decision.from));
+    spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}){}{}{}", decision.user_name, outer,
+                 method, decision.client, io::to_string(decision.from), open, decision.rule, close);
   } else if (decision.accepted) {
     // Accepted with a caveat, e.g. simultaneous_use_unavailable under the accept policy.
-    spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}): {}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), decision.reason());
+    spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}): {}{}{}{}", decision.user_name, outer,
+                 method, decision.client, io::to_string(decision.from), decision.reason(), open, decision.rule,
+                 close);
   } else {
-    spdlog::info("Access-Reject for \"{}\"{} via {} from client {} ({}): {}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), decision.reason());
+    spdlog::info("Access-Reject for \"{}\"{} via {} from client {} ({}): {}{}{}{}", decision.user_name, outer,
+                 method, decision.client, io::to_string(decision.from), decision.reason(), open, decision.rule,
+                 close);
   }
 }
 

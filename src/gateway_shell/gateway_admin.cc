@@ -194,10 +194,48 @@ void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp) {
   }
 }
 
+void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec) {
+  const RadSecCounters counters = radsec.counters();
+  page.gauge("radiusward_radsec_connections_open", "RadSec connections open now, handshaking or established.",
+             static_cast<std::int64_t>(counters.open));
+  page.counter("radiusward_radsec_connections_accepted_total",
+               "RadSec TCP connections taken in for a TLS handshake.", counters.accepted);
+  page.counter("radiusward_radsec_connections_established_total", "RadSec TLS handshakes completed.",
+               counters.established);
+  constexpr std::string_view kRefused = "RadSec connections refused before carrying a packet, by reason.";
+  for (std::size_t i = 0; i < counters.refused.size(); ++i) {
+    page.counter("radiusward_radsec_connections_refused_total", kRefused, counters.refused[i],
+                 {{"reason", to_string(static_cast<RadSecRefusal>(i))}});
+  }
+  constexpr std::string_view kFailures =
+      "RadSec TLS handshakes that failed (no or an unverified client certificate, protocol error) or timed "
+      "out.";
+  page.counter("radiusward_radsec_handshake_failures_total", kFailures,
+               counters.refused[static_cast<std::size_t>(RadSecRefusal::kHandshakeFailed)],
+               {{"reason", "failed"}});
+  page.counter("radiusward_radsec_handshake_failures_total", kFailures,
+               counters.refused[static_cast<std::size_t>(RadSecRefusal::kHandshakeTimeout)],
+               {{"reason", "timeout"}});
+  constexpr std::string_view kClosed = "Established RadSec connections closed, by reason.";
+  for (std::size_t i = 0; i < counters.closed.size(); ++i) {
+    page.counter("radiusward_radsec_connections_closed_total", kClosed, counters.closed[i],
+                 {{"reason", to_string(static_cast<RadSecClose>(i))}});
+  }
+  constexpr std::string_view kPackets = "RADIUS packets on RadSec connections, by direction.";
+  page.counter("radiusward_radsec_packets_total", kPackets, counters.packets_in, {{"direction", "in"}});
+  page.counter("radiusward_radsec_packets_total", kPackets, counters.packets_out, {{"direction", "out"}});
+  page.counter("radiusward_radsec_replies_orphaned_total",
+               "Deferred replies not sent because their RadSec connection had closed.",
+               counters.replies_orphaned);
+  page.counter("radiusward_radsec_accept_errors_total", "accept(2) failures on the RadSec port.",
+               counters.accept_errors);
+}
+
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at, const gateway::EapConversations* eap) {
+                        Instant started_at, const RadSecServer* radsec, const AuditLog* audit,
+                        const gateway::EapConversations* eap) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -206,14 +244,17 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, eap](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit,
+                                 eap](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
     if (eap != nullptr) add_eap_metrics(page, *eap, workers);
+    if (audit != nullptr) add_audit_metrics(page, *audit);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
     add_client_metrics(page, workers, state->client_labels());
     add_udp_metrics(page, udp);
+    if (radsec != nullptr) add_radsec_metrics(page, *radsec);
     if (client == nullptr) return;
     const submission::ForwarderStatus status = client->status();
     for (const auto& [name, value] : submission::named_counters(status.counters)) {

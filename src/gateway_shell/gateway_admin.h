@@ -12,7 +12,9 @@
 #include "base/time.h"
 #include "gateway/counters.h"
 #include "gateway/eap_conversations.h"
+#include "gateway_shell/audit_log.h"
 #include "gateway_shell/published_state.h"
+#include "gateway_shell/radsec_server.h"
 #include "gateway_shell/submission_client.h"
 #include "gateway_shell/udp_server.h"
 #include "io/admin_metrics.h"
@@ -55,15 +57,21 @@ void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& 
 // counters to a /metrics page.
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
 
+// Adds the RadSec listener's connection and packet counters to a /metrics page.
+void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
+
 // Registers /status, /metrics and /version on `server`. `client` (null
 // without accounting), `workers` (the handlers' counters, one per worker,
 // fixed once the UDP server started), `udp` and `published` (whose state
 // in force names the clients /metrics shows) must outlive the server's
-// thread, and so must `eap` (null when EAP is not served). Requires: the
-// server is not started.
+// thread, and so must `radsec` (null without RadSec). `audit` (null without
+// an audit log) adds its metrics to /metrics. Requires: the server is not
+// started. `eap` (null when EAP is not served) adds its metrics.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at, const gateway::EapConversations* eap = nullptr);
+                        Instant started_at, const RadSecServer* radsec = nullptr,
+                        const AuditLog* audit = nullptr,
+                        const gateway::EapConversations* eap = nullptr);
 
 }  // namespace rw::gateway_shell

@@ -50,17 +50,20 @@ std::string openssl_reasons(std::string_view fallback) {
 
 std::string TlsError::to_string() const { return file.empty() ? reason : file + ": " + reason; }
 
-Result<TlsContext, TlsError> make_tls_context(const TlsFiles& files, TlsRole role) {
+Result<TlsContext, TlsError> make_tls_context(const TlsFiles& files, TlsRole role, TlsVersions versions) {
   ERR_clear_error();
   TlsContext context(SSL_CTX_new(role == TlsRole::kServer ? TLS_server_method() : TLS_client_method()),
                      SSL_CTX_free);
   if (!context) return fail(failure("", "SSL_CTX_new failed"));
   SSL_CTX* ctx = context.get();
-  // TLS 1.3 only: no older suite or renegotiation to reason about.
-  if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+  // TLS 1.3 only inside the cluster: no older suite or renegotiation to
+  // reason about. RadSec peers may speak 1.2, without renegotiation.
+  const int min_version = versions == TlsVersions::k13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+  if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1 ||
       SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) {
-    return fail(failure("", "cannot restrict the context to TLS 1.3"));
+    return fail(failure("", "cannot restrict the context's TLS versions"));
   }
+  if (versions == TlsVersions::k12And13) SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
   if (SSL_CTX_load_verify_locations(ctx, files.ca.c_str(), nullptr) != 1) {
     return fail(failure(files.ca, "cannot load the CA certificate"));
   }
@@ -229,6 +232,14 @@ TlsStream::Io TlsStream::write(Bytes data) {
 }
 
 bool TlsStream::has_pending() const { return SSL_pending(ssl_) > 0; }
+
+void TlsStream::close_notify() {
+  if (!handshake_done_) return;
+  block_sigpipe_in_this_thread();
+  ERR_clear_error();
+  (void)SSL_shutdown(ssl_);
+  ERR_clear_error();
+}
 
 TlsStream::Io receive_some(TlsStream* tls, int fd, MutableBytes space) {
   if (tls != nullptr) return tls->read(space);

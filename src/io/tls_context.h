@@ -1,5 +1,6 @@
 // TLS 1.3 with mutual certificates for traffic between the processes of one
-// cluster (docs/security.md "Cluster certificates"): an SSL_CTX built from
+// cluster (docs/security.md "Cluster certificates"), and TLS 1.2/1.3 for the
+// gateway's RadSec peers (docs/security.md "RadSec"): an SSL_CTX built from
 // PEM files, the verified peer's common name, the cluster's naming rule for
 // common names, and a non-blocking TLS stream for epoll loops.
 #pragma once
@@ -40,6 +41,12 @@ struct TlsError {
   [[nodiscard]] std::string to_string() const;  // "FILE: reason" or "reason".
 };
 
+// The protocol versions a context speaks.
+enum class TlsVersions : std::uint8_t {
+  k13,       // TLS 1.3 only: traffic between the processes of one cluster.
+  k12And13,  // TLS 1.2 and 1.3: RadSec peers (RFC 6614; RFC 8996 retired 1.0 and 1.1).
+};
+
 // Shared because every connection's SSL keeps its own reference (SSL_new
 // takes one); the last owner frees it.
 using TlsContext = std::shared_ptr<SSL_CTX>;
@@ -52,7 +59,10 @@ using TlsContext = std::shared_ptr<SSL_CTX>;
 // and write buffers may move between retries (what epoll loops need).
 // Does not check the peer's name: callers compare peer_common_name() with
 // the name they expect (member_common_name, is_gateway_common_name).
-[[nodiscard]] Result<TlsContext, TlsError> make_tls_context(const TlsFiles& files, TlsRole role);
+// `versions` widens the first point to TLS 1.2 for peers outside the
+// cluster (RadSec NASes and proxies).
+[[nodiscard]] Result<TlsContext, TlsError> make_tls_context(const TlsFiles& files, TlsRole role,
+                                                            TlsVersions versions = TlsVersions::k13);
 
 // Every reason OpenSSL queued on this thread, oldest first, joined by "; ",
 // or `fallback` when none; clears the queue.
@@ -107,6 +117,10 @@ class TlsStream {
   // Decrypted bytes buffered inside the SSL: read() returns them without the
   // socket becoming readable again.
   [[nodiscard]] bool has_pending() const;
+  // Sends the TLS close_notify alert, best effort: one non-blocking
+  // attempt, its outcome ignored, so that the peer sees an orderly end
+  // rather than a truncated stream. Call it once, before closing the socket.
+  void close_notify();
   // The reason of the last kFailed.
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] SSL* ssl() const { return ssl_; }

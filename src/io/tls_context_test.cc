@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <vector>
 
@@ -133,6 +134,51 @@ TEST_F(TlsFilesTest, WritingToAPeerThatClosedFailsWithoutSigpipe) {
   EXPECT_EQ(status, TlsStream::Status::kFailed);
   client->reset();
   ::close(fds[1]);
+}
+
+// Drives both ends of a socketpair until both handshakes are done or one
+// fails; returns whether both finished.
+bool handshake_pair(TlsStream& server, TlsStream& client) {
+  for (int turn = 0; turn < 100; ++turn) {
+    if (server.handshake_done() && client.handshake_done()) return true;
+    if (client.handshake() == TlsStream::Status::kFailed) return false;
+    if (server.handshake() == TlsStream::Status::kFailed) return false;
+  }
+  return false;
+}
+
+// RadSec peers may speak TLS 1.2 (TlsVersions::k12And13); the cluster's
+// contexts (k13) refuse it. close_notify ends a session in order.
+TEST_F(TlsFilesTest, TlsTwelveOnlyWhereAskedForAndCloseNotifyEndsInOrder) {
+  ASSERT_TRUE(
+      write_cluster_certificates(ClusterCertificatesRequest{.dir = dir_, .gateways = {"server", "peer"}})
+          .has_value());
+  auto peer =
+      make_tls_context(cluster_tls_files(dir_, "gateway-peer"), TlsRole::kClient, TlsVersions::k12And13);
+  ASSERT_TRUE(peer.has_value());
+  ASSERT_EQ(SSL_CTX_set_max_proto_version(peer->get(), TLS1_2_VERSION), 1);
+  for (const TlsVersions versions : {TlsVersions::k13, TlsVersions::k12And13}) {
+    auto server_context =
+        make_tls_context(cluster_tls_files(dir_, "gateway-server"), TlsRole::kServer, versions);
+    ASSERT_TRUE(server_context.has_value());
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    auto server = TlsStream::attach(*server_context, fds[0], TlsRole::kServer);
+    auto client = TlsStream::attach(*peer, fds[1], TlsRole::kClient);
+    ASSERT_TRUE(server.has_value() && client.has_value());
+    const bool done = handshake_pair(**server, **client);
+    EXPECT_EQ(done, versions == TlsVersions::k12And13);
+    if (done) {
+      EXPECT_STREQ(SSL_get_version((*server)->ssl()), "TLSv1.2");
+      (*server)->close_notify();
+      std::array<std::uint8_t, 16> space{};
+      EXPECT_EQ((*client)->read(space).status, TlsStream::Status::kClosed);
+    }
+    server->reset();
+    client->reset();
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
 }
 
 }  // namespace

@@ -143,8 +143,9 @@ class DevTest(unittest.TestCase):
 
     def test_supervises_restarts_reuses_and_stops(self):
         auth_port, acct_port = free_udp_port(), free_udp_port()
+        audit = os.path.join(self.dir, "audit.log")
         dev = self.start("dev-1.log", "--users", USERS, "--clients", CLIENTS,
-                         "--auth-port", str(auth_port), "--acct-port", str(acct_port))
+                         "--auth-port", str(auth_port), "--acct-port", str(acct_port), "--audit-log", audit)
         try:
             wait_for("radtest answered", lambda: radtest(auth_port))
             log = dev.read_log()
@@ -174,6 +175,16 @@ class DevTest(unittest.TestCase):
                            and dev.children()["gateway"])
             self.assertNotEqual(new, old)
             wait_for("radtest answered after the restart", lambda: radtest(auth_port))
+            # --audit-log reached the gateway, and its chain survived the kill -9
+            # (continued in the same file, or after a torn tail in a new one).
+            wait_for("two accepts in the audit log",
+                     lambda: os.path.exists(audit) and
+                     sum('"decision":"accept"' in line for name in (audit + ".1", audit) if os.path.exists(name)
+                         for line in read(name).splitlines()) >= 2)
+            files = [name for name in (audit + ".1", audit) if os.path.exists(name)]
+            verified = subprocess.run([BINARY, "audit", "verify", *files], capture_output=True, text=True,
+                                      timeout=30)
+            self.assertEqual(verified.returncode, 0, verified.stdout)
 
             # Needs the member subcommand and a gateway that takes `accounting:`.
             if members_available() and "accounting is off" not in dev.read_log():

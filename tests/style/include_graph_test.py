@@ -26,16 +26,19 @@ ALLOWED = {
     "config": {"base", "radius"},
     "auth": {"base", "radius", "config"},
     "exporter": {"base", "radius", "accounting"},
-    "gateway": {"base", "radius", "config", "auth", "accounting", "eap"},
+    "policy": {"base", "config", "auth"},
+    "gateway": {"base", "radius", "config", "auth", "accounting", "eap", "policy"},
     "bench": {"base", "radius", "auth"},
     "deployment": {"base", "config"},
     "consensus": {"base"},
     "eap": {"base", "radius", "auth"},
     "admin": {"base", "radius", "config", "auth"},
+    "audit": {"base"},
     # Shared operating-system primitives; they speak in a few pure value types.
     "io": {"base", "config", "gateway"},
     # One shell per process.
-    "gateway_shell": {"io", "base", "radius", "config", "auth", "gateway", "submission", "accounting", "eap"},
+    "gateway_shell": {"io", "base", "radius", "config", "auth", "gateway", "submission", "accounting", "eap",
+                      "audit"},
     "member_shell": {"io", "base", "radius", "config", "accounting", "consensus", "exporter", "submission",
                      "admin"},
     "loadgen_shell": {"io", "base", "radius", "bench", "gateway"},
@@ -45,6 +48,7 @@ ALLOWED = {
 TEST_EXTRA = {
     "config": {"auth"},
     "consensus": {"accounting"},
+    "eap": {"io"},  # The TLS tests' certificates (io::CertificateAuthority).
 }
 SHELLS = {f for f in ALLOWED if f.endswith("_shell")}
 PURE = {f for f, allowed in ALLOWED.items() if allowed is not None and f != "io" and f not in SHELLS}
