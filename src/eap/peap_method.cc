@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "base/assert.h"
-#include "eap/tls_method.h"
 #include "eap/method.h"
+#include "eap/tls_method.h"
 
 namespace rw::eap {
 
@@ -203,6 +203,7 @@ MethodStep PeapMethod::on_inner_ms_chap_v2(Bytes plaintext) {
       return send_inner(Type::kMsChapV2, step.type_data);
     case MethodStep::Kind::kSuccess:
       return send_result(kResultSuccess);
+    case MethodStep::Kind::kCredential:  // EapMsChapV2 asks its own lookup, never the conversation.
     case MethodStep::Kind::kFailure:
       break;
   }

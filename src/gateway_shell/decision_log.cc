@@ -25,12 +25,12 @@ void DecisionLog::on_decision(const gateway::Decision& decision) {
   } else if (decision.accepted) {
     // Accepted with a caveat, e.g. simultaneous_use_unavailable under the accept policy.
     spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}): {}{}{}{}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), decision.reason(), open, decision.rule,
-                 close);
+                 method, decision.client, io::to_string(decision.from), decision.reason(), open,
+                 decision.rule, close);
   } else {
     spdlog::info("Access-Reject for \"{}\"{} via {} from client {} ({}): {}{}{}{}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), decision.reason(), open, decision.rule,
-                 close);
+                 method, decision.client, io::to_string(decision.from), decision.reason(), open,
+                 decision.rule, close);
   }
 }
 

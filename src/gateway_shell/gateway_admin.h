@@ -71,7 +71,6 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
-                        const AuditLog* audit = nullptr,
-                        const gateway::EapConversations* eap = nullptr);
+                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr);
 
 }  // namespace rw::gateway_shell
