@@ -9,6 +9,7 @@ several conversations at once, each on its own source port, all complete
 (docs/authentication.md "EAP")."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,9 @@ class EapolTestInterop(RemembersFailure, unittest.TestCase):
     def tearDownClass(cls):
         if cls.failed:
             print(cls.gateway.read_log())
+            print("test files kept in", cls.dir)
+        else:
+            shutil.rmtree(cls.dir, ignore_errors=True)
         cls.gateway.__exit__(None, None, None)
 
     def eapol_test(self, identity, password, nas_port_type=ETHERNET, mac="02:00:00:00:00:01"):

@@ -8,6 +8,7 @@ chosen from the current time, a reload that changes the policy, and
 
 import datetime
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -107,6 +108,9 @@ class PolicyInterop(RemembersFailure, unittest.TestCase):
     def tearDownClass(cls):
         if cls.failed:
             print(cls.gateway.read_log())
+            print("test files kept in", cls.dir)
+        else:
+            shutil.rmtree(cls.dir, ignore_errors=True)
         cls.gateway.__exit__(None, None, None)
 
     def decision_lines(self, user):
@@ -187,6 +191,7 @@ class PolicyInterop(RemembersFailure, unittest.TestCase):
 class PolicyCheck(unittest.TestCase):
     def test_check_prints_file_line_col_for_a_broken_policy(self):
         folder = tempfile.mkdtemp(prefix="rw-policy-check-")
+        self.addCleanup(shutil.rmtree, folder, True)
         path = os.path.join(folder, "policy.yaml")
         with open(path, "w") as f:
             f.write("default: reject\nrules:\n  - name: r\n    decision: maybe\n    match: {ssid: corp, colour: red}\n")
