@@ -161,9 +161,10 @@ Result<std::unique_ptr<RadSecServer>, io::SystemError> RadSecServer::start(
   server->epoll_ = io::FileDescriptor(epoll_create1(EPOLL_CLOEXEC));
   if (!server->epoll_.valid()) return fail(io::last_system_error("epoll_create1"));
   server->stop_event_ = io::FileDescriptor(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  server->answers_event_ = io::FileDescriptor(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!server->stop_event_.valid() || !server->answers_event_.valid())
-    return fail(io::last_system_error("eventfd"));
+  if (!server->stop_event_.valid()) return fail(io::last_system_error("eventfd"));
+  auto answers = AnswerMailbox::create(1024);
+  if (!answers) return fail(answers.error());
+  server->answers_ = std::move(*answers);
   const auto watch = [&](int fd, std::uint64_t token) -> Result<void, io::SystemError> {
     epoll_event event{.events = EPOLLIN, .data = {.u64 = token}};
     if (epoll_ctl(server->epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
@@ -171,8 +172,7 @@ Result<std::unique_ptr<RadSecServer>, io::SystemError> RadSecServer::start(
     return {};
   };
   if (auto watched = watch(server->stop_event_.get(), kStopToken); !watched) return fail(watched.error());
-  if (auto watched = watch(server->answers_event_.get(), kAnswersToken); !watched)
-    return fail(watched.error());
+  if (auto watched = watch(server->answers_->fd(), kAnswersToken); !watched) return fail(watched.error());
   for (gateway::Endpoint local : server->options_.listen) {
     auto fd = listen_on(local, server->options_.port);
     if (!fd) return fail(fd.error());
@@ -181,8 +181,6 @@ Result<std::unique_ptr<RadSecServer>, io::SystemError> RadSecServer::start(
     server->listen_sockets_.push_back(std::move(*fd));
     server->listeners_.push_back(local);
   }
-  server->answers_posted_.reserve(1024);
-  server->answers_taken_.reserve(1024);
   server->thread_ = std::thread([raw = server.get()] { raw->run(); });
   return server;
 }
@@ -214,18 +212,7 @@ RadSecCounters RadSecServer::counters() const {
   return counters;
 }
 
-void RadSecServer::post_answers(std::span<const AnswerNotice> answers) {
-  if (answers.empty()) return;
-  bool wake = false;
-  {
-    std::lock_guard lock(answers_mutex_);
-    wake = answers_posted_.empty();
-    answers_posted_.insert(answers_posted_.end(), answers.begin(), answers.end());
-  }
-  if (!wake) return;
-  const std::uint64_t one = 1;
-  (void)!write(answers_event_.get(), &one, sizeof one);
-}
+void RadSecServer::post_answers(std::span<const AnswerNotice> answers) { answers_->post(answers); }
 
 void RadSecServer::run() {
   pthread_setname_np(pthread_self(), "rw-radsec");
@@ -525,17 +512,10 @@ void RadSecServer::close_connection(Connection& connection) {
 }
 
 void RadSecServer::take_answers(Instant now) {
-  std::uint64_t value = 0;
-  (void)!read(answers_event_.get(), &value, sizeof value);
-  {
-    std::lock_guard lock(answers_mutex_);
-    answers_taken_.swap(answers_posted_);
-  }
-  for (const AnswerNotice& notice : answers_taken_) {
+  answers_->take([&](const AnswerNotice& notice) {
     const std::optional<gateway::DeferredReply> reply = handler_->on_answer(now, notice, reply_buffer_);
     if (reply) send_deferred(*reply);
-  }
-  answers_taken_.clear();
+  });
 }
 
 void RadSecServer::send_deferred(const gateway::DeferredReply& reply) {

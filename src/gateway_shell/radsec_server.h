@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +29,7 @@
 #include "base/time.h"
 #include "config/gateway_config.h"
 #include "gateway/datagram.h"
+#include "gateway_shell/answer_mailbox.h"
 #include "gateway_shell/udp_server.h"
 #include "io/file_descriptor.h"
 #include "io/system_error.h"
@@ -173,7 +173,7 @@ class RadSecServer {
   std::vector<gateway::Endpoint> listeners_;
   io::FileDescriptor epoll_;
   io::FileDescriptor stop_event_;
-  io::FileDescriptor answers_event_;
+  std::unique_ptr<AnswerMailbox> answers_;  // Answers posted by other threads.
   std::thread thread_;
 
   // Owned by the thread.
@@ -187,10 +187,6 @@ class RadSecServer {
   Instant next_tick_{};
   std::vector<std::uint8_t> read_buffer_;
   std::vector<std::uint8_t> reply_buffer_;
-
-  std::mutex answers_mutex_;
-  std::vector<AnswerNotice> answers_posted_;  // Guarded by answers_mutex_.
-  std::vector<AnswerNotice> answers_taken_;
 
   std::atomic<std::uint64_t> accepted_{0};
   std::atomic<std::uint64_t> established_{0};

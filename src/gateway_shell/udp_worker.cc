@@ -4,7 +4,6 @@
 
 #include <pthread.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -111,12 +110,7 @@ UdpWorker::UdpWorker(int index, std::vector<WorkerSocket> sockets,
       send_iov_(options.batch_size),
       receive_messages_(options.batch_size),
       send_messages_(options.batch_size),
-      deferred_arrivals_(options.batch_size) {
-  // A worker holds at most a few thousand deferred requests; reserving keeps
-  // the swap of the two vectors allocation-free in steady state.
-  answers_posted_.reserve(4096);
-  answers_taken_.reserve(4096);
-}
+      deferred_arrivals_(options.batch_size) {}
 
 Result<std::unique_ptr<UdpWorker>, io::SystemError> UdpWorker::create(
     int index, std::vector<WorkerSocket> sockets, std::unique_ptr<gateway::DatagramHandler> handler,
@@ -133,10 +127,13 @@ Result<std::unique_ptr<UdpWorker>, io::SystemError> UdpWorker::create(
   if (epoll_ctl(worker->epoll_.get(), EPOLL_CTL_ADD, wakeup_fd, &event) != 0) {
     return fail(io::last_system_error("epoll_ctl"));
   }
-  worker->answers_event_ = io::FileDescriptor(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!worker->answers_event_.valid()) return fail(io::last_system_error("eventfd"));
+  // A worker holds at most a few thousand deferred requests; reserving keeps
+  // the mailbox allocation-free in steady state.
+  auto answers = AnswerMailbox::create(4096);
+  if (!answers) return fail(answers.error());
+  worker->answers_ = std::move(*answers);
   event.data.u64 = kAnswersToken;
-  if (epoll_ctl(worker->epoll_.get(), EPOLL_CTL_ADD, worker->answers_event_.get(), &event) != 0) {
+  if (epoll_ctl(worker->epoll_.get(), EPOLL_CTL_ADD, worker->answers_->fd(), &event) != 0) {
     return fail(io::last_system_error("epoll_ctl"));
   }
   for (std::size_t i = 0; i < worker->sockets_.size(); ++i) {
@@ -275,37 +272,18 @@ void UdpWorker::queue_reply(std::size_t slot, std::uint8_t* data, std::size_t si
   }
 }
 
-void UdpWorker::post_answers(std::span<const AnswerNotice> answers) {
-  if (answers.empty()) return;
-  bool wake = false;
-  {
-    std::lock_guard lock(answers_mutex_);
-    wake = answers_posted_.empty();
-    answers_posted_.insert(answers_posted_.end(), answers.begin(), answers.end());
-  }
-  if (!wake) return;
-  const std::uint64_t one = 1;
-  // A full eventfd counter (never in practice) still leaves it readable.
-  (void)!write(answers_event_.get(), &one, sizeof(one));
-}
+void UdpWorker::post_answers(std::span<const AnswerNotice> answers) { answers_->post(answers); }
 
 void UdpWorker::take_answers() {
-  std::uint64_t value = 0;
-  (void)!read(answers_event_.get(), &value, sizeof(value));
-  {
-    std::lock_guard lock(answers_mutex_);
-    answers_taken_.swap(answers_posted_);
-  }
   const Instant now = io::monotonic_now();
   DeferredBatch batch;
-  for (const AnswerNotice& notice : answers_taken_) {
+  answers_->take([&](const AnswerNotice& notice) {
     std::uint8_t* data = deferred_slot(batch);
     const std::optional<gateway::DeferredReply> reply =
         handler_->on_answer(now, notice, MutableBytes(data, kReplyBytes));
     if (reply) queue_deferred(batch, data, *reply);
-  }
+  });
   flush_deferred(batch);
-  answers_taken_.clear();
 }
 
 std::uint8_t* UdpWorker::deferred_slot(DeferredBatch& batch) {

@@ -13,11 +13,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
 #include "gateway/datagram.h"
+#include "gateway_shell/answer_mailbox.h"
 #include "gateway_shell/udp_server.h"
 #include "io/file_descriptor.h"
 #include "io/metric_histogram.h"
@@ -129,12 +129,8 @@ class UdpWorker {
   std::vector<mmsghdr> receive_messages_;
   std::vector<mmsghdr> send_messages_;
 
-  // Answers posted by other threads; answers_taken_ is the worker's side of
-  // the swap, so that steady state allocates nothing.
-  io::FileDescriptor answers_event_;
-  std::mutex answers_mutex_;
-  std::vector<AnswerNotice> answers_posted_;  // Guarded by answers_mutex_.
-  std::vector<AnswerNotice> answers_taken_;
+  // Answers posted by other threads.
+  std::unique_ptr<AnswerMailbox> answers_;
 
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> sent_{0};
