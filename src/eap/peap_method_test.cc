@@ -24,13 +24,7 @@ using testing::run_conversation;
 using testing::TlsTestPeer;
 using testing::TlsTestPki;
 
-TlsServerContext peap_context() {
-  TlsServerConfig config = TlsTestPki::get().server_config();
-  config.require_client_certificate = false;
-  auto context = TlsServerContext::create(config);
-  if (!context) ADD_FAILURE() << context.error().to_string();
-  return *context;
-}
+TlsServerContext peap_context() { return TlsTestPki::get().tunnel_context(); }
 
 // The users the credential lookup knows: bob, password "correct horse".
 std::optional<auth::Credential> lookup_bob(std::string_view user) {

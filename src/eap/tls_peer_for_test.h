@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "eap/tls_fragments.h"
 #include "eap/tls_method.h"
 #include "eap/tls_server_context.h"
@@ -50,6 +52,16 @@ struct TlsTestPki {
   static const TlsTestPki& get() {
     static const TlsTestPki pki = make();
     return pki;
+  }
+
+  // The server context of the tunnelled methods (PEAP, EAP-TTLS): the
+  // test server certificate, no client certificate asked for.
+  [[nodiscard]] TlsServerContext tunnel_context() const {
+    TlsServerConfig config = server_config();
+    config.require_client_certificate = false;
+    auto context = TlsServerContext::create(config);
+    if (!context) ADD_FAILURE() << context.error().to_string();
+    return *context;
   }
 
   [[nodiscard]] TlsServerConfig server_config(bool with_crl = true) const {

@@ -21,13 +21,7 @@ using testing::run_conversation;
 using testing::TlsTestPeer;
 using testing::TlsTestPki;
 
-TlsServerContext ttls_context() {
-  TlsServerConfig config = TlsTestPki::get().server_config();
-  config.require_client_certificate = false;
-  auto context = TlsServerContext::create(config);
-  if (!context) ADD_FAILURE() << context.error().to_string();
-  return *context;
-}
+TlsServerContext ttls_context() { return TlsTestPki::get().tunnel_context(); }
 
 // The users the credential check knows: bob, password "correct horse".
 InnerDecision check_bob(std::string_view user, std::string_view password) {

@@ -16,10 +16,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import unittest
 
-from radiusward_fixture import binary_from_argv, free_udp_port, run_tool
+from radiusward_fixture import binary_from_argv, free_udp_port, read, run_tool, wait_for
 
 BINARY = binary_from_argv()
 ROOT = os.environ.get("RW_SOURCE_ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -32,21 +31,6 @@ def members_available():
     `member --help` prints the top-level help, also with status 0."""
     done = subprocess.run([BINARY, "member", "--help"], capture_output=True, text=True)
     return done.returncode == 0 and "Usage: radiusward member" in done.stdout
-
-
-def wait_for(what, predicate, timeout=30.0, interval=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out waiting for " + what)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 def alive(pid):

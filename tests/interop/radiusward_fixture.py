@@ -222,6 +222,23 @@ class Gateway:
         return False
 
 
+def wait_for(what, predicate, timeout=30.0, interval=0.2):
+    """Calls `predicate` until it returns a true value, which it returns;
+    fails the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def run_tool(args, timeout=30):
     """Runs a Debian client tool and returns (exit code, combined output)."""
     done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, text=True)

@@ -28,7 +28,8 @@ import unittest
 from radiusward_fixture import (ACCESS_ACCEPT, ACCESS_REJECT, ACCESS_REQUEST, ACCOUNTING_RESPONSE,
                                 ACCT_SESSION_ID, ACCT_STATUS_TYPE, NAS_IP_ADDRESS, STATUS_SERVER, USER_NAME,
                                 USER_PASSWORD, RemembersFailure, binary_from_argv, build_accounting_request,
-                                build_request, free_udp_port, hide_password, run_tool, verify_response)
+                                build_request, free_udp_port, hide_password, read, run_tool, verify_response,
+                                wait_for)
 
 BINARY = binary_from_argv()
 ROOT = os.environ.get("RW_SOURCE_ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -56,21 +57,6 @@ def free_tcp_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def wait_for(what, predicate, timeout=60.0, interval=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out waiting for " + what)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 def read_exactly(stream, count):
@@ -160,7 +146,7 @@ class RadSecTest(RemembersFailure, unittest.TestCase):
             stdout=cls.log, stderr=subprocess.STDOUT)
         cls.radsecproxy = None
         try:
-            wait_for("the RadSec port to answer Status-Server", cls.status_server_answered)
+            wait_for("the RadSec port to answer Status-Server", cls.status_server_answered, 60)
         except BaseException:
             cls.tearDownClass()
             raise
