@@ -7,8 +7,10 @@ BUILD_DIR := build/$(PRESET)
 RADIUSWARD := $(BUILD_DIR)/radiusward
 RUN_DIR ?= $(CURDIR)/build/run
 # Paths relative to the checkout in ccache's hashes, so that another clone on
-# the same machine (CI's) reuses the compiled objects.
+# the same machine (CI's) reuses the compiled objects. Without NOHASHDIR the
+# -g builds would hash the build directory's absolute path and never hit.
 export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all deps configure build asan tsan test test-release test-asan run bench format clean deb
 
