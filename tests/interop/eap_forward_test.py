@@ -8,7 +8,8 @@ forwards the follow-up to the one its State names and relays the answer, so
 the right password is accepted and a wrong one rejected whichever gateway
 each round reaches. A forwarding message from a gateway that is not a peer,
 or from a peer's id but another address, or under another key, is refused
-and never answered (docs/design.md "EAP across several gateways",
+and never answered; a follow-up for a peer that is down is left unanswered
+for the NAS to retransmit (docs/design.md "EAP across several gateways",
 docs/wire_formats.md "EAP forwarding")."""
 
 import hashlib
@@ -186,6 +187,49 @@ class TwoGateways(RemembersFailure, unittest.TestCase):
         self.assertRegex(after, r'radiusward_gateway_eap_forward_refused_total\{reason="wrong_source"\} 1\b')
         decided = r'radiusward_gateway_eap_forwards_received_total\{event="decided"\} (\d+)'
         self.assertEqual(re.search(decided, before).group(1), re.search(decided, after).group(1))
+
+
+class OwnerDown(unittest.TestCase):
+    """The gateway a State names is a peer but does not answer: the request
+    is left unanswered (the NAS retransmits) and counted, never rejected."""
+
+    def test_a_forward_to_a_stopped_peer_times_out_unanswered(self):
+        folder = tempfile.mkdtemp(prefix="rw-eap-forward-down-")
+        key_path = os.path.join(folder, "forward.key")
+        with open(key_path, "wb") as f:
+            f.write(KEY)
+        for name, text in (("users", USERS), ("clients.conf", CLIENTS)):
+            with open(os.path.join(folder, name), "w") as f:
+                f.write(text)
+        ports = (free_udp_port(), free_udp_port())
+        gateways = []
+        try:
+            for index, (own, peer) in enumerate(((1, 2), (2, 1))):
+                path = os.path.join(folder, "gateway-%d.yaml" % own)
+                with open(path, "w") as f:
+                    f.write(config(own, ports[index], peer, ports[1 - index], key_path))
+                gateways.append(Gateway(BINARY, USERS, CLIENTS, extra_args=["--config", path],
+                                        listen=("127.0.0.1",), admin=True))
+            a, b = gateways
+            attributes = [(USER_NAME, b"alice"), (NAS_PORT_TYPE, struct.pack("!I", ETHERNET))]
+            request = build_request(ACCESS_REQUEST, 1, attributes + [(EAP_MESSAGE, b"")])
+            code, reply_attributes = verify_response(exchange(b.auth_port, request), request)
+            self.assertEqual(code, ACCESS_CHALLENGE)
+            state = [value for kind, value in reply_attributes if kind == STATE][0]
+            eap = [value for kind, value in reply_attributes if kind == EAP_MESSAGE][0]
+            b.__exit__(None, None, None)
+            follow_up = build_request(ACCESS_REQUEST, 2, attributes + [
+                (EAP_MESSAGE, eap_packet(EAP_RESPONSE, eap[1], EAP_IDENTITY, b"alice")), (STATE, state)])
+            self.assertIsNone(exchange(a.auth_port, follow_up, timeout=2.0))
+            metrics = wait_for("the timeout counted", lambda: (lambda m: m if re.search(
+                r'radiusward_gateway_eap_forwards_total\{event="timed_out"\} 1\b', m) else None)(
+                bench_sql.admin_get(a.admin_socket, "/metrics").decode()), timeout=5)
+            self.assertRegex(metrics, r'radiusward_gateway_drops_total\{reason="eap_forward_timeout"\} 1\b')
+            self.assertRegex(metrics, r'radiusward_gateway_rejects_total\{reason="eap_state_other_gateway"\} 0\b')
+        finally:
+            for gateway in gateways:
+                gateway.__exit__(None, None, None)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
