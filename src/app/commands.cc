@@ -22,6 +22,7 @@
 #include "gateway_shell/audit_log.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
+#include "gateway_shell/eap_forwarder.h"
 #include "gateway_shell/explain_log.h"
 #include "gateway_shell/gateway_admin.h"
 #include "gateway_shell/published_state.h"
@@ -84,6 +85,38 @@ config::ConfigErrors check_audit_key(const config::GatewayConfig& config) {
   auto key = gateway_shell::read_audit_key(config.audit->key_file->path);
   if (key) return {};
   return {config.audit->key_file->where.error(key.error())};
+}
+
+// The EAP forwarding key (eap.forward.key_file) reads and is long enough.
+config::ConfigErrors check_eap_forward_key(const config::GatewayConfig& config) {
+  if (!config.eap.forward) return {};
+  auto key = gateway_shell::read_forward_key(config.eap.forward->key_file.path);
+  if (key) return {};
+  return {config.eap.forward->key_file.where.error(key.error())};
+}
+
+// The forwarder's handler is worker 65535 in the tickets: past any UDP
+// worker and the RadSec listener (one per CPU, then one).
+constexpr int kEapForwarderWorker = 65535;
+
+// The options of `eap.forward`, with its key read.
+Result<gateway_shell::EapForwarderOptions, std::string> eap_forwarder_options(
+    const config::GatewayConfig& config) {
+  const config::EapForwardConfig& forward = *config.eap.forward;
+  gateway_shell::EapForwarderOptions options;
+  const auto endpoint = [](const config::HostPort& address) {
+    return gateway::Endpoint{.address = address.bytes, .is_v6 = address.is_v6, .port = address.port};
+  };
+  options.listen = endpoint(forward.listen);
+  options.self = *config.eap.gateway_id;
+  for (const config::EapForwardPeer& peer : forward.peers)
+    options.peers.push_back({.gateway_id = peer.gateway_id, .address = endpoint(peer.address)});
+  auto key = gateway_shell::read_forward_key(forward.key_file.path);
+  if (!key) return fail(key.error());
+  options.key = std::move(*key);
+  options.timeout = forward.timeout;
+  options.in_flight_max = forward.in_flight_max;
+  return options;
 }
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
@@ -175,11 +208,11 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
     const gateway_shell::RadSecServer* radsec, const gateway_shell::AuditLog* audit,
-    const gateway::EapConversations* eap) {
+    const gateway::EapConversations* eap, const gateway_shell::EapForwarder* forwarder) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at, radsec, audit, eap);
+                                    started_at, radsec, audit, eap, forwarder);
   if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
@@ -250,10 +283,14 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
 struct AnswerRoutes {
   std::atomic<gateway_shell::UdpServer*> udp{nullptr};
   std::atomic<gateway_shell::RadSecServer*> radsec{nullptr};
+  std::atomic<gateway_shell::EapForwarder*> forwarder{nullptr};
 
   void post(int worker, std::span<const gateway_shell::AnswerNotice> answers) const {
     gateway_shell::RadSecServer* radsec_server = radsec.load();
-    if (radsec_server != nullptr && worker == radsec_server->worker()) {
+    gateway_shell::EapForwarder* eap_forwarder = forwarder.load();
+    if (eap_forwarder != nullptr && worker == eap_forwarder->worker()) {
+      eap_forwarder->post_answers(answers);
+    } else if (radsec_server != nullptr && worker == radsec_server->worker()) {
       radsec_server->post_answers(answers);
     } else if (gateway_shell::UdpServer* udp_server = udp.load()) {
       udp_server->post_answers(worker, answers);
@@ -373,6 +410,10 @@ int run_gateway(const GatewayCommand& command) {
     print_errors(errors);
     return kExitConfigError;
   }
+  if (config::ConfigErrors errors = check_eap_forward_key(config); !errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
+  }
   io::setup_logging(config.logging);
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
@@ -438,6 +479,32 @@ int run_gateway(const GatewayCommand& command) {
   factory->set_explain(explain_log.setup());
   gateway_shell::PublishedState published(loaded->files.state);
   gateway_shell::ReloadingHandlerFactory reloading(*factory, published);
+  // The forwarder first: the workers' handlers are made with it. Its own
+  // handler is made without it (a request forwarded here is never forwarded on).
+  std::unique_ptr<gateway_shell::EapForwarder> forwarder;
+  if (config.eap.forward && eap) {
+    auto options = eap_forwarder_options(config);
+    if (!options) {
+      spdlog::critical("{}", options.error());
+      return kExitConfigError;
+    }
+    auto started = gateway_shell::EapForwarder::start(
+        std::move(*options), reloading.make_handler(kEapForwarderWorker), kEapForwarderWorker,
+        [routes](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
+          routes->post(worker, answers);
+        });
+    if (!started) {
+      spdlog::critical("eap forward: {}", started.error().to_string());
+      return kExitRuntimeFailure;
+    }
+    forwarder = std::move(*started);
+    routes->forwarder.store(forwarder.get());
+    parking.forwarder = forwarder.get();
+    parking.forward_timeout = config.eap.forward->timeout;
+    factory->set_parking(parking);
+    spdlog::info("eap forward: listening on {} (UDP), {} peer gateway(s)", io::to_string(forwarder->bound()),
+                 config.eap.forward->peers.size());
+  }
   // The configuration in force, as /config shows it: a reload replaces the
   // whole body (io::ConfigInForce::replace) once its new state is in place.
   io::ConfigInForce config_in_force;
@@ -470,7 +537,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, radsec->get(), audit_log->get(), eap.get());
+                           reloader, started_at, radsec->get(), audit_log->get(), eap.get(), forwarder.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -484,6 +551,8 @@ int run_gateway(const GatewayCommand& command) {
   if (*client) (*client)->stop();
   if (*radsec) (*radsec)->stop();
   (*server)->stop();
+  // After the workers that forward to it, before the pools its handler uses.
+  if (forwarder) forwarder->stop();
   // The workers that called the pools are stopped; the pools post to the
   // server (ignored once stopped) and stop before it is destroyed.
   sql_users.reset();
@@ -510,6 +579,7 @@ int run_check(const std::string& config_file) {
     if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
   }
   for (config::ConfigError& error : check_audit_key(config)) errors.push_back(std::move(error));
+  for (config::ConfigError& error : check_eap_forward_key(config)) errors.push_back(std::move(error));
   if (!errors.empty()) {
     print_errors(errors);
     return kExitConfigError;
@@ -521,6 +591,10 @@ int run_check(const std::string& config_file) {
   if (config.radsec) {
     std::printf("%s: RadSec on TCP port %u with %zu RadSec clients\n", config_file.c_str(),
                 config.radsec->port, state.radsec_clients().size());
+  }
+  if (config.eap.forward) {
+    std::printf("%s: EAP forwarding on %s to %zu peer gateway(s)\n", config_file.c_str(),
+                config.eap.forward->listen.text.c_str(), config.eap.forward->peers.size());
   }
   if (const policy::Policy* policy = state.policy()) {
     std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",

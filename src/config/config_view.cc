@@ -218,12 +218,25 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                               {"key", a.key ? ordered_json(*a.key) : ordered_json(nullptr)}};
   }
   const EapConfig& e = config.eap;
+  ordered_json forward = nullptr;
+  if (e.forward) {
+    // The key file's path, never its octets (as audit.key_file).
+    ordered_json peers = ordered_json::array();
+    for (const EapForwardPeer& peer : e.forward->peers)
+      peers.push_back(ordered_json{{"id", peer.gateway_id}, {"address", peer.address.text}});
+    forward = ordered_json{{"listen", e.forward->listen.text},
+                           {"key_file", e.forward->key_file.path},
+                           {"peers", std::move(peers)},
+                           {"timeout_ms", milliseconds(e.forward->timeout)},
+                           {"in_flight_max", e.forward->in_flight_max}};
+  }
   const ordered_json eap{{"methods", e.methods},
                          {"md5", e.md5},
                          {"conversations_max", e.conversations_max},
                          {"idle_timeout_s", e.idle_timeout.ns / 1'000'000'000},
                          {"rounds_max", e.rounds_max},
-                         {"gateway_id", e.gateway_id ? ordered_json(*e.gateway_id) : ordered_json(nullptr)}};
+                         {"gateway_id", e.gateway_id ? ordered_json(*e.gateway_id) : ordered_json(nullptr)},
+                         {"forward", std::move(forward)}};
   ordered_json radsec = nullptr;
   if (config.radsec) {
     const RadSecConfig& r = *config.radsec;

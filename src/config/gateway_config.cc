@@ -404,6 +404,7 @@ class Parser : YamlReader {
         {"idle_timeout_s", &Parser::on_eap_idle_timeout_s},
         {"rounds_max", &Parser::on_eap_rounds_max},
         {"gateway_id", &Parser::on_eap_gateway_id},
+        {"forward", &Parser::on_eap_forward},
     };
     if (!expect_map(value, where, "with 'md5', 'methods' and bounds")) return;
     config_.eap.where = where;
@@ -413,6 +414,89 @@ class Parser : YamlReader {
       errors_.push_back(
           eap_methods_where_.value_or(where).error("eap.md5 is true but eap.methods does not list md5"));
     }
+    if (eap.forward) check_eap_forward(*eap.forward, eap.gateway_id);
+  }
+  // Peers name each other by gateway id: a random one would be unknown to them.
+  void check_eap_forward(const EapForwardConfig& forward, std::optional<std::uint32_t> self) {
+    if (!self) {
+      errors_.push_back(forward.where.error("eap.forward needs eap.gateway_id, which its peers name it by"));
+      return;
+    }
+    for (const EapForwardPeer& peer : forward.peers) {
+      if (peer.gateway_id == *self) {
+        errors_.push_back(peer.where.error(
+            fmt::format("peer id {} is this gateway's own eap.gateway_id", peer.gateway_id)));
+      }
+      if (peer.address.same_endpoint(forward.listen)) {
+        errors_.push_back(peer.address.where.error(
+            fmt::format("peer address '{}' is this gateway's own eap.forward.listen", peer.address.text)));
+      }
+    }
+  }
+  void on_eap_forward(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kForward = {
+        {"listen", &Parser::on_eap_forward_listen},
+        {"key_file", &Parser::on_eap_forward_key_file},
+        {"peers", &Parser::on_eap_forward_peers},
+        {"timeout_ms", &Parser::on_eap_forward_timeout_ms},
+        {"in_flight_max", &Parser::on_eap_forward_in_flight_max},
+    };
+    if (!expect_map(value, where, "with 'listen', 'key_file' and 'peers'")) return;
+    config_.eap.forward.emplace();
+    config_.eap.forward->where = where;
+    const std::set<std::string> seen = read_section(value, "eap.forward.", kForward);
+    for (const char* key : {"listen", "key_file", "peers"}) require(seen, "eap.forward.", key, at(value));
+  }
+  void on_eap_forward_listen(const YAML::Node& value, const SourceLocation& where) {
+    if (auto listen = address(value, where)) config_.eap.forward->listen = std::move(*listen);
+  }
+  void on_eap_forward_key_file(const YAML::Node& value, const SourceLocation& where) {
+    if (auto file = path(value, where)) config_.eap.forward->key_file = std::move(*file);
+  }
+  void on_eap_forward_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout = duration(value, where, DurationUnit::kMilliseconds, kEapForwardTimeoutMsMin,
+                                kEapForwardTimeoutMsMax)) {
+      config_.eap.forward->timeout = *timeout;
+    }
+  }
+  void on_eap_forward_in_flight_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.forward->in_flight_max, value, where, 1, kEapForwardInFlightMax);
+  }
+  void on_eap_forward_peers(const YAML::Node& value, const SourceLocation& where) {
+    std::vector<EapForwardPeer>& peers = config_.eap.forward->peers;
+    sequence(value, where, "peer gateways ({id, address})", [&](const YAML::Node& element) {
+      std::optional<EapForwardPeer> peer = eap_forward_peer(element);
+      if (!peer) return;
+      for (const EapForwardPeer& other : peers) {
+        if (other.gateway_id == peer->gateway_id) {
+          errors_.push_back(peer->where.error(fmt::format("peer id {} is listed twice", peer->gateway_id)));
+          return;
+        }
+        if (other.address.same_endpoint(peer->address)) {
+          errors_.push_back(peer->address.where.error(
+              fmt::format("peer address '{}' is listed twice", peer->address.text)));
+          return;
+        }
+      }
+      peers.push_back(std::move(*peer));
+    });
+    if (value.IsSequence() && (value.size() == 0 || value.size() > kEapForwardPeersMax)) {
+      errors_.push_back(
+          at(value).error(fmt::format("eap.forward.peers needs 1 to {} peers", kEapForwardPeersMax)));
+    }
+  }
+  std::optional<EapForwardPeer> eap_forward_peer(const YAML::Node& element) {
+    const SourceLocation where = at(element);
+    if (!element.IsMap()) {
+      errors_.push_back(where.error("expected a peer gateway {id, address}"));
+      return std::nullopt;
+    }
+    std::optional<IdAndAddress> entry =
+        id_and_address(element, "eap.forward.peers.", "a peer", 4'294'967'295);
+    if (!entry) return std::nullopt;
+    return EapForwardPeer{.gateway_id = static_cast<std::uint32_t>(entry->id),
+                          .address = std::move(entry->address),
+                          .where = where};
   }
   void on_eap_methods(const YAML::Node& value, const SourceLocation& where) {
     eap_methods_where_ = where;
@@ -582,30 +666,43 @@ class Parser : YamlReader {
       if (!bare) return std::nullopt;
       return SubmissionAddress{.address = std::move(*bare), .where = where};
     }
-    SubmissionAddress member{.where = where};
+    std::optional<IdAndAddress> entry =
+        id_and_address(element, "accounting.members.", "a member", kMemberIdMax);
+    if (!entry) return std::nullopt;
+    return SubmissionAddress{.address = std::move(entry->address), .member_id = entry->id, .where = where};
+  }
+
+  // An {id, address} mapping (a member, a peer gateway): both keys required,
+  // the id in 1..id_max. Nothing when either is missing or wrong (said).
+  struct IdAndAddress {
+    std::uint64_t id = 0;
+    HostPort address{};
+  };
+  std::optional<IdAndAddress> id_and_address(const YAML::Node& element, std::string_view section,
+                                             std::string_view what, std::int64_t id_max) {
+    IdAndAddress entry;
     bool valid = true;
-    const std::set<std::string> seen =
-        each_key(element, "accounting.members.",
-                 [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
-                   if (key == "id") {
-                     std::optional<std::int64_t> id = integer(item, at_key, 1, kMemberIdMax);
-                     if (id) member.member_id = static_cast<std::uint64_t>(*id);
-                     valid = valid && id.has_value();
-                   } else if (key == "address") {
-                     std::optional<HostPort> written = address(item, at_key);
-                     if (written) member.address = std::move(*written);
-                     valid = valid && written.has_value();
-                   } else {
-                     return false;
-                   }
-                   return true;
-                 });
+    const std::set<std::string> seen = each_key(
+        element, section, [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+          if (key == "id") {
+            std::optional<std::int64_t> id = integer(item, at_key, 1, id_max);
+            if (id) entry.id = static_cast<std::uint64_t>(*id);
+            valid = valid && id.has_value();
+          } else if (key == "address") {
+            std::optional<HostPort> written = address(item, at_key);
+            if (written) entry.address = std::move(*written);
+            valid = valid && written.has_value();
+          } else {
+            return false;
+          }
+          return true;
+        });
     if (!seen.contains("id") || !seen.contains("address")) {
-      errors_.push_back(where.error("a member entry needs 'id' and 'address'"));
+      errors_.push_back(at(element).error(fmt::format("{} entry needs 'id' and 'address'", what)));
       return std::nullopt;
     }
     if (!valid) return std::nullopt;
-    return member;
+    return entry;
   }
 
   void on_pending_records_max(const YAML::Node& value, const SourceLocation& where) {

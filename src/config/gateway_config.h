@@ -228,6 +228,35 @@ inline constexpr std::int64_t kEapIdleTimeoutSMax = 300;
 inline constexpr std::int64_t kEapRoundsMin = 3;
 inline constexpr std::int64_t kEapRoundsMax = 1000;
 
+// Bounds of `eap.forward` (docs/limits.md "EAP forwarding").
+inline constexpr std::size_t kEapForwardPeersMax = 64;
+inline constexpr std::int64_t kEapForwardTimeoutMsMin = 50;
+inline constexpr std::int64_t kEapForwardTimeoutMsMax = 10'000;
+inline constexpr std::int64_t kEapForwardInFlightMax = 65'536;
+
+// A gateway of `eap.forward.peers`: its eap.gateway_id and the address of
+// its forwarding listener.
+struct EapForwardPeer {
+  std::uint32_t gateway_id = 0;
+  HostPort address{};
+  SourceLocation where{};
+
+  friend bool operator==(const EapForwardPeer&, const EapForwardPeer&) = default;
+};
+
+// `eap.forward`: follow-ups of another gateway's conversation are forwarded
+// to it (docs/design.md "EAP across several gateways").
+struct EapForwardConfig {
+  HostPort listen{};          // This gateway's forwarding listener (UDP).
+  ConfiguredPath key_file{};  // The deployment's forwarding key, the same on every gateway.
+  std::vector<EapForwardPeer> peers{};
+  Duration timeout = Duration::seconds(1);  // A forward not answered by then is dropped.
+  std::size_t in_flight_max = 1024;         // Forwards in flight at once (and peers' requests decided here).
+  SourceLocation where{};
+
+  friend bool operator==(const EapForwardConfig&, const EapForwardConfig&) = default;
+};
+
 // The `eap:` section: EAP over RADIUS (docs/authentication.md "EAP").
 struct EapConfig {
   // The methods offered, in the order of preference (kEapMethodNames).
@@ -246,6 +275,9 @@ struct EapConfig {
   // The gateway id its States carry (docs/wire_formats.md "EAP State");
   // absent: drawn at random at start.
   std::optional<std::uint32_t> gateway_id{};
+  // Forwarding to and from the other gateways; absent: another gateway's
+  // State is refused.
+  std::optional<EapForwardConfig> forward{};
   SourceLocation where{};
 
   friend bool operator==(const EapConfig&, const EapConfig&) = default;

@@ -136,6 +136,12 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   EapConfig running_eap = running.eap;
   EapConfig next_eap = next.eap;
   running_eap.where = next_eap.where = {};
+  // Where eap.forward's keys were written is no change of it.
+  for (EapConfig* eap : {&running_eap, &next_eap}) {
+    if (!eap->forward) continue;
+    eap->forward->where = eap->forward->listen.where = eap->forward->key_file.where = {};
+    for (EapForwardPeer& peer : eap->forward->peers) peer.where = peer.address.where = {};
+  }
   if (running_eap != next_eap) section_changed("eap");
   // The RadSec listener binds its port and loads its certificates at start.
   if (without_positions(running.tls) != without_positions(next.tls)) section_changed("tls");

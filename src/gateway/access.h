@@ -16,6 +16,7 @@
 #include "eap/method.h"
 #include "eap/state.h"
 #include "gateway/datagram.h"
+#include "gateway/eap_forward.h"
 #include "gateway/gateway_state.h"
 #include "gateway/reasons.h"
 #include "gateway/user_store.h"
@@ -49,6 +50,9 @@ struct AccessInputs {
   bool crypt_elsewhere = false;
   // The pool's verdict for this request, once it came.
   const Answer* crypt_verdict = nullptr;
+  // Where an EAP follow-up for a peer gateway's conversation goes
+  // (eap.forward); null: such a request is refused.
+  const EapForwardSink* forwarder = nullptr;
   // Where and when the request came from, for the authorization policy
   // (docs/policy.md); AccessHandler::decide sets them. Null client: no
   // policy conditions on the NAS hold.
@@ -76,6 +80,9 @@ struct EapReply {
   std::string_view outer_identity{};       // The request's User-Name (the NAS's copy of the EAP-Identity).
   std::optional<DropReason> drop{};        // Send nothing: count this.
   Duration session_timeout{};              // An Access-Challenge's Session-Timeout.
+  // The State names this other gateway: the request is refused unless it
+  // can be forwarded there (docs/design.md "EAP across several gateways").
+  std::optional<std::uint32_t> forward_to{};
 };
 
 // What was decided, and what the reply must carry beyond the users-file

@@ -183,6 +183,13 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
   if (conversations_ != nullptr && !request.state.options().access.eap.methods.empty() &&
       request.packet.find(attr::kEapMessage)) {
     eap_.decide(request, inputs, *conversations_, outcome_);
+    // Another gateway's conversation goes there when it is a peer; a
+    // request forwarded here is never forwarded on (no loops).
+    if (const std::optional<std::uint32_t> owner = outcome_.eap.forward_to;
+        owner && inputs.forwarder != nullptr && !request.arrival.forwarded &&
+        inputs.forwarder->knows(*owner)) {
+      return Action{.kind = Action::Kind::kForward, .gateway = *owner};
+    }
     // A finished conversation is authorized like any other request
     // (docs/policy.md "Semantics"); a round trip is not a decision.
     if (!outcome_.eap.challenge && !outcome_.eap.drop && outcome_.need == AccessNeed::kNothing &&

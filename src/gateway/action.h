@@ -67,6 +67,7 @@ struct Action {
     kVerify,         // Wait for the crypt(3) pool's verdict on `password` against `crypt_setting`.
     kCountSessions,  // Wait for the cluster's count of `name`'s sessions; the Access-Accept
                      // (`length` octets in the reply buffer) goes out below `limit`.
+    kForward,        // Forward the request to the gateway `gateway` and relay its reply.
   };
   Kind kind = Kind::kDrop;
   std::size_t length = 0;
@@ -76,6 +77,7 @@ struct Action {
   std::string_view crypt_setting{};
   std::string_view password{};
   std::uint32_t limit = 0;
+  std::uint32_t gateway = 0;  // kForward: the gateway id the State names.
   const accounting::RecordKey* record_key = nullptr;
   Bytes record{};
 

@@ -163,7 +163,10 @@ void EapHandler::continue_conversation(const RequestContext& request, const Acce
         note_ = "State: not one this gateway process minted";
         return refuse(outcome, RejectReason::kEapStateInvalid, response.identifier);
       case EapRefusal::kOtherGateway:
+        // Forwarded there when that gateway is a peer (the dispatcher's
+        // call); refused otherwise.
         note_ = "State: another gateway's conversation";
+        outcome.eap.forward_to = eap::state_gateway_id(state);
         return refuse(outcome, RejectReason::kEapStateOtherGateway, response.identifier);
       case EapRefusal::kExpired:
         note_ = "State: the conversation expired";

@@ -27,6 +27,7 @@ enum class PendingKind : std::uint8_t {
   kUserLookup,    // An Access-Request waiting for the SQL user store.
   kCryptCheck,    // An Access-Request waiting for the crypt(3) pool.
   kSessionCount,  // An accepted Access-Request waiting for its user's count of open sessions.
+  kForward,       // An EAP follow-up waiting for the reply of the gateway it was forwarded to.
   kCount,
 };
 

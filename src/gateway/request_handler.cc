@@ -14,6 +14,7 @@
 #include "gateway/explain.h"
 #include "gateway/replies.h"
 #include "radius/attribute_crypto.h"
+#include "radius/authenticator.h"
 #include "radius/packet.h"
 
 namespace rw::gateway {
@@ -83,6 +84,9 @@ void RequestHandler::on_tick(Instant now) {
         break;
       case PendingKind::kCryptCheck:
         note_drop(DropReason::kCryptUnavailable);
+        break;
+      case PendingKind::kForward:
+        note_drop(DropReason::kEapForwardTimeout);
         break;
       case PendingKind::kSessionCount:
       case PendingKind::kCount:
@@ -268,6 +272,7 @@ Action RequestHandler::decide_fresh(const RequestContext& request, MutableBytes 
   AccessInputs inputs;
   inputs.user_store = parking_.user_store;
   inputs.crypt_elsewhere = parking_.crypt != nullptr;
+  inputs.forwarder = parking_.forwarder;
   if (const auto hidden = request.packet.find(attr::kUserPassword)) {
     auto plain = radius::unhide_user_password(hidden->value, request.packet.authenticator(), request.secret,
                                               password_);
@@ -298,9 +303,11 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
       break;
     case PendingKind::kUserLookup:
     case PendingKind::kCryptCheck:
+    case PendingKind::kForward:
       // A lookup that moves on to a crypt check keeps its place.
       room = (parked != nullptr && parked->kind != PendingKind::kSessionCount) ||
-             used(PendingKind::kUserLookup) + used(PendingKind::kCryptCheck) < parking_.parked_max;
+             used(PendingKind::kUserLookup) + used(PendingKind::kCryptCheck) + used(PendingKind::kForward) <
+                 parking_.parked_max;
       break;
     case PendingKind::kCount:
       RW_ASSERT(false);
@@ -416,6 +423,21 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       pending->rule = access_.outcome().rule;
       pending->limit = action.limit;
       pending->deadline = request.now + request.state.options().access.session_query_timeout;
+      return parked_outcome;
+    }
+    case Action::Kind::kForward: {
+      // Only a fresh request forwards (EapHandler never parks one).
+      RW_ASSERT(parked == nullptr && parking_.forwarder != nullptr);
+      PendingRequest* pending = park(request, key, PendingKind::kForward, nullptr);
+      if (pending == nullptr) return drop;
+      if (!parking_.forwarder->forward(action.gateway, pending_.ticket_of(*pending), request.arrival.listener,
+                                       request.from, request.packet.wire())) {
+        note_drop(DropReason::kEapForwardQueueFull);
+        release(*pending);
+        return drop;
+      }
+      counters_.eap_forwarded.add();
+      pending->deadline = request.now + parking_.forward_timeout;
       return parked_outcome;
     }
   }
@@ -549,6 +571,33 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
   return finish(now, pending, carry_out(request, pending.key, action, reply, &pending), reply);
 }
 
+std::optional<DeferredReply> RequestHandler::relay_forwarded(Instant now, PendingRequest& pending,
+                                                             const Answer& answer, MutableBytes reply) {
+  trace_ = std::move(pending.trace);
+  client_counters_ = pending.client_counters;
+  // The peer is trusted to decide, not to send the NAS anything: its reply
+  // must answer this very request under the NAS's secret, as if decided here.
+  const std::vector<std::uint8_t>* wire = answer.forwarded.get();
+  std::size_t length = 0;
+  if (wire != nullptr && wire->size() <= reply.size()) {
+    auto packet = radius::Packet::parse(*wire);
+    const bool answers =
+        packet && packet->identifier() == pending.key.identifier &&
+        (packet->code() == Code::kAccessAccept || packet->code() == Code::kAccessReject ||
+         packet->code() == Code::kAccessChallenge) &&
+        radius::verify_response_authenticator(*packet, pending.key.authenticator, *pending.secret);
+    if (answers) length = packet->wire().size();
+  }
+  if (length == 0) {
+    note_drop(DropReason::kEapForwardBadReply);
+    return finish(now, pending, Outcome{}, reply);
+  }
+  if (trace_) trace_->step("relayed: the reply of the gateway that holds the conversation");
+  std::copy_n(wire->begin(), length, reply.begin());
+  counters_.eap_forward_answered.add();
+  return finish(now, pending, Outcome{.what = Outcome::What::kReply, .length = length}, reply);
+}
+
 std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, PendingRequest& pending,
                                                                   std::optional<std::uint32_t> open_sessions,
                                                                   MutableBytes reply) {
@@ -625,6 +674,10 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
       if (pending == nullptr || pending->kind != PendingKind::kCryptCheck)
         return stale(counters_.parked_stale);
       return resume_access(now, *pending, &answer, reply);
+    case AnswerKind::kForwarded:
+      if (pending == nullptr || pending->kind != PendingKind::kForward)
+        return stale(counters_.eap_forward_stale);
+      return relay_forwarded(now, *pending, answer, reply);
   }
   return std::nullopt;
 }
@@ -674,6 +727,11 @@ void RequestHandler::explain_decision(const RequestContext& request, const Actio
   }
   if (outcome.eap.active) {
     trace_->step("EAP: " + std::string(access_.eap_note()));
+    if (action.kind == Action::Kind::kForward) {
+      trace_->step("forwarded to gateway " + std::to_string(action.gateway) +
+                   ", which holds the conversation");
+      return;
+    }
     if (outcome.eap.drop) return;
     if (outcome.eap.challenge) {
       trace_->step("Access-Challenge: the conversation goes on");

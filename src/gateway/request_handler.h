@@ -98,6 +98,12 @@ struct ParkingSetup {
   // Access-Requests waiting for SQL or crypt(3), per worker. At the bound new
   // ones are dropped (parked_table_full). Requires: 1..16384.
   std::size_t parked_max = 1024;
+  // Takes EAP follow-ups whose State names a peer gateway (eap.forward);
+  // borrowed. Null: they are refused (eap_state_other_gateway). They wait
+  // in the parked share, up to forward_timeout, then are dropped
+  // (eap_forward_timeout) and the NAS retransmits.
+  EapForwardSink* forwarder = nullptr;
+  Duration forward_timeout = Duration::seconds(1);
 };
 
 // The dispatcher of one worker: checks each datagram (structure, client,
@@ -179,6 +185,9 @@ class RequestHandler final : public DatagramHandler {
   // Decides a parked Access-Request again with what its slot now holds.
   std::optional<DeferredReply> resume_access(Instant now, PendingRequest& pending, const Answer* verdict,
                                              MutableBytes reply);
+  // Relays the reply of the gateway a pending follow-up was forwarded to.
+  std::optional<DeferredReply> relay_forwarded(Instant now, PendingRequest& pending, const Answer& answer,
+                                               MutableBytes reply);
   std::optional<DeferredReply> finish_session_check(Instant now, PendingRequest& pending,
                                                     std::optional<std::uint32_t> open_sessions,
                                                     MutableBytes reply);

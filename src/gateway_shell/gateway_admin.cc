@@ -100,6 +100,12 @@ void add_handler_metrics(io::PrometheusText& page,
                {{"event", "crypt_check"}});
   page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::parked_stale),
                {{"event", "stale_answer"}});
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::eap_forwarded),
+               {{"event", "eap_forward"}});
+  page.counter("radiusward_gateway_parked_total", kParked,
+               sum(&gateway::GatewayCounters::eap_forward_answered), {{"event", "eap_forward_answered"}});
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::eap_forward_stale),
+               {{"event", "eap_forward_stale"}});
   constexpr std::string_view kHelp = "Accounting-Requests on the replicated path, by event.";
   page.counter("radiusward_gateway_accounting_total", kHelp,
                sum(&gateway::GatewayCounters::accounting_submitted), {{"event", "submitted"}});
@@ -235,7 +241,7 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec, const AuditLog* audit,
-                        const gateway::EapConversations* eap) {
+                        const gateway::EapConversations* eap, const EapForwarder* forwarder) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -244,10 +250,11 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit,
-                                 eap](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit, eap,
+                                 forwarder](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
     if (eap != nullptr) add_eap_metrics(page, *eap, workers);
+    if (forwarder != nullptr) add_eap_forward_metrics(page, *forwarder);
     if (audit != nullptr) add_audit_metrics(page, *audit);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.

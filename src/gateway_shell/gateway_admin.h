@@ -13,6 +13,7 @@
 #include "gateway/counters.h"
 #include "gateway/eap_conversations.h"
 #include "gateway_shell/audit_log.h"
+#include "gateway_shell/eap_forwarder.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/radsec_server.h"
 #include "gateway_shell/submission_client.h"
@@ -66,11 +67,13 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
 // in force names the clients /metrics shows) must outlive the server's
 // thread, and so must `radsec` (null without RadSec). `audit` (null without
 // an audit log) adds its metrics to /metrics. Requires: the server is not
-// started. `eap` (null when EAP is not served) adds its metrics.
+// started. `eap` (null when EAP is not served) and `forwarder` (null
+// without eap.forward) add their metrics.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
-                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr);
+                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr,
+                        const EapForwarder* forwarder = nullptr);
 
 }  // namespace rw::gateway_shell
