@@ -29,12 +29,6 @@ std::vector<config::ClientDef> clients(std::string_view text) {
   return parsed->clients;
 }
 
-config::UsersFile users(std::string_view text, const std::shared_ptr<const radius::Dictionary>& dictionary) {
-  auto parsed = config::UsersFile::parse(text, "users", dictionary, gateway_users_limits());
-  EXPECT_TRUE(parsed);
-  return std::move(*parsed);
-}
-
 Endpoint v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
   Endpoint from;
   from.address = {a, b, c, d};
@@ -44,20 +38,24 @@ Endpoint v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
 
 Result<std::shared_ptr<const GatewayState>, std::string> two_tenants(std::string_view acme_clients) {
   auto dictionary = radius::Dictionary::builtin();
-  GatewayState::Inputs inputs{.dictionary = dictionary,
-                              .clients = clients(kDefaultClients),
-                              .users = users("alice Cleartext-Password := \"default-pass\"\n", dictionary)};
+  auto default_users = config::UsersFile::parse("alice Cleartext-Password := \"default-pass\"\n", "users",
+                                                dictionary, gateway_users_limits());
+  auto acme_users =
+      config::UsersFile::parse("alice Cleartext-Password := \"acme-pass\"\nbob Cleartext-Password := \"b\"\n",
+                               "acme-users", dictionary, gateway_users_limits());
   auto policy = policy::parse_policy(
       "default: accept\nrules:\n  - name: no-bob\n    match: {user: bob}\n"
       "    decision: reject\n",
       "acme-policy.yaml");
-  EXPECT_TRUE(policy);
-  inputs.tenants.push_back(
-      {.name = "acme",
-       .users =
-           users("alice Cleartext-Password := \"acme-pass\"\nbob Cleartext-Password := \"b\"\n", dictionary),
-       .policy = std::make_shared<const policy::Policy>(std::move(*policy)),
-       .clients = clients(acme_clients)});
+  if (!default_users || !acme_users || !policy) return fail(std::string("a test input does not parse"));
+  GatewayState::Inputs inputs{.dictionary = dictionary,
+                              .clients = clients(kDefaultClients),
+                              .users = std::move(*default_users),
+                              .options = {}};
+  inputs.tenants.push_back({.name = "acme",
+                            .users = std::move(*acme_users),
+                            .policy = std::make_shared<const policy::Policy>(std::move(*policy)),
+                            .clients = clients(acme_clients)});
   return GatewayState::build(std::move(inputs));
 }
 

@@ -40,7 +40,7 @@ struct Decision {
   Instant now;
   Endpoint from;
   std::string_view client;     // The client's shortname.
-  std::string_view tenant;     // The client's tenant (docs/design.md "Tenants").
+  std::string_view tenant{};   // The client's tenant (docs/design.md "Tenants"); empty: `default`.
   std::string_view user_name;  // For EAP the decided identity.
   AuthMethod method = AuthMethod::kNone;
   std::uint8_t eap_type = 0;          // The EAP method (eap::Type), 0 when none or not EAP.
