@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -81,10 +83,15 @@ config::ConfigErrors check_accounting_security(const config::GatewayConfig& conf
 // The audit key (audit.key_file) reads and is long enough; the error points
 // at the key that named the file.
 config::ConfigErrors check_audit_key(const config::GatewayConfig& config) {
-  if (!config.audit || !config.audit->key_file) return {};
-  auto key = gateway_shell::read_audit_key(config.audit->key_file->path);
-  if (key) return {};
-  return {config.audit->key_file->where.error(key.error())};
+  config::ConfigErrors errors;
+  const auto check = [&](const std::optional<config::AuditConfig>& audit) {
+    if (!audit || !audit->key_file) return;
+    auto key = gateway_shell::read_audit_key(audit->key_file->path);
+    if (!key) errors.push_back(audit->key_file->where.error(key.error()));
+  };
+  check(config.audit);
+  for (const config::TenantConfig& tenant : config.tenants) check(tenant.audit);
+  return errors;
 }
 
 // The EAP forwarding key (eap.forward.key_file) reads and is long enough.
@@ -195,6 +202,17 @@ std::string eap_method_list(const gateway::EapOptions& eap) {
   return text;
 }
 
+// Every tenant's certificate loads and matches its key, and its CA and CRL load.
+void check_tenant_tls(const config::GatewayConfig& config, config::ConfigErrors& errors) {
+  if (config.tls) {
+    if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
+  }
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (!tenant.tls) continue;
+    if (auto tls = gateway_tls_context(*tenant.tls); !tls) errors.push_back(tls.error());
+  }
+}
+
 // The /config body of the gateway's configuration and the files it loaded.
 std::string gateway_config_body(const config::GatewayConfig& config, const LoadedFiles& files) {
   return config::config_body("gateway", config::gateway_config_json(config, files.state->clients()),
@@ -207,13 +225,13 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
-    const gateway_shell::RadSecServer* radsec, const gateway_shell::AuditLog* audit,
+    const gateway_shell::RadSecServer* radsec, const std::vector<const gateway_shell::AuditLog*>& audit,
     const gateway::EapConversations* eap, const gateway_shell::EapForwarder* forwarder) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
                                     started_at, radsec, audit, eap, forwarder);
-  if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
+  if (!audit.empty()) gateway_shell::add_audit_routes(*server, audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -227,23 +245,41 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
   return server;
 }
 
-// The writer of `audit:` (docs/operations.md "Audit log"), started; null
-// without the section.
+// The writer of an `audit:` section (docs/operations.md "Audit log") for
+// `tenant`'s decisions, started.
 Result<std::unique_ptr<gateway_shell::AuditLog>, std::string> start_audit_log(
-    const config::GatewayConfig& config) {
-  if (!config.audit) return std::unique_ptr<gateway_shell::AuditLog>();
-  const config::AuditConfig& audit = *config.audit;
+    const config::AuditConfig& audit, std::string_view tenant) {
   gateway_shell::AuditLogOptions options{.path = audit.path.path,
                                          .rotate_bytes = audit.rotate_bytes,
                                          .keep = audit.keep,
                                          .fsync_interval = audit.fsync_interval,
-                                         .queue_lines_max = audit.queue_lines_max};
+                                         .queue_lines_max = audit.queue_lines_max,
+                                         .tenant = std::string(tenant)};
   if (audit.key_file) {
     auto key = gateway_shell::read_audit_key(audit.key_file->path);
     if (!key) return fail(key.error());
     options.key = std::move(*key);
   }
   return gateway_shell::AuditLog::open(std::move(options));
+}
+
+// One writer per tenant with an `audit:` section, the default tenant's first.
+Result<std::vector<std::unique_ptr<gateway_shell::AuditLog>>, std::string> start_audit_logs(
+    const config::GatewayConfig& config) {
+  std::vector<std::unique_ptr<gateway_shell::AuditLog>> logs;
+  const auto start = [&](const std::optional<config::AuditConfig>& audit,
+                         std::string_view tenant) -> Result<void, std::string> {
+    if (!audit) return {};
+    auto log = start_audit_log(*audit, tenant);
+    if (!log) return fail(log.error());
+    logs.push_back(std::move(*log));
+    return {};
+  };
+  if (auto started = start(config.audit, config::kDefaultTenantName); !started) return fail(started.error());
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (auto started = start(tenant.audit, tenant.name); !started) return fail(started.error());
+  }
+  return logs;
 }
 
 // The SQL user store of `sql_users:` (docs/authentication.md), or null.
@@ -306,13 +342,32 @@ Result<std::unique_ptr<gateway_shell::RadSecServer>, std::string> start_radsec(
   if (!config.radsec) return std::unique_ptr<gateway_shell::RadSecServer>();
   gateway_shell::RadSecServerOptions options = gateway_shell::radsec_server_options(config);
   options.tls = std::move(tls);
+  // One context per tenant with a tls section: the gateway's server
+  // certificate (one listener, one handshake identity) and the tenant's CA
+  // and CRL, which its RadSec clients' certificates must chain to.
+  std::map<std::string, io::TlsContext, std::less<>> tenant_tls;
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (!tenant.tls) continue;
+    io::TlsFiles files{.ca = tenant.tls->ca.path, .cert = config.tls->cert.path, .key = config.tls->key.path};
+    if (tenant.tls->crl) files.crl = tenant.tls->crl->path;
+    auto context = io::make_tls_context(files, io::TlsRole::kServer, io::TlsVersions::k12And13);
+    if (!context) return fail(tenant.tls->where.error(context.error().to_string()).to_string());
+    tenant_tls.emplace(tenant.name, std::move(*context));
+  }
   // The client entry of a peer, in the state in force (a reload changes
-  // who may connect from the next connection on).
-  auto lookup = [&published](const gateway::Endpoint& peer) -> std::optional<std::string> {
+  // who may connect from the next connection on), and its tenant's CA.
+  auto lookup = [&published, tenant_tls = std::move(tenant_tls)](
+                    const gateway::Endpoint& peer) -> std::optional<gateway_shell::RadSecPeer> {
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
     const config::ClientDef* client = state->find_client(peer, gateway::Listener::kRadSec);
     if (client == nullptr) return std::nullopt;
-    return client->name;
+    if (client->tenant == 0) return gateway_shell::RadSecPeer{.client = client->name};
+    const std::string& tenant = state->tenant_of(*client).name();
+    const auto context = tenant_tls.find(tenant);
+    // Never the default CA for another tenant's client: without its own
+    // context (a tls section added by a reload, which needs a restart) it is refused.
+    if (context == tenant_tls.end()) return std::nullopt;
+    return gateway_shell::RadSecPeer{.client = tenant + "/" + client->name, .tls = context->second};
   };
   auto server = gateway_shell::RadSecServer::start(std::move(options), factory.make_handler(worker), worker,
                                                    std::move(lookup));
@@ -348,9 +403,7 @@ class GatewayReload {
       if (auto tls = cluster_tls_context(*next->accounting->tls, io::TlsRole::kClient); !tls)
         errors.push_back(tls.error());
     }
-    if (next->tls) {
-      if (auto tls = gateway_tls_context(*next->tls); !tls) errors.push_back(tls.error());
-    }
+    check_tenant_tls(*next, errors);
     if (!errors.empty()) return fail(std::move(errors));
     const gateway::GatewayState& state = *files->state;
     spdlog::info("reload: {} clients, {} users entries, {} attributes, {} policy rules", state.client_count(),
@@ -439,19 +492,23 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", client.error());
     return kExitConfigError;
   }
-  auto audit_log = start_audit_log(config);
-  if (!audit_log) {
-    spdlog::critical("{}", audit_log.error());
+  auto audit_logs = start_audit_logs(config);
+  if (!audit_logs) {
+    spdlog::critical("{}", audit_logs.error());
     return kExitRuntimeFailure;
   }
   gateway_shell::DecisionObservers observers;
   observers.add(&decision_log);
-  if (*audit_log) observers.add(audit_log->get());
+  std::vector<const gateway_shell::AuditLog*> audit_views;
+  for (const std::unique_ptr<gateway_shell::AuditLog>& log : *audit_logs) {
+    observers.add(log.get());
+    audit_views.push_back(log.get());
+  }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &observers, client->get());
   // One table of EAP conversations for all workers: a NAS's follow-ups may
   // come from other source ports, so reach other workers.
-  std::unique_ptr<gateway::EapConversations> eap = make_eap_conversations(config.eap, random);
+  std::unique_ptr<gateway::EapConversations> eap = make_eap_conversations(config, random);
   factory->set_eap_conversations(eap.get());
   if (eap) {
     spdlog::info("eap: {} (gateway id {}, at most {} conversations, idle timeout {} s)",
@@ -537,7 +594,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, radsec->get(), audit_log->get(), eap.get(), forwarder.get());
+                           reloader, started_at, radsec->get(), audit_views, eap.get(), forwarder.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -558,16 +615,40 @@ int run_gateway(const GatewayCommand& command) {
   sql_users.reset();
   crypt_pool.reset();
   // After the workers: every decision they made is queued, and is written now.
-  if (*audit_log) {
-    (*audit_log)->stop();
-    const gateway_shell::AuditLogStatus audit = (*audit_log)->status();
-    spdlog::info("audit log {}: {} lines written, {} dropped, {} write errors, head sequence {}", audit.path,
-                 audit.written, audit.dropped, audit.write_errors, audit.head.sequence);
+  for (const std::unique_ptr<gateway_shell::AuditLog>& log : *audit_logs) {
+    log->stop();
+    const gateway_shell::AuditLogStatus audit = log->status();
+    spdlog::info("audit log {} (tenant {}): {} lines written, {} dropped, {} write errors, head sequence {}",
+                 audit.path, log->tenant(), audit.written, audit.dropped, audit.write_errors,
+                 audit.head.sequence);
   }
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;
 }
+
+namespace {
+
+// One line per tenant: what `radiusward check` found in its files.
+void print_tenant_summary(const config::GatewayConfig& config, const gateway::GatewayState& state) {
+  const std::span<const gateway::TenantState> tenants = state.tenants();
+  std::vector<std::size_t> clients(tenants.size());
+  std::vector<std::size_t> radsec_clients(tenants.size());
+  for (const config::ClientDef& client : state.clients()) ++clients[client.tenant];
+  for (const config::ClientDef& client : state.radsec_clients()) ++radsec_clients[client.tenant];
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const gateway::TenantState& tenant = tenants[i];
+    const std::optional<config::AuditConfig>& audit = i == 0 ? config.audit : config.tenants[i - 1].audit;
+    std::printf(
+        "tenant %s: %zu clients, %zu RadSec clients, %zu users entries, %zu policy rules, EAP %s, audit %s\n",
+        tenant.name().c_str(), clients[i], radsec_clients[i], tenant.users().entries().size(),
+        tenant.policy() != nullptr ? tenant.policy()->rules().size() : 0,
+        tenant.eap().methods.empty() ? "off" : eap_method_list(tenant.eap()).c_str(),
+        audit ? audit->path.path.c_str() : "none");
+  }
+}
+
+}  // namespace
 
 int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
@@ -575,9 +656,7 @@ int run_check(const std::string& config_file) {
   const config::GatewayConfig& config = loaded->config;
   config::ConfigErrors errors = check_accounting_security(config);
   // The gateway's certificate loads, matches its key, and the CA and CRL load.
-  if (config.tls) {
-    if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
-  }
+  check_tenant_tls(config, errors);
   for (config::ConfigError& error : check_audit_key(config)) errors.push_back(std::move(error));
   for (config::ConfigError& error : check_eap_forward_key(config)) errors.push_back(std::move(error));
   if (!errors.empty()) {
@@ -601,6 +680,7 @@ int run_check(const std::string& config_file) {
                 policy->source_file().c_str(), policy->rules().size(), policy->groups().size(),
                 policy->mab_entries());
   }
+  if (!config.tenants.empty()) print_tenant_summary(config, state);
   return kExitOk;
 }
 

@@ -3,9 +3,14 @@
 #include "app/referenced_files.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "config/clients_file.h"
 #include "config/users_file.h"
@@ -47,9 +52,13 @@ gateway::EapOptions eap_options(const config::EapConfig& eap) {
   return options;
 }
 
-std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::EapConfig& eap,
+std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::GatewayConfig& config,
                                                                   RandomSource& random) {
-  if (eap_options(eap).methods.empty()) return nullptr;
+  const config::EapConfig& eap = config.eap;
+  bool served = !eap_options(eap).methods.empty();
+  for (const config::TenantConfig& tenant : config.tenants)
+    served = served || !eap_options(tenant.eap).methods.empty();
+  if (!served) return nullptr;
   std::uint32_t gateway_id = eap.gateway_id.value_or(0);
   while (gateway_id == 0)
     random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&gateway_id), sizeof gateway_id));
@@ -60,51 +69,107 @@ std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::
       random);
 }
 
+namespace {
+
+// What one tenant's files hold; each loader's errors are collected.
+struct TenantFiles {
+  std::vector<config::ClientDef> clients;
+  std::vector<config::ClientDef> radsec_clients;
+  std::optional<config::UsersFile> users;
+  std::shared_ptr<const policy::Policy> policy;
+};
+
+void load_clients(const config::ConfiguredPath& file, const config::ClientsLimits& limits,
+                  std::vector<config::ClientDef>& out, config::ConfigErrors& errors) {
+  auto loaded = config::load_clients_file(file.path, limits);
+  if (loaded) {
+    out = std::move(loaded->clients);
+  } else {
+    const config::SourceError& e = loaded.error();
+    errors.push_back(config_error(e.file, e.line, e.column, e.message));
+  }
+}
+
+TenantFiles load_tenant_files(const config::GatewayConfig& config,
+                              const std::shared_ptr<const radius::Dictionary>* dictionary,
+                              const config::ConfiguredPath& clients_file,
+                              const config::ConfiguredPath* radsec_clients_file,
+                              const config::ConfiguredPath& users_file,
+                              const std::optional<config::ConfiguredPath>& policy_file,
+                              config::ConfigErrors& errors) {
+  TenantFiles files;
+  config::ClientsLimits clients_limits;
+  clients_limits.require_message_authenticator_default =
+      config.require_message_authenticator ? config::ClientCheck::kYes : config::ClientCheck::kNo;
+  load_clients(clients_file, clients_limits, files.clients, errors);
+  if (radsec_clients_file != nullptr) {
+    config::ClientsLimits radsec_limits;
+    radsec_limits.radsec = true;
+    load_clients(*radsec_clients_file, radsec_limits, files.radsec_clients, errors);
+  }
+  if (dictionary != nullptr) {
+    auto loaded = config::UsersFile::load(users_file.path, *dictionary, gateway::gateway_users_limits());
+    if (loaded) {
+      files.users = std::move(*loaded);
+    } else {
+      const config::SourceError& e = loaded.error();
+      errors.push_back(config_error(e.file, e.line, e.column, e.message));
+    }
+  }
+  if (policy_file) {
+    auto policy = policy::load_policy(policy_file->path);
+    if (policy) {
+      files.policy = std::make_shared<const policy::Policy>(std::move(*policy));
+    } else {
+      errors.insert(errors.end(), policy.error().begin(), policy.error().end());
+    }
+  }
+  return files;
+}
+
+// A client prefix in two tenants' files (or twice in one), at the later
+// entry's position: a NAS has exactly one tenant (docs/design.md "Tenants").
+void check_one_tenant_per_prefix(const std::vector<const std::vector<config::ClientDef>*>& lists,
+                                 config::ConfigErrors& errors) {
+  std::map<std::tuple<bool, std::array<std::uint8_t, 16>, std::uint8_t>, const config::ClientDef*> seen;
+  for (const std::vector<config::ClientDef>* list : lists) {
+    for (const config::ClientDef& client : *list) {
+      auto [found, inserted] =
+          seen.emplace(std::tuple{client.is_v6, client.address, client.prefix_length}, &client);
+      if (inserted) continue;
+      errors.push_back(config_error(
+          client.file, client.line, 1,
+          fmt::format("client {}: its address and prefix are those of client {} at {}:{}", client.name,
+                      found->second->name, found->second->file, found->second->line)));
+    }
+  }
+}
+
+}  // namespace
+
 Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::GatewayConfig& config) {
   config::ConfigErrors errors = config::check_referenced_files(config);
   if (!errors.empty()) return fail(std::move(errors));
 
   auto dictionary = load_dictionary(config);
   if (!dictionary) errors.push_back(dictionary.error());
-  config::ClientsLimits clients_limits;
-  clients_limits.require_message_authenticator_default =
-      config.require_message_authenticator ? config::ClientCheck::kYes : config::ClientCheck::kNo;
-  auto clients = config::load_clients_file(config.clients_file.path, clients_limits);
-  if (!clients) {
-    const config::SourceError& e = clients.error();
-    errors.push_back(config_error(e.file, e.line, e.column, e.message));
+  const std::shared_ptr<const radius::Dictionary>* loaded_dictionary = dictionary ? &*dictionary : nullptr;
+  TenantFiles files = load_tenant_files(config, loaded_dictionary, config.clients_file,
+                                        config.radsec ? &config.radsec->clients_file : nullptr,
+                                        config.users_file, config.policy_file, errors);
+  std::vector<TenantFiles> tenant_files;
+  tenant_files.reserve(config.tenants.size());
+  for (const config::TenantConfig& tenant : config.tenants) {
+    tenant_files.push_back(
+        load_tenant_files(config, loaded_dictionary, tenant.clients_file,
+                          tenant.radsec_clients_file ? &*tenant.radsec_clients_file : nullptr,
+                          tenant.users_file, tenant.policy_file, errors));
   }
-  std::vector<config::ClientDef> radsec_clients;
-  if (config.radsec) {
-    config::ClientsLimits radsec_limits;
-    radsec_limits.radsec = true;
-    auto loaded = config::load_clients_file(config.radsec->clients_file.path, radsec_limits);
-    if (loaded) {
-      radsec_clients = std::move(loaded->clients);
-    } else {
-      const config::SourceError& e = loaded.error();
-      errors.push_back(config_error(e.file, e.line, e.column, e.message));
-    }
-  }
-  std::optional<config::UsersFile> users;
-  if (dictionary) {
-    auto loaded =
-        config::UsersFile::load(config.users_file.path, *dictionary, gateway::gateway_users_limits());
-    if (loaded) {
-      users = std::move(*loaded);
-    } else {
-      const config::SourceError& e = loaded.error();
-      errors.push_back(config_error(e.file, e.line, e.column, e.message));
-    }
-  }
-  std::shared_ptr<const policy::Policy> authorization;
-  if (config.policy_file) {
-    auto policy = policy::load_policy(config.policy_file->path);
-    if (policy) {
-      authorization = std::make_shared<const policy::Policy>(std::move(*policy));
-    } else {
-      errors.insert(errors.end(), policy.error().begin(), policy.error().end());
-    }
+  for (const bool radsec : {false, true}) {
+    std::vector<const std::vector<config::ClientDef>*> lists{radsec ? &files.radsec_clients : &files.clients};
+    for (const TenantFiles& tenant : tenant_files)
+      lists.push_back(radsec ? &tenant.radsec_clients : &tenant.clients);
+    check_one_tenant_per_prefix(lists, errors);
   }
   if (!errors.empty()) return fail(std::move(errors));
 
@@ -117,12 +182,25 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
   options.access.eap = eap_options(config.eap);
+  std::vector<gateway::TenantState::Inputs> tenants;
+  for (std::size_t i = 0; i < config.tenants.size(); ++i) {
+    const config::TenantConfig& tenant = config.tenants[i];
+    TenantFiles& loaded = tenant_files[i];
+    tenants.push_back({.name = tenant.name,
+                       .users = std::move(*loaded.users),
+                       .users_stores = tenant.users_stores,
+                       .eap = eap_options(tenant.eap),
+                       .policy = std::move(loaded.policy),
+                       .clients = std::move(loaded.clients),
+                       .radsec_clients = std::move(loaded.radsec_clients)});
+  }
   auto state = gateway::GatewayState::build({.dictionary = *dictionary,
-                                             .clients = std::move(clients->clients),
-                                             .users = std::move(*users),
+                                             .clients = std::move(files.clients),
+                                             .users = std::move(*files.users),
                                              .options = options,
-                                             .policy = std::move(authorization),
-                                             .radsec_clients = std::move(radsec_clients)});
+                                             .policy = std::move(files.policy),
+                                             .radsec_clients = std::move(files.radsec_clients),
+                                             .tenants = std::move(tenants)});
   if (!state) {
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});

@@ -35,12 +35,12 @@ struct LoadedFiles {
 // eap: section.
 [[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap);
 
-// The gateway's EAP conversations, shared by its workers (docs/design.md
-// "EAP across several gateways"); null when no EAP method is on. The State
-// key is drawn from `random`, and so is the gateway id when eap.gateway_id
-// is not set.
-[[nodiscard]] std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::EapConfig& eap,
-                                                                                RandomSource& random);
+// The gateway's EAP conversations, shared by its workers and tenants
+// (docs/design.md "EAP across several gateways"), sized by the top-level
+// eap section; null when no tenant has an EAP method on. The State key is
+// drawn from `random`, and so is the gateway id when eap.gateway_id is not set.
+[[nodiscard]] std::unique_ptr<gateway::EapConversations> make_eap_conversations(
+    const config::GatewayConfig& config, RandomSource& random);
 
 // The workers' handler factory. `random`, `observer` and `sink` (null: no
 // accounting) must outlive it. Each worker may hold as many deferred

@@ -251,20 +251,38 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                           {"client_connections_max", r.client_connections_max},
                           {"buffered_bytes_max", r.buffered_bytes_max}};
   }
-  ordered_json audit = nullptr;
-  if (config.audit) {
-    const AuditConfig& a = *config.audit;
-    audit = ordered_json{{"path", a.path.path},
-                         {"rotate_bytes", a.rotate_bytes},
-                         {"keep", a.keep},
-                         {"fsync_interval_ms", milliseconds(a.fsync_interval)},
-                         {"key_file", path_or_null(a.key_file)},
-                         {"queue_lines_max", a.queue_lines_max}};
+  const auto audit_json = [](const std::optional<AuditConfig>& section) {
+    if (!section) return ordered_json(nullptr);
+    const AuditConfig& a = *section;
+    return ordered_json{{"path", a.path.path},
+                        {"rotate_bytes", a.rotate_bytes},
+                        {"keep", a.keep},
+                        {"fsync_interval_ms", milliseconds(a.fsync_interval)},
+                        {"key_file", path_or_null(a.key_file)},
+                        {"queue_lines_max", a.queue_lines_max}};
+  };
+  ordered_json audit = audit_json(config.audit);
+  ordered_json tenants = ordered_json::array();
+  for (const TenantConfig& t : config.tenants) {
+    tenants.push_back(ordered_json{
+        {"name", t.name},
+        {"users_file", t.users_file.path},
+        {"clients_file", t.clients_file.path},
+        {"radsec_clients_file", path_or_null(t.radsec_clients_file)},
+        {"policy", path_or_null(t.policy_file)},
+        {"eap",
+         ordered_json{{"methods", t.eap.methods}, {"md5", t.eap.md5}, {"rounds_max", t.eap.rounds_max}}},
+        {"tls", tls_json(t.tls)},
+        {"audit", audit_json(t.audit)}});
   }
   ordered_json client_list = ordered_json::array();
   for (const ClientDef& client : clients) {
+    const std::string tenant = client.tenant == 0 || client.tenant > config.tenants.size()
+                                   ? std::string(kDefaultTenantName)
+                                   : config.tenants[client.tenant - 1].name;
     client_list.push_back(ordered_json{
         {"name", client.name},
+        {"tenant", tenant},
         {"shortname", client.shortname},
         {"ipaddr", address_text(client)},
         {"secret", std::string(kRedacted)},
@@ -302,6 +320,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"share_ports", config.share_ports},
       {"tls", tls_json(config.tls)},
       {"radsec", std::move(radsec)},
+      {"tenants", std::move(tenants)},
       {"clients", std::move(client_list)},
   };
 }
@@ -421,6 +440,14 @@ std::vector<LoadedFile> named_files(const GatewayConfig& config) {
     if (config.tls->crl) files.push_back(named(config.tls->crl->path, "TLS CRL"));
   }
   if (config.radsec) files.push_back(named(config.radsec->clients_file.path, "RadSec clients file"));
+  for (const TenantConfig& tenant : config.tenants) {
+    files.push_back(named(tenant.users_file.path, "users file"));
+    files.push_back(named(tenant.clients_file.path, "clients file"));
+    if (tenant.radsec_clients_file)
+      files.push_back(named(tenant.radsec_clients_file->path, "RadSec clients file"));
+    if (tenant.policy_file) files.push_back(named(tenant.policy_file->path, "policy file"));
+    add_tls_files(files, tenant.tls);
+  }
   return files;
 }
 

@@ -15,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -137,6 +139,7 @@ class Parser : YamlReader {
         {"tls", &Parser::on_tls},
         {"radsec", &Parser::on_radsec},
         {"audit", &Parser::on_audit},
+        {"tenants", &Parser::on_tenants},
     };
     const std::set<std::string> seen = read_section(root, "", kTopLevel);
     require(seen, "", "users_file", at(root));
@@ -151,6 +154,7 @@ class Parser : YamlReader {
     }
     validate_ports(config_, auth_port_where_.value_or(at(root)), errors_);
     validate_radsec(config_, config_.radsec ? config_.radsec->where : at(root), errors_);
+    validate_tenants(config_, errors_);
     check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
                     config_.admin_token_file.has_value(), at(root), errors_);
   }
@@ -406,9 +410,23 @@ class Parser : YamlReader {
         {"gateway_id", &Parser::on_eap_gateway_id},
         {"forward", &Parser::on_eap_forward},
     };
+    eap_section(value, where, "eap.", kEap);
+  }
+  // A tenant's eap section: its methods and rounds; the conversation
+  // table (its size, idle timeout and State key) is the gateway's.
+  void on_tenant_eap(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kTenantEap = {
+        {"methods", &Parser::on_eap_methods},
+        {"md5", &Parser::on_eap_md5},
+        {"rounds_max", &Parser::on_eap_rounds_max},
+    };
+    eap_section(value, where, "tenants.eap.", kTenantEap);
+  }
+  void eap_section(const YAML::Node& value, const SourceLocation& where, std::string_view prefix,
+                   const Table& table) {
     if (!expect_map(value, where, "with 'md5', 'methods' and bounds")) return;
     config_.eap.where = where;
-    read_section(value, "eap.", kEap);
+    read_section(value, prefix, table);
     const EapConfig& eap = config_.eap;
     if (eap.md5 && std::find(eap.methods.begin(), eap.methods.end(), "md5") == eap.methods.end()) {
       errors_.push_back(
@@ -608,6 +626,155 @@ class Parser : YamlReader {
     config_.audit = audit_section(value, where, "audit.");
   }
 
+  // `tenants:`: a list of maps, each read with the handlers of the
+  // top-level keys it repeats. Those handlers write into config_, so the
+  // default tenant's values are set aside while a tenant is read and put
+  // back after.
+  void on_tenants(const YAML::Node& value, const SourceLocation& where) {
+    sequence(value, where, "tenants", [&](const YAML::Node& element) {
+      if (config_.tenants.size() == kTenantsMax) {
+        if (!tenants_overflow_)
+          errors_.push_back(at(element).error(
+              fmt::format("at most {} tenants besides '{}'", kTenantsMax, kDefaultTenantName)));
+        tenants_overflow_ = true;
+        return;
+      }
+      if (!expect_map(element, at(element), "with 'name', 'users_file' and 'clients_file'")) return;
+      config_.tenants.push_back(tenant(element));
+    });
+  }
+
+  TenantConfig tenant(const YAML::Node& element) {
+    static const Table kTenant = {
+        {"name", &Parser::on_tenant_name},
+        {"users_file", &Parser::on_users_file},
+        {"clients_file", &Parser::on_clients_file},
+        {"users_stores", &Parser::on_users_stores},
+        {"sql_users", &Parser::on_sql_users},
+        {"eap", &Parser::on_tenant_eap},
+        {"policy", &Parser::on_policy},
+        {"tls", &Parser::on_tls},
+        {"radsec", &Parser::on_tenant_radsec},
+        {"audit", &Parser::on_audit},
+    };
+    const SourceLocation where = at(element);
+    GatewayConfig saved = default_gateway_config();
+    swap_tenant_keys(saved, config_);
+    const std::optional<SourceLocation> saved_methods_where = std::exchange(eap_methods_where_, std::nullopt);
+    tenant_name_.clear();
+    tenant_radsec_clients_.reset();
+    const std::set<std::string> seen = read_section(element, "tenants.", kTenant);
+    require(seen, "tenants.", "name", where);
+    require(seen, "tenants.", "users_file", where);
+    require(seen, "tenants.", "clients_file", where);
+    // Per-tenant SQL stores need one cache per tenant: not built yet, so
+    // refused rather than shared (docs/configuration.md "Tenants").
+    if (config_.sql_users) {
+      errors_.push_back(config_.sql_users->where.error(
+          "sql_users in a tenant is not supported yet (only the default tenant's, at the top level)"));
+    }
+    if (std::find(config_.users_stores.begin(), config_.users_stores.end(), UsersStore::kSql) !=
+        config_.users_stores.end()) {
+      errors_.push_back(where.error("a tenant's users_stores may list only files"));
+    }
+    TenantConfig tenant{.name = tenant_name_,
+                        .users_file = std::move(config_.users_file),
+                        .clients_file = std::move(config_.clients_file),
+                        .radsec_clients_file = std::move(tenant_radsec_clients_),
+                        .users_stores = std::move(config_.users_stores),
+                        .policy_file = std::move(config_.policy_file),
+                        .eap = std::move(config_.eap),
+                        .tls = std::move(config_.tls),
+                        .audit = std::move(config_.audit),
+                        .where = where};
+    swap_tenant_keys(saved, config_);
+    eap_methods_where_ = saved_methods_where;
+    return tenant;
+  }
+
+  // The top-level keys a tenant repeats.
+  static void swap_tenant_keys(GatewayConfig& a, GatewayConfig& b) {
+    std::swap(a.users_file, b.users_file);
+    std::swap(a.clients_file, b.clients_file);
+    std::swap(a.users_stores, b.users_stores);
+    std::swap(a.sql_users, b.sql_users);
+    std::swap(a.policy_file, b.policy_file);
+    std::swap(a.eap, b.eap);
+    std::swap(a.tls, b.tls);
+    std::swap(a.audit, b.audit);
+  }
+
+  void on_tenant_name(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> name = scalar(value, where, "a tenant name");
+    if (!name) return;
+    const bool well_formed = !name->empty() && name->size() <= kTenantNameBytesMax &&
+                             std::all_of(name->begin(), name->end(), [](char c) {
+                               return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+                             });
+    if (!well_formed) {
+      errors_.push_back(
+          at(value).error(fmt::format("a tenant name is 1 to {} of a-z, 0-9 and '-'", kTenantNameBytesMax)));
+      return;
+    }
+    tenant_name_ = std::move(*name);
+    tenant_name_where_[tenant_name_].push_back(at(value));
+  }
+
+  // A tenant's radsec section names only its clients file: the listener is the gateway's.
+  void on_tenant_radsec(const YAML::Node& value, const SourceLocation& where) {
+    if (!expect_map(value, where, "with 'clients_file'")) return;
+    const std::set<std::string> seen =
+        each_key(value, "tenants.radsec.",
+                 [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+                   if (key != "clients_file") return false;
+                   tenant_radsec_clients_ = path(item, at_key);
+                   return true;
+                 });
+    require(seen, "tenants.radsec.", "clients_file", at(value));
+  }
+
+  // What only the whole list can say: names unique and not `default`, one
+  // writer per audit file, RadSec clients with a listener and a CA.
+  void validate_tenants(const GatewayConfig& config, ConfigErrors& errors) {
+    for (const auto& [name, places] : tenant_name_where_) {
+      if (name == kDefaultTenantName) {
+        for (const SourceLocation& place : places)
+          errors.push_back(place.error(fmt::format(
+              "tenant name '{}' is the top-level keys' tenant; choose another name", kDefaultTenantName)));
+        continue;
+      }
+      for (std::size_t i = 1; i < places.size(); ++i) {
+        errors.push_back(places[i].error(
+            fmt::format("tenant '{}' is already named at line {}", name, places.front().line)));
+      }
+    }
+    std::map<std::string, const AuditConfig*> audit_files;
+    const auto claim = [&](const std::optional<AuditConfig>& audit, std::string_view tenant) {
+      if (!audit) return;
+      const std::string canonical = std::filesystem::path(audit->path.path).lexically_normal().string();
+      auto [found, inserted] = audit_files.emplace(canonical, &*audit);
+      if (!inserted) {
+        errors.push_back(audit->path.where.error(fmt::format(
+            "tenant '{}': audit file '{}' is already the audit file at line {} (one writer per file)", tenant,
+            audit->path.path, found->second->path.where.line)));
+      }
+    };
+    claim(config.audit, kDefaultTenantName);
+    for (const TenantConfig& tenant : config.tenants) {
+      claim(tenant.audit, tenant.name);
+      if (!tenant.radsec_clients_file) continue;
+      if (!config.radsec) {
+        errors.push_back(tenant.radsec_clients_file->where.error(
+            "a tenant's RadSec clients need the gateway's 'radsec' section (the listener)"));
+      }
+      if (!tenant.tls) {
+        errors.push_back(
+            tenant.radsec_clients_file->where.error("a tenant's RadSec clients need the tenant's 'tls' "
+                                                    "section (the CA their certificates chain to)"));
+      }
+    }
+  }
+
   // The keys of an audit section, wherever it sits (`prefix` names it in
   // errors): the gateway's today, a tenant's later.
   std::optional<AuditConfig> audit_section(const YAML::Node& value, const SourceLocation& where,
@@ -738,6 +905,12 @@ class Parser : YamlReader {
   std::optional<SourceLocation> auth_port_where_{};
   // Where eap.methods was written.
   std::optional<SourceLocation> eap_methods_where_{};
+  // The tenant being read: its name and RadSec clients file.
+  std::string tenant_name_{};
+  std::optional<ConfiguredPath> tenant_radsec_clients_{};
+  // Where each tenant name was written, for duplicates.
+  std::map<std::string, std::vector<SourceLocation>> tenant_name_where_{};
+  bool tenants_overflow_ = false;
 };
 
 ConfigError flag_error(std::string_view flag, std::string message) {
@@ -871,6 +1044,13 @@ void check_file(const ConfiguredPath& file, std::string_view what, ConfigErrors&
   if (auto reason = unreadable_file_reason(file.path)) {
     errors.push_back(file.where.error(fmt::format("cannot read {} '{}': {}", what, file.path, *reason)));
   }
+}
+
+void check_tls_files(const ClusterTlsConfig& tls, ConfigErrors& errors) {
+  check_file(tls.cert, "TLS certificate", errors);
+  check_file(tls.key, "TLS private key", errors);
+  check_file(tls.ca, "TLS CA certificate", errors);
+  if (tls.crl) check_file(*tls.crl, "TLS CRL", errors);
 }
 
 }  // namespace
@@ -1075,12 +1255,7 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
   check_file(config.clients_file, "clients file", errors);
   if (config.admin_token_file) check_file(*config.admin_token_file, "admin token file", errors);
   if (config.policy_file) check_file(*config.policy_file, "policy file", errors);
-  if (config.tls) {
-    check_file(config.tls->cert, "TLS certificate", errors);
-    check_file(config.tls->key, "TLS private key", errors);
-    check_file(config.tls->ca, "TLS CA certificate", errors);
-    if (config.tls->crl) check_file(*config.tls->crl, "TLS CRL", errors);
-  }
+  if (config.tls) check_tls_files(*config.tls, errors);
   if (config.radsec) check_file(config.radsec->clients_file, "RadSec clients file", errors);
   if (config.audit && config.audit->key_file) check_file(*config.audit->key_file, "audit key file", errors);
   if (config.sql_users && config.sql_users->sqlite)
@@ -1098,6 +1273,14 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
     }
   }
   for (const ConfiguredPath& file : config.dictionary_files) check_file(file, "dictionary file", errors);
+  for (const TenantConfig& tenant : config.tenants) {
+    check_file(tenant.users_file, "users file", errors);
+    check_file(tenant.clients_file, "clients file", errors);
+    if (tenant.radsec_clients_file) check_file(*tenant.radsec_clients_file, "RadSec clients file", errors);
+    if (tenant.policy_file) check_file(*tenant.policy_file, "policy file", errors);
+    if (tenant.tls) check_tls_files(*tenant.tls, errors);
+    if (tenant.audit && tenant.audit->key_file) check_file(*tenant.audit->key_file, "audit key file", errors);
+  }
   return errors;
 }
 

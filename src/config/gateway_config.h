@@ -338,6 +338,40 @@ struct AuditConfig {
   friend bool operator==(const AuditConfig&, const AuditConfig&) = default;
 };
 
+// Tenants (docs/design.md "Tenants", docs/configuration.md "Tenants"): the
+// top-level per-tenant keys are the tenant named `default`; `tenants:` adds
+// more. Names are [a-z0-9-], 1..kTenantNameBytesMax bytes.
+inline constexpr std::string_view kDefaultTenantName = "default";
+inline constexpr std::size_t kTenantNameBytesMax = 32;
+// Tenants besides `default`: bounds the /metrics series a tenant label adds.
+inline constexpr std::size_t kTenantsMax = 64;
+
+// One entry of `tenants:`: what a tenant owns besides its name. A NAS's
+// tenant is its client entry's (clients_file, radsec_clients_file); the
+// rest is that tenant's alone. The gateway-wide keys (listen, ports, the
+// RadSec listener, EAP's conversation table) stay at the top level.
+struct TenantConfig {
+  std::string name{};
+  ConfiguredPath users_file{};
+  ConfiguredPath clients_file{};
+  // The tenant's RadSec clients (`radsec: {clients_file: F}`); needs the
+  // gateway's `radsec` section (the listener) and the tenant's `tls` (the CA
+  // its peers' certificates must chain to).
+  std::optional<ConfiguredPath> radsec_clients_file{};
+  std::vector<UsersStore> users_stores{UsersStore::kFiles};
+  std::optional<ConfiguredPath> policy_file{};
+  // Only methods, md5 and rounds_max are the tenant's; the conversation
+  // table's keys are the top-level eap section's.
+  EapConfig eap{};
+  // The tenant's TLS identity and the CA (and CRL) its client certificates
+  // (RadSec, EAP-TLS) must chain to.
+  std::optional<ClusterTlsConfig> tls{};
+  std::optional<AuditConfig> audit{};
+  SourceLocation where{};  // The list element.
+
+  friend bool operator==(const TenantConfig&, const TenantConfig&) = default;
+};
+
 // A validated gateway configuration. Built once at start and never changed;
 // share it as `const GatewayConfig&`. Defaults are those of
 // docs/configuration.md.
@@ -424,6 +458,10 @@ struct GatewayConfig {
   // port (SO_REUSEPORT). Off: a port another process holds is an error, so
   // that a second start by mistake fails instead of sharing traffic.
   bool share_ports = false;
+
+  // The tenants besides `default` (whose keys are the top-level ones), in
+  // the order written; names unique and never "default".
+  std::vector<TenantConfig> tenants{};
 
   // Where each top-level key was written, for errors about a key as a whole
   // (a reload that changes one needing a restart). Keys not written are absent.

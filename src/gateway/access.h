@@ -117,6 +117,12 @@ struct AccessOutcome {
   const policy::Reply* policy_reply = nullptr;
 };
 
+// The tenant whose users, policy and EAP methods decide a request: its
+// client's (docs/design.md "Tenants"); `default` without a client (tools).
+[[nodiscard]] inline const TenantState& tenant_of(const GatewayState& state, const AccessInputs& inputs) {
+  return inputs.client != nullptr ? state.tenant_of(*inputs.client) : state.tenants().front();
+}
+
 // Decides `request`. Requires: its Message-Authenticator was verified when
 // required. `outcome` is cleared first; it is an out-parameter because it is
 // large (the users decision holds fixed arrays) and reused per worker.

@@ -180,7 +180,7 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
   inputs.unix_ms = request.arrival.unix_ms;
   // EAP (RFC 3579) when served; otherwise decide_access rejects EAP-Message
   // as eap_not_enabled, after the users policy as before.
-  if (conversations_ != nullptr && !request.state.options().access.eap.methods.empty() &&
+  if (conversations_ != nullptr && !request.tenant().eap().methods.empty() &&
       request.packet.find(attr::kEapMessage)) {
     eap_.decide(request, inputs, *conversations_, outcome_);
     // Another gateway's conversation goes there when it is a peer; a

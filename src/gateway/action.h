@@ -34,6 +34,11 @@ struct RequestContext {
   const GatewayState& state;  // The state `client` and `secret` belong to.
   const config::ClientDef& client;
   const radius::SharedSecret& secret;
+
+  // The tenant of `client`: the users, policy and EAP methods that decide.
+  [[nodiscard]] const TenantState& tenant() const { return state.tenant_of(client); }
+  // Who may continue an EAP conversation `client` began: the client within its tenant.
+  [[nodiscard]] std::string_view conversation_owner() const { return state.conversation_owner(client); }
 };
 
 // An Access-Request's decision, for the counters and the decision log.

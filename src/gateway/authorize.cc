@@ -79,7 +79,7 @@ policy::Method policy_method(AuthMethod method) {
 
 void authorize(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
                AccessOutcome& outcome) {
-  const policy::Policy* policy = state.policy();
+  const policy::Policy* policy = tenant_of(state, inputs).policy();
   if (policy == nullptr) return;
   if (outcome.method == AuthMethod::kMab) {
     // MAB: the User-Name is the MAC (auth/mab.h). Deny wins over everything.

@@ -126,6 +126,10 @@ struct GatewayCounters {
   std::array<Counter, kEapMethodSlots> eap_accepts;
   std::array<Counter, kEapMethodSlots> eap_rejects;
   ClientCounterTable clients;  // The same answers and drops, by client label.
+  // Access-Accepts, -Rejects and -Challenges by tenant name (the other
+  // fields of its rows stay zero): /metrics's tenant label, bounded by
+  // config::kTenantsMax per configuration.
+  ClientCounterTable tenants;
 
   void drop(DropReason reason) { drops[static_cast<std::size_t>(reason)].add(); }
   void reject(RejectReason reason) { rejects[static_cast<std::size_t>(reason)].add(); }

@@ -57,7 +57,7 @@ eap::Offer EapHandler::offer_for(const RequestContext& request) {
   md5_withheld_ = false;
   const std::optional<std::uint32_t> port_type = request.packet.find_u32(attr::kNasPortType);
   const bool wireless = port_type && is_wireless_nas_port_type(*port_type);
-  for (const eap::Type type : request.state.options().access.eap.methods) {
+  for (const eap::Type type : request.tenant().eap().methods) {
     if (type == eap::Type::kMd5Challenge && wireless) {
       md5_withheld_ = true;
       continue;
@@ -107,8 +107,8 @@ void EapHandler::decide(const RequestContext& request, const AccessInputs& input
 void EapHandler::begin_with_start(const RequestContext& request, EapConversations& conversations,
                                   AccessOutcome& outcome) {
   auto conversation = std::make_unique<eap::Conversation>(
-      eap::ConversationOptions{.rounds_max = request.state.options().access.eap.rounds_max},
-      request.client.name);
+      eap::ConversationOptions{.rounds_max = request.tenant().eap().rounds_max},
+      std::string(request.conversation_owner()));
   std::uint8_t identifier = 0;
   random_.fill(MutableBytes(&identifier, 1));
   const eap::Step step = conversation->start(identifier, out_);
@@ -130,8 +130,8 @@ void EapHandler::begin_with_identity(const RequestContext& request, const eap::P
     return refuse(outcome, RejectReason::kEapNoConversation, response.identifier);
   }
   auto conversation = std::make_unique<eap::Conversation>(
-      eap::ConversationOptions{.rounds_max = request.state.options().access.eap.rounds_max},
-      request.client.name);
+      eap::ConversationOptions{.rounds_max = request.tenant().eap().rounds_max},
+      std::string(request.conversation_owner()));
   const eap::Step step = conversation->on_response(response, offer_for(request), out_);
   decided_by(*conversation, outcome);
   if (step.kind != eap::Step::Kind::kRequest) {
@@ -178,7 +178,7 @@ void EapHandler::continue_conversation(const RequestContext& request, const Acce
     note_ = "State: the conversation ended or is unknown";
     return refuse(outcome, RejectReason::kEapStateUnknown, response.identifier);
   }
-  if (held->conversation->owner() != request.client.name) {
+  if (held->conversation->owner() != request.conversation_owner()) {
     // Another NAS's conversation: it goes on for its own NAS.
     conversations.put_back(request.now, std::move(*held));
     note_ = "State: the conversation of another NAS client";

@@ -40,6 +40,7 @@ struct PendingRequest {
   // The row its client counts in (counters.h), found on arrival: the request
   // is counted under that client's label even if a reload removed it.
   ClientCounters* client_counters = nullptr;
+  ClientCounters* tenant_counters = nullptr;  // Its tenant's row: decisions by tenant.
   Instant deadline{};
   std::vector<std::uint8_t> proxy_states{};  // kRecord, kSessionCount: TLVs copied into the reply.
 
@@ -59,6 +60,7 @@ struct PendingRequest {
   // kSessionCount: what deciding the check needs.
   std::vector<std::uint8_t> accept{};  // The signed Access-Accept, sent below the limit.
   std::string_view client{};           // The client's shortname, in `state`.
+  std::string_view tenant{};           // The client's tenant's name, in `state`.
   std::array<char, 253> user_name{};
   std::size_t user_name_length = 0;
   AuthMethod method = AuthMethod::kNone;

@@ -42,6 +42,7 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
       }()),
       learned_message_authenticator_(state_->client_count(), false),
       client_rows_(counters_.clients.rows_for(state_->client_labels())),
+      tenant_rows_(counters_.tenants.rows_for(state_->tenant_names())),
       accounting_(std::move(accounting)),
       parking_(parking),
       worker_(worker),
@@ -67,6 +68,7 @@ void RequestHandler::set_state(std::shared_ptr<const GatewayState> state) {
   state_ = std::move(state);
   learned_message_authenticator_.assign(state_->client_count(), false);
   client_rows_ = counters_.clients.rows_for(state_->client_labels());
+  tenant_rows_ = counters_.tenants.rows_for(state_->tenant_names());
 }
 
 void RequestHandler::on_tick(Instant now) {
@@ -75,6 +77,8 @@ void RequestHandler::on_tick(Instant now) {
   pending_.for_each_used([&](PendingRequest& pending) {
     if (now < pending.deadline) return;
     client_counters_ = pending.client_counters;
+    tenant_counters_ = pending.tenant_counters;
+    tenant_counters_ = pending.tenant_counters;
     switch (pending.kind) {
       case PendingKind::kRecord:
         counters_.accounting_expired.add();
@@ -107,6 +111,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
   const Listener listener = arrival.listener;
   counters_.received.add();
   client_counters_ = nullptr;
+  tenant_counters_ = nullptr;
   if (explain_.control != nullptr) explain_.control->refresh(explain_filter_, explain_seen_);
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
@@ -127,6 +132,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     return 0;
   }
   client_counters_ = client_rows_[state_->index_of(*client)];
+  tenant_counters_ = tenant_rows_[client->tenant];
   const Code code = packet->code();
   // RFC 6614 §2.3: one RadSec connection carries both kinds of request.
   const bool expected = code == Code::kStatusServer ||
@@ -326,6 +332,7 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
     pending->state = state_;
     pending->secret = &request.secret;
     pending->client_counters = client_counters_;
+    pending->tenant_counters = tenant_counters_;
   } else {
     --pending_by_kind_[index_of(pending->kind)];
   }
@@ -341,7 +348,9 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
   const Outcome parked_outcome{.what = Outcome::What::kParked};
   switch (action.kind) {
     case Action::Kind::kReply:
-      if (action.verdict) report(request.now, request.from, request.client.shortname, *action.verdict);
+      if (action.verdict) {
+        report(request.now, request.from, request.client.shortname, request.tenant().name(), *action.verdict);
+      }
       return Outcome{.what = Outcome::What::kReply, .length = action.length};
     case Action::Kind::kDrop:
       count_drop(action.drop);
@@ -414,6 +423,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       }
       counters_.session_checks.add();
       pending->client = request.client.shortname;
+      pending->tenant = request.tenant().name();
       copy_proxy_state_tlvs(request.packet, pending->proxy_states);
       pending->accept.assign(reply.begin(), reply.begin() + static_cast<std::ptrdiff_t>(action.length));
       pending->user_name_length = action.name.size();
@@ -445,11 +455,12 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
 }
 
 void RequestHandler::report(Instant now, const Endpoint& from, std::string_view client,
-                            const Verdict& verdict) {
+                            std::string_view tenant, const Verdict& verdict) {
   if (verdict.challenge) {
     // A round trip of an EAP conversation, not a decision.
     counters_.access_challenges.add();
     if (client_counters_ != nullptr) client_counters_->access_challenges.add();
+    if (tenant_counters_ != nullptr) tenant_counters_->access_challenges.add();
     return;
   }
   if (verdict.method == AuthMethod::kEap) {
@@ -465,6 +476,9 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
   if (client_counters_ != nullptr) {
     (verdict.accepted ? client_counters_->access_accepts : client_counters_->access_rejects).add();
   }
+  if (tenant_counters_ != nullptr) {
+    (verdict.accepted ? tenant_counters_->access_accepts : tenant_counters_->access_rejects).add();
+  }
   if (verdict.reject == RejectReason::kSimultaneousUse && !verdict.accepted) {
     counters_.simultaneous_use_rejects.add();
   }
@@ -476,6 +490,7 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
   observer_->on_decision({.now = now,
                           .from = from,
                           .client = client,
+                          .tenant = tenant,
                           .user_name = verdict.user_name,
                           .method = verdict.method,
                           .eap_type = verdict.eap_type,
@@ -510,7 +525,9 @@ void RequestHandler::release(PendingRequest& pending) {
   pending.state.reset();
   pending.secret = nullptr;
   pending.client_counters = nullptr;
+  pending.tenant_counters = nullptr;
   pending.client = {};
+  pending.tenant = {};
   pending.fetched_user.reset();
   // The plaintext must not outlive the request.
   std::fill(pending.password.begin(), pending.password.end(), '\0');
@@ -547,6 +564,7 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
   // the state the slot holds: it parses again, and its client is still there.
   trace_ = std::move(pending.trace);
   client_counters_ = pending.client_counters;
+  tenant_counters_ = pending.tenant_counters;
   if (trace_)
     trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
                                     : "resumed: the SQL store answered");
@@ -603,6 +621,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
                                                                   MutableBytes reply) {
   trace_ = std::move(pending.trace);
   client_counters_ = pending.client_counters;
+  tenant_counters_ = pending.tenant_counters;
   if (trace_) {
     trace_->step(open_sessions ? "Simultaneous-Use: the cluster counts " + std::to_string(*open_sessions) +
                                      " open session(s), limit " + std::to_string(pending.limit)
@@ -621,7 +640,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
   const Action action = access_.decide_check(check, open_sessions, reply);
   Outcome outcome;
   if (action.kind == Action::Kind::kReply) {
-    report(now, pending.key.from, pending.client, *action.verdict);
+    report(now, pending.key.from, pending.client, pending.tenant, *action.verdict);
     outcome = Outcome{.what = Outcome::What::kReply, .length = action.length};
   } else {
     count_drop(action.drop);
@@ -633,6 +652,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
                                                        MutableBytes reply) {
   PendingRequest* pending = pending_.find(answer.ticket);
   client_counters_ = nullptr;
+  tenant_counters_ = nullptr;
   const auto stale = [&](Counter& counter) {
     counter.add();
     return std::nullopt;
@@ -643,6 +663,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
         return stale(counters_.accounting_stale);
       trace_ = std::move(pending->trace);
       client_counters_ = pending->client_counters;
+      tenant_counters_ = pending->tenant_counters;
       if (trace_)
         trace_->step(answer.committed ? "accounting: committed on a majority" : "accounting: refused");
       if (!answer.committed) {
@@ -695,6 +716,7 @@ void RequestHandler::follow(Instant now, const Endpoint& from, Listener listener
   trace_->started = now;
   trace_->from = from;
   trace_->client = name;
+  if (client != nullptr) trace_->tenant = state_->tenant_of(*client).name();
   const std::string port = listener == Listener::kAuthentication ? "authentication"
                            : listener == Listener::kAccounting   ? "accounting"
                                                                  : "RadSec";

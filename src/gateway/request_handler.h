@@ -40,6 +40,7 @@ struct Decision {
   Instant now;
   Endpoint from;
   std::string_view client;     // The client's shortname.
+  std::string_view tenant{};   // The client's tenant (docs/design.md "Tenants"); empty: `default`.
   std::string_view user_name;  // For EAP the decided identity.
   AuthMethod method = AuthMethod::kNone;
   std::uint8_t eap_type = 0;          // The EAP method (eap::Type), 0 when none or not EAP.
@@ -194,7 +195,8 @@ class RequestHandler final : public DatagramHandler {
   // Sends or drops the reply of a pending request and frees its slot.
   std::optional<DeferredReply> finish(Instant now, PendingRequest& pending, const Outcome& outcome,
                                       MutableBytes reply);
-  void report(Instant now, const Endpoint& from, std::string_view client, const Verdict& verdict);
+  void report(Instant now, const Endpoint& from, std::string_view client, std::string_view tenant,
+              const Verdict& verdict);
   void count_drop(DropReason reason);
   // Counts a drop, and says so in the trace of a followed request.
   void note_drop(DropReason reason);
@@ -223,6 +225,10 @@ class RequestHandler final : public DatagramHandler {
   // The row of the client of the request in hand (a parked request keeps
   // its own); null when no client matched.
   ClientCounters* client_counters_ = nullptr;
+  // The row of each tenant of state_ in counters_.tenants, by index, and
+  // that of the request in hand's tenant (decisions only).
+  std::vector<ClientCounters*> tenant_rows_;
+  ClientCounters* tenant_counters_ = nullptr;
 
   AccountingSetup accounting_;
   ParkingSetup parking_;

@@ -180,6 +180,26 @@ void add_client_metrics(io::PrometheusText& page,
   }
 }
 
+// Decisions by tenant, for the tenants of the configuration in force.
+void add_tenant_metrics(io::PrometheusText& page,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::span<const std::string> tenants) {
+  std::map<std::string, gateway::ClientCounts, std::less<>> totals;
+  for (const std::string& tenant : tenants) totals.try_emplace(tenant);
+  for (const auto& counters : workers) counters->tenants.add_counts_to(totals);
+  constexpr std::string_view kDecisions =
+      "Access-Request decisions by tenant (docs/design.md \"Tenants\"): accept, reject, or challenge (an EAP "
+      "round trip).";
+  for (const auto& [tenant, counts] : totals) {
+    for (const auto& [decision, value] :
+         {std::pair{"accept", counts.access_accepts}, std::pair{"reject", counts.access_rejects},
+          std::pair{"challenge", counts.access_challenges}}) {
+      page.counter("radiusward_tenant_access_requests_total", kDecisions, value,
+                   {{"tenant", tenant}, {"decision", decision}});
+    }
+  }
+}
+
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp) {
   // Per-listener rather than per-code: Status-Server, the one code both
   // listeners take, is rare next to the requests of each.
@@ -240,7 +260,7 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec) {
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at, const RadSecServer* radsec, const AuditLog* audit,
+                        Instant started_at, const RadSecServer* radsec, std::vector<const AuditLog*> audit,
                         const gateway::EapConversations* eap, const EapForwarder* forwarder) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
@@ -250,16 +270,17 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit, eap,
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit = std::move(audit), eap,
                                  forwarder](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
     if (eap != nullptr) add_eap_metrics(page, *eap, workers);
     if (forwarder != nullptr) add_eap_forward_metrics(page, *forwarder);
-    if (audit != nullptr) add_audit_metrics(page, *audit);
+    add_audit_metrics(page, audit);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
     add_client_metrics(page, workers, state->client_labels());
+    add_tenant_metrics(page, workers, state->tenant_names());
     add_udp_metrics(page, udp);
     if (radsec != nullptr) add_radsec_metrics(page, *radsec);
     if (client == nullptr) return;

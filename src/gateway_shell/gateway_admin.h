@@ -48,6 +48,12 @@ void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels);
 
+// Adds Access-Request decisions by tenant (radiusward_tenant_access_requests_total)
+// for the tenants named in `tenants` (the state in force's) to a /metrics page.
+void add_tenant_metrics(io::PrometheusText& page,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::span<const std::string> tenants);
+
 // Adds the EAP figures of the gateway (docs/admin_api.md "/metrics"):
 // conversations started, expired and refused, those active now, and EAP
 // decisions by method from the workers' counters.
@@ -65,15 +71,15 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
 // without accounting), `workers` (the handlers' counters, one per worker,
 // fixed once the UDP server started), `udp` and `published` (whose state
 // in force names the clients /metrics shows) must outlive the server's
-// thread, and so must `radsec` (null without RadSec). `audit` (null without
-// an audit log) adds its metrics to /metrics. Requires: the server is not
+// thread, and so must `radsec` (null without RadSec). `audit` (one per
+// tenant with an audit log) adds their metrics to /metrics. Requires: the server is not
 // started. `eap` (null when EAP is not served) and `forwarder` (null
 // without eap.forward) add their metrics.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
-                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr,
-                        const EapForwarder* forwarder = nullptr);
+                        std::vector<const AuditLog*> audit = {},
+                        const gateway::EapConversations* eap = nullptr, const EapForwarder* forwarder = nullptr);
 
 }  // namespace rw::gateway_shell

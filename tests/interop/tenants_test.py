@@ -1,0 +1,319 @@
+#!/usr/bin/python3
+"""Interop: tenants (docs/design.md "Tenants") on a real `radiusward gateway
+--config FILE` with two tenants besides `default`. Each tenant has its own
+clients file (NAS A sends from 127.0.0.1, NAS B from 127.0.0.2), users file
+with the same user `alice` under a different password, policy and audit
+log: alice's tenant-A password is accepted from NAS A and refused from NAS
+B and the reverse; a policy rule of tenant A refuses bob whom tenant B
+accepts; each audit file holds only its tenant's decisions and `radiusward
+audit verify` passes on both; a reload with a broken tenant users file
+keeps serving the old state; `radiusward check` prints file:line:col for a
+tenant name given twice and a NAS address in two tenants."""
+
+import json
+import os
+import socket
+import ssl
+import struct
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from radiusward_fixture import *  # noqa: F401,F403
+
+BINARY = binary_from_argv()
+
+# The default tenant (the flags --users and --clients): a NAS no test uses.
+DEFAULT_USERS = 'alice Cleartext-Password := "default-pass"\n'
+DEFAULT_CLIENTS = 'client nas-default {\n    ipaddr = 127.0.0.3\n    secret = testing123\n}\n'
+
+USERS_A = '''
+alice   Cleartext-Password := "apple-pass"
+        Reply-Message = "tenant a"
+bob     Cleartext-Password := "builder"
+'''
+USERS_B = '''
+alice   Cleartext-Password := "banana-pass"
+        Reply-Message = "tenant b"
+bob     Cleartext-Password := "builder"
+'''
+CLIENTS_A = 'client nas {\n    ipaddr = 127.0.0.1\n    secret = testing123\n    shortname = nas-a\n}\n'
+# The same client name as tenant A's: names are per tenant.
+CLIENTS_B = 'client nas {\n    ipaddr = 127.0.0.2\n    secret = testing123\n    shortname = nas-b\n}\n'
+POLICY_A = '''
+default: accept
+rules:
+  - name: no-bob-here
+    match: {user: bob}
+    decision: reject
+'''
+
+
+RADSEC_CLIENTS = '''clients radsec {
+  client %s {
+    ipaddr = %s
+    proto = tls
+    secret = radsec
+  }
+}
+'''
+
+
+def config_text(folder):
+    return '''
+# The default tenant's files; the fixture's --users and --clients name the same.
+users_file: users
+clients_file: clients.conf
+tls: {cert: ca-default/gateway-server.pem, key: ca-default/gateway-server.key, ca: ca-default/ca.pem}
+radsec: {port: %d, clients_file: radsec-default.conf}
+tenants:
+  - name: tenant-a
+    users_file: users-a
+    clients_file: clients-a.conf
+    policy: policy-a.yaml
+    audit: {path: audit-a.log, fsync_interval_ms: 0}
+  - name: tenant-b
+    users_file: users-b
+    clients_file: clients-b.conf
+    audit: {path: audit-b.log, fsync_interval_ms: 0}
+    radsec: {clients_file: radsec-b.conf}
+    tls: {cert: ca-b/gateway-server.pem, key: ca-b/gateway-server.key, ca: ca-b/ca.pem}
+''' % free_tcp_port()
+
+
+def free_tcp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def login(gateway, source, user, password):
+    """An Access-Request with PAP from `source`; returns (code, Reply-Message or None)."""
+    authenticator = os.urandom(16)
+    request = build_request(ACCESS_REQUEST, 7, [(USER_NAME, user.encode()),
+                                                (USER_PASSWORD, hide_password(password.encode(), SECRET,
+                                                                              authenticator))],
+                            authenticator=authenticator)
+    response = exchange(gateway.auth_port, request, source=source)
+    assert response is not None, "no answer from " + source
+    code, attributes = verify_response(response, request)
+    messages = [value.decode() for kind, value in attributes if kind == REPLY_MESSAGE]
+    return code, (messages[0] if messages else None)
+
+
+def decisions(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if '"decision"' in line]
+
+
+class TenantsInterop(RemembersFailure, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="rw-tenants-")
+        write(cls.dir, "users", DEFAULT_USERS)
+        write(cls.dir, "clients.conf", DEFAULT_CLIENTS)
+        write(cls.dir, "users-a", USERS_A)
+        cls.users_b = write(cls.dir, "users-b", USERS_B)
+        write(cls.dir, "clients-a.conf", CLIENTS_A)
+        write(cls.dir, "clients-b.conf", CLIENTS_B)
+        write(cls.dir, "policy-a.yaml", POLICY_A)
+        for ca in ("ca-default", "ca-b"):
+            done = subprocess.run([BINARY, "certs", "--dir", os.path.join(cls.dir, ca), "--gateways", "server,proxy"],
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stdout + done.stderr
+        write(cls.dir, "radsec-default.conf", RADSEC_CLIENTS % ("proxy-default", "127.0.0.1"))
+        write(cls.dir, "radsec-b.conf", RADSEC_CLIENTS % ("proxy-b", "127.0.0.2"))
+        text = config_text(cls.dir)
+        cls.radsec_port = int(text.split("radsec: {port: ")[1].split(",")[0])
+        cls.config = write(cls.dir, "gateway.yaml", text)
+        cls.audit_a = os.path.join(cls.dir, "audit-a.log")
+        cls.audit_b = os.path.join(cls.dir, "audit-b.log")
+        # Status-Server (the fixture's readiness probe) comes from 127.0.0.1: NAS A.
+        cls.gateway = Gateway(BINARY, DEFAULT_USERS, DEFAULT_CLIENTS, extra_args=["--config", cls.config],
+                              listen=("0.0.0.0",), admin=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.failed:
+            print(cls.gateway.read_log())
+            print("test files kept in", cls.dir)
+        cls.gateway.__exit__(None, None, None)
+        if not cls.failed:
+            shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_1_same_user_two_tenants_two_passwords(self):
+        self.assertEqual(login(self.gateway, "127.0.0.1", "alice", "apple-pass"), (ACCESS_ACCEPT, "tenant a"))
+        self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "apple-pass")[0], ACCESS_REJECT)
+        self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "banana-pass"), (ACCESS_ACCEPT, "tenant b"))
+        self.assertEqual(login(self.gateway, "127.0.0.1", "alice", "banana-pass")[0], ACCESS_REJECT)
+        # The default tenant's password is no other tenant's.
+        self.assertEqual(login(self.gateway, "127.0.0.1", "alice", "default-pass")[0], ACCESS_REJECT)
+        self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "default-pass")[0], ACCESS_REJECT)
+        wait_for("the decision log names the tenants",
+                 lambda: "from client nas-b (127.0.0.2" in self.gateway.read_log() and
+                 ", tenant tenant-b)" in self.gateway.read_log())
+
+    def test_2_policy_is_per_tenant(self):
+        self.assertEqual(login(self.gateway, "127.0.0.1", "bob", "builder")[0], ACCESS_REJECT)
+        self.assertEqual(login(self.gateway, "127.0.0.2", "bob", "builder")[0], ACCESS_ACCEPT)
+        wait_for("tenant A's rule in the decision log", lambda: "(rule no-bob-here)" in self.gateway.read_log())
+
+    def test_3_each_audit_file_holds_its_tenant_only(self):
+        # test_1 and test_2 made 4 decisions from NAS A and 4 from NAS B.
+        wait_for("audit lines", lambda: len(decisions(self.audit_a)) >= 4 and len(decisions(self.audit_b)) >= 4)
+        for path, tenant, address in ((self.audit_a, "tenant-a", "127.0.0.1:"), (self.audit_b, "tenant-b",
+                                                                               "127.0.0.2:")):
+            lines = decisions(path)
+            self.assertTrue(lines)
+            for line in lines:
+                self.assertEqual(line["client"]["tenant"], tenant, line)
+                self.assertTrue(line["client"]["address"].startswith(address), line)
+            done = subprocess.run([BINARY, "audit", "verify", path], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stdout)
+        logs = json.loads(admin_get(self.gateway.admin_socket, "/audit"))["logs"]
+        self.assertEqual(sorted(log["tenant"] for log in logs), ["tenant-a", "tenant-b"])
+        metrics = admin_get(self.gateway.admin_socket, "/metrics")
+        self.assertIn('radiusward_tenant_access_requests_total{tenant="tenant-a",decision="accept"}', metrics)
+        self.assertIn('radiusward_tenant_access_requests_total{tenant="tenant-b",decision="reject"}', metrics)
+
+    def radsec_status(self, source, ca):
+        """Status-Server over RadSec from `source` with the proxy certificate
+        of `ca`: True when answered, False when the connection is refused."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.load_verify_locations(os.path.join(self.dir, "ca-default", "ca.pem"))
+        context.check_hostname = False
+        context.load_cert_chain(os.path.join(self.dir, ca, "gateway-proxy.pem"),
+                                os.path.join(self.dir, ca, "gateway-proxy.key"))
+        request = build_request(STATUS_SERVER, 5, [], secret=b"radsec")
+        try:
+            raw = socket.create_connection(("127.0.0.1", self.radsec_port), timeout=5, source_address=(source, 0))
+            with context.wrap_socket(raw) as stream:
+                stream.sendall(request)
+                header = stream.recv(4)
+                if len(header) < 4:
+                    return False
+                length = struct.unpack("!H", header[2:4])[0]
+                body = b""
+                while len(body) < length - 4:
+                    chunk = stream.recv(length - 4 - len(body))
+                    if not chunk:
+                        return False
+                    body += chunk
+                return verify_response(header + body, request, secret=b"radsec")[0] == ACCESS_ACCEPT
+        except (ssl.SSLError, ConnectionError, OSError):
+            return False
+
+    def test_5_radsec_peers_must_chain_to_their_tenants_ca(self):
+        # The default tenant's RadSec client (127.0.0.1) with the default CA's
+        # certificate, tenant B's (127.0.0.2) with CA B's: answered.
+        self.assertTrue(self.radsec_status("127.0.0.1", "ca-default"))
+        self.assertTrue(self.radsec_status("127.0.0.2", "ca-b"))
+        # Each with the other tenant's CA: refused at the handshake.
+        self.assertFalse(self.radsec_status("127.0.0.2", "ca-default"))
+        self.assertFalse(self.radsec_status("127.0.0.1", "ca-b"))
+
+    def reload(self):
+        reloads = self.gateway.read_log().count("reload")
+        self.gateway.process.send_signal(signal.SIGHUP)
+        wait_for("the reload's log line", lambda: self.gateway.read_log().count("reload") > reloads, timeout=10)
+
+    def test_4_reload_with_a_broken_tenant_file_keeps_the_old_state(self):
+        with open(self.users_b, "w") as f:
+            f.write(USERS_B.replace("banana-pass", "cherry-pass") + 'carol Cleartext-Password := "unterminated\n')
+        try:
+            self.reload()
+            self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "banana-pass")[0], ACCESS_ACCEPT)
+            self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "cherry-pass")[0], ACCESS_REJECT)
+            self.assertEqual(login(self.gateway, "127.0.0.1", "alice", "apple-pass")[0], ACCESS_ACCEPT)
+            self.assertIn("users-b:", self.gateway.read_log().split("SIGHUP")[-1])
+            # Fixed, it reloads.
+            with open(self.users_b, "w") as f:
+                f.write(USERS_B.replace("banana-pass", "cherry-pass"))
+            self.reload()
+            wait_for("the new password", lambda: login(self.gateway, "127.0.0.2", "alice",
+                                                       "cherry-pass")[0] == ACCESS_ACCEPT, timeout=10)
+        finally:
+            with open(self.users_b, "w") as f:
+                f.write(USERS_B)
+
+
+def admin_get(socket_path, path):
+    done = subprocess.run(["curl", "-s", "--unix-socket", socket_path, "http://localhost" + path],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+    return done.stdout
+
+
+# Tenant B's clients file is the parameter.
+TWO_TENANTS = '''users_file: users
+clients_file: clients.conf
+tenants:
+  - name: tenant-a
+    users_file: users-a
+    clients_file: clients-a.conf
+  - name: tenant-b
+    users_file: users-b
+    clients_file: %s
+'''
+
+
+class TenantsCheck(unittest.TestCase):
+    def check(self, folder, text):
+        path = write(folder, "gateway.yaml", text)
+        done = subprocess.run([BINARY, "check", "--config", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+        return done.returncode, done.stdout + done.stderr, path
+
+    def test_errors_have_positions_and_a_good_config_is_summarised(self):
+        folder = tempfile.mkdtemp(prefix="rw-tenants-check-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        for name, text in (("users", DEFAULT_USERS), ("clients.conf", DEFAULT_CLIENTS), ("users-a", USERS_A),
+                           ("users-b", USERS_B), ("clients-a.conf", CLIENTS_A),
+                           ("clients-b.conf", CLIENTS_B),
+                           ("clients-a2.conf", CLIENTS_A.replace("shortname = nas-a", "shortname = again"))):
+            write(folder, name, text)
+        code, output, path = self.check(folder, '''users_file: users
+clients_file: clients.conf
+audit: {path: audit.log}
+tenants:
+  - name: tenant-a
+    users_file: users-a
+    clients_file: clients-a.conf
+    audit: {path: audit.log}
+  - name: tenant-a
+    users_file: users-b
+    clients_file: clients-b.conf
+  - name: Bad_Name
+    users_file: users-b
+    clients_file: clients-b.conf
+''')
+        self.assertEqual(code, 2, output)
+        self.assertIn("%s:9:11: tenant 'tenant-a' is already named at line 5" % path, output)
+        self.assertIn("%s:12:11: a tenant name is" % path, output)
+        self.assertIn("%s:8:13: tenant 'tenant-a': audit file" % path, output)
+        code, output, path = self.check(folder, TWO_TENANTS % "clients-a2.conf")
+        self.assertEqual(code, 2, output)
+        # The NAS address of tenant A's client, again in tenant B's file: at that entry.
+        self.assertIn("%s:1:1: client nas: its address and prefix are those of client nas at %s:1" %
+                      (os.path.join(folder, "clients-a2.conf"), os.path.join(folder, "clients-a.conf")), output)
+        code, output, path = self.check(folder, TWO_TENANTS % "clients-b.conf")
+        self.assertEqual(code, 0, output)
+        self.assertIn("tenant default: 1 clients, 0 RadSec clients, 1 users entries", output)
+        self.assertIn("tenant tenant-a: 1 clients", output)
+        self.assertIn("tenant tenant-b: 1 clients", output)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[__file__])
