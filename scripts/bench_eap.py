@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,6 +44,7 @@ class Setup:
         self.env = env
         self.log = log
         self.free_port = free_port
+        self.radiusward_skipped = None  # Why radiusward was not measured, once the phases looked.
 
     @property
     def fragment(self):
@@ -123,10 +125,11 @@ def radiusward_serves_eap_tls(binary, folder, certs, users_file, clients_file, f
     in every build the bench runs against."""
     config = radiusward_config(folder, certs, users_file, clients_file, fragment, tls)
     done = subprocess.run([binary, "check", "--config", config], capture_output=True, text=True)
-    if done.returncode != 0:
-        log("eap: radiusward refuses the EAP-TLS/PEAP config, so FreeRADIUS only:",
-            (done.stderr or done.stdout).strip()[-300:])
-    return done.returncode == 0
+    if done.returncode == 0:
+        return None
+    why = (done.stderr or done.stdout).strip().replace(config, "gateway-eap.yaml")
+    log("eap: radiusward refuses the EAP-TLS/PEAP config, so FreeRADIUS only:", why[-300:])
+    return "`radiusward check` refuses `eap.methods: [tls, peap]` in this build: " + why.splitlines()[0][:200]
 
 
 def start_server(name, setup, certs):
@@ -147,6 +150,18 @@ def start_server(name, setup, certs):
     return server
 
 
+def udp_drops(port):
+    """Datagrams the kernel dropped at the UDP sockets bound to `port` (its
+    receive buffer full): what a burst cost before the server read it."""
+    drops = 0
+    with open("/proc/net/udp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 13 and int(fields[1].split(":")[1], 16) == port:
+                drops += int(fields[-1])
+    return drops
+
+
 def eap_args(binary, server, secret, certs, method, users, tls, fragment):
     args = [binary, "bench", "eap", "--target", "127.0.0.1:%d" % server.port, "--secret", secret,
             "--method", method, "--users", users, "--ca", certs["ca"], "--tls-version", tls,
@@ -156,19 +171,26 @@ def eap_args(binary, server, secret, certs, method, users, tls, fragment):
     return args
 
 
-def run_generator(args, out, prefix=(), own_autogroup=None, timeout=None):
-    """Runs `radiusward bench eap` and returns its JSON report."""
+def run_generator(args, out, prefix=(), own_autogroup=None, timeout=None, echo=False):
+    """Runs `radiusward bench eap` and returns its JSON report; with `echo`
+    its progress lines go to stderr as they come."""
     args = list(prefix) + args + ["--json", out]
     generator = subprocess.Popen(args, start_new_session=True, stderr=subprocess.PIPE, text=True)
     if own_autogroup:
         own_autogroup(generator.pid)
-    _, stderr = generator.communicate(timeout=timeout)
+    if echo:
+        lines = []
+        for line in generator.stderr:
+            sys.stderr.write(line)
+            lines.append(line)
+        generator.wait(timeout=timeout)
+        stderr = "".join(lines)
+    else:
+        _, stderr = generator.communicate(timeout=timeout)
     if generator.returncode != 0:
         raise RuntimeError("bench eap failed with %d: %s" % (generator.returncode, stderr[-2000:]))
     with open(out) as f:
-        report = json.load(f)
-    report["progress"] = stderr.splitlines()[-40:]
-    return report
+        return json.load(f)
 
 
 def wait_ready(setup, server, certs, seconds=30):
@@ -193,10 +215,11 @@ def wait_ready(setup, server, certs, seconds=30):
 
 def servers(setup, certs):
     names = setup.env("EAP_SERVERS", "radiusward freeradius").split()
-    if "radiusward" in names and not radiusward_serves_eap_tls(setup.binary, setup.folder, certs, setup.users_file,
-                                                               setup.clients_file, setup.fragment, setup.tls,
-                                                               setup.log):
-        names.remove("radiusward")
+    if "radiusward" in names:
+        setup.radiusward_skipped = radiusward_serves_eap_tls(setup.binary, setup.folder, certs, setup.users_file,
+                                                             setup.clients_file, setup.fragment, setup.tls, setup.log)
+        if setup.radiusward_skipped:
+            names.remove("radiusward")
     return names
 
 
@@ -221,7 +244,7 @@ def eap_phase(setup, out_dir):
                 for pid in server.pids():
                     args += ["--pid", str(pid)]
                 setup.log("eap ceiling", name, method)
-                report = run_generator(args, out, setup.generator_prefix, setup.own_autogroup)
+                report = run_generator(args, out, setup.generator_prefix, setup.own_autogroup, echo=True)
                 results.append({"server": name, "method": method, "report": report})
         finally:
             server.stop()
@@ -246,7 +269,9 @@ def bootstorm_phase(setup, out_dir):
                 for pid in server.pids():
                     args += ["--pid", str(pid)]
                 setup.log("bootstorm", name, n)
-                report = run_generator(args, out, setup.generator_prefix, setup.own_autogroup)
+                drops = udp_drops(server.port)
+                report = run_generator(args, out, setup.generator_prefix, setup.own_autogroup, echo=True)
+                report["server_socket_drops"] = udp_drops(server.port) - drops
                 results.append({"server": name, "devices": n, "report": report})
                 time.sleep(float(setup.env("EAP_SETTLE_MS", 2000)) / 1000)
         finally:
@@ -255,7 +280,10 @@ def bootstorm_phase(setup, out_dir):
 
 
 def conditions(setup):
-    return {"certificates": "EC P-256 (prime256v1), ECDSA-SHA256; a CA, the server's and one client certificate "
+    return {"radiusward_skipped": setup.radiusward_skipped,
+            "bootstorm_timeout_ms": int(setup.env("BOOTSTORM_TIMEOUT_MS", 3000)),
+            "bootstorm_retries": int(setup.env("BOOTSTORM_RETRIES", 5)),
+            "certificates": "EC P-256 (prime256v1), ECDSA-SHA256; a CA, the server's and one client certificate "
                             "made in the run by scripts/eap-bench-certs, the same files for both servers",
             "tls_version": setup.tls, "fragment_octets": setup.fragment,
             "session_resumption": "off (every authentication a full handshake)",

@@ -326,6 +326,7 @@ void EapLoad::run() {
   }
   result_.timed_out += total - std::min(total, started_);
   result_.generator_cpu_s = cpu_seconds() - cpu_before;
+  result_.wall_s = static_cast<double>((io::monotonic_now() - begin).ns) / 1e9;
   result_.elapsed_s = static_cast<double>((std::max(last_end_, begin) - begin).ns) / 1e9;
   bench::StepResult& step = result_.step;
   step.target_rate = options_.rate;

@@ -52,6 +52,7 @@ struct EapLoadResult {
   std::uint64_t rounds = 0;         // Access-Requests sent, not counting retransmissions.
   double elapsed_s = 0;             // First scheduled start to the last conversation's end.
   double generator_cpu_s = 0;       // User + system CPU of this process over the run.
+  double wall_s = 0;                // The run's wall time (its CPU over this: how full its core was).
 };
 
 // Runs the whole load; fails only on set-up errors (TLS files, sockets).
