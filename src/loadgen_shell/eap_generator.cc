@@ -35,6 +35,8 @@ constexpr int kConcurrencyMax = 65'536;  // 256 sockets.
 constexpr std::array<std::uint8_t, 4> kNasIp{127, 0, 0, 1};
 // Expiry scans every slot; this often is enough against timeouts of seconds.
 constexpr Duration kExpiryInterval = Duration::milliseconds(10);
+// RFC 5080 §2.2.1's MRT: no wait between retransmissions grows past this.
+constexpr Duration kRetransmissionMax = Duration::seconds(16);
 
 double cpu_seconds() {
   rusage usage{};
@@ -73,6 +75,7 @@ class EapLoad {
   void on_answer(std::size_t index, Bytes datagram, Instant now);
   void finish(std::size_t index, Instant now, std::optional<SupplicantError> error);
   void expire(Instant now);
+  Duration retransmission_timeout(int attempt);
 
   const EapLoadOptions& options_;
   const radius::SharedSecret& secret_;
@@ -156,7 +159,7 @@ void EapLoad::start(std::size_t index, Instant scheduled, Instant now) {
       std::make_unique<EapSupplicant>(options_.supplicant, tls_, user.name, user.password, random_);
   slot.scheduled = scheduled;
   slot.state.clear();
-  slot.deadline = now + options_.timeout;
+  slot.deadline = now + retransmission_timeout(1);
   const std::vector<std::uint8_t> identity = slot.supplicant->identity_response();
   if (!send_round(index, identity)) finish(index, now, SupplicantError::kMalformedRequest);
 }
@@ -241,7 +244,7 @@ void EapLoad::on_answer(std::size_t index, Bytes datagram, Instant now) {
   } else {
     slot.state.clear();
   }
-  slot.deadline = now + options_.timeout;
+  slot.deadline = now + retransmission_timeout(1);
   if (!send_round(index, *reply)) finish(index, now, SupplicantError::kMalformedRequest);
 }
 
@@ -263,6 +266,19 @@ void EapLoad::receive(std::size_t socket, Instant now) {
   }
 }
 
+// RFC 5080 §2.2.1, as a NAS retransmits: the timeout doubles with every
+// attempt, up to kRetransmissionMax, and each is spread by ±10 % so that
+// devices that started together do not retransmit together.
+Duration EapLoad::retransmission_timeout(int attempt) {
+  std::int64_t ns = options_.timeout.ns;
+  for (int i = 1; i < attempt && ns < kRetransmissionMax.ns; ++i) ns *= 2;
+  ns = std::min(ns, std::max(kRetransmissionMax.ns, options_.timeout.ns));
+  std::array<std::uint8_t, 2> noise{};
+  random_.fill(noise);
+  const double spread = (static_cast<double>(noise[0] << 8 | noise[1]) / 65535.0 - 0.5) * 0.2;
+  return Duration::nanoseconds(static_cast<std::int64_t>(static_cast<double>(ns) * (1 + spread)));
+}
+
 void EapLoad::expire(Instant now) {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
@@ -277,7 +293,7 @@ void EapLoad::expire(Instant now) {
     }
     ++slot.attempts;
     ++result_.step.retransmissions;
-    slot.deadline = now + options_.timeout;
+    slot.deadline = now + retransmission_timeout(slot.attempts);
     transmit(i);  // RFC 5080 §2.2.1: the same bytes, the same Identifier.
   }
 }
@@ -378,6 +394,8 @@ nlohmann::json to_json(const EapLoadResult& result) {
       {"elapsed_s", result.elapsed_s},
       {"generator_cpu_s", result.generator_cpu_s},
       {"generator_cpu_ms_per_auth", per_auth_ms},
+      {"wall_s", result.wall_s},
+      {"generator_cpu_percent", result.wall_s > 0 ? 100 * result.generator_cpu_s / result.wall_s : 0},
       {"p50_ms", static_cast<double>(result.step.p50.ns) / 1e6},
       {"p99_ms", static_cast<double>(result.step.p99.ns) / 1e6},
       {"max_ms", static_cast<double>(result.step.max.ns) / 1e6}};

@@ -36,10 +36,12 @@ struct EapLoadOptions {
   double rate = 100;                    // Conversations started per second; 0: all at once.
   std::uint64_t count = 0;              // Conversations; 0: rate * duration_s.
   double duration_s = 5;
-  int concurrency = 256;                            // Slots: conversations in flight at most.
-  Duration timeout = Duration::milliseconds(2000);  // Per round trip.
-  int retries = 3;                                  // Retransmissions of one round before it is lost.
-  Duration deadline = Duration::seconds(120);       // After the last start, the rest count as lost.
+  int concurrency = 256;  // Slots: conversations in flight at most.
+  // Per round trip: the first wait; each retransmission doubles it (up to
+  // 16 s) with ±10 % jitter, as RFC 5080 §2.2.1 has a NAS do.
+  Duration timeout = Duration::milliseconds(2000);
+  int retries = 3;                             // Retransmissions of one round before it is lost.
+  Duration deadline = Duration::seconds(120);  // After the last start, the rest count as lost.
 };
 
 struct EapLoadResult {
