@@ -436,6 +436,14 @@ class Parser : YamlReader {
   }
   // Peers name each other by gateway id: a random one would be unknown to them.
   void check_eap_forward(const EapForwardConfig& forward, std::optional<std::uint32_t> self) {
+    // Forwards leave from the listener, and peers check where they come from.
+    const std::array<std::uint8_t, 16> any{};
+    if (!forward.listen.text.empty() && forward.listen.bytes == any) {
+      errors_.push_back(forward.listen.where.error(
+          fmt::format("eap.forward.listen '{}' must be this gateway's own address, which its peers expect "
+                      "forwards from, not a wildcard",
+                      forward.listen.text)));
+    }
     if (!self) {
       errors_.push_back(forward.where.error("eap.forward needs eap.gateway_id, which its peers name it by"));
       return;

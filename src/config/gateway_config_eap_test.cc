@@ -172,6 +172,15 @@ TEST(ParseGatewayConfigEapForward, RefusesBadValuesAtTheirPosition) {
                                       "etc/gw.yaml:6:5: missing required key 'eap.forward.key_file'"}));
 }
 
+TEST(ParseGatewayConfigEapForward, RefusesAWildcardListener) {
+  std::string wildcard(kForward);
+  wildcard.replace(wildcard.find("10.0.0.1:1820"), 13, "0.0.0.0:1820");
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) + wildcard),
+      std::vector<std::string>{"etc/gw.yaml:6:13: eap.forward.listen '0.0.0.0:1820' must be this gateway's "
+                               "own address, which its peers expect forwards from, not a wildcard"});
+}
+
 TEST(GatewayRestartChangesEapForward, MovedLinesAreNoChangeAndAnotherPeerNeedsARestart) {
   auto running = parse_gateway_config(std::string(kMinimal) + std::string(kForward), "gw.yaml");
   auto moved = parse_gateway_config("# moved\n\n" + std::string(kMinimal) + std::string(kForward), "gw.yaml");

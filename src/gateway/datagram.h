@@ -117,7 +117,8 @@ struct Answer {
   // kCryptVerdict: whether the password matched; why not otherwise.
   bool crypt_matched = false;
   auth::AuthError crypt_error = auth::AuthError::kCryptFailed;
-  // kForwarded: the RADIUS reply that gateway sent, signed for the NAS.
+  // kForwarded: the RADIUS reply that gateway sent, signed for the NAS
+  // (one allocation per relayed reply, made on the forwarder's thread).
   std::shared_ptr<const std::vector<std::uint8_t>> forwarded{};
 };
 

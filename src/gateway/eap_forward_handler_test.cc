@@ -91,9 +91,17 @@ class EapForwardHandlerTest : public ::testing::Test {
     auto dictionary = radius::Dictionary::builtin();
     auto users = config::UsersFile::parse(kUsers, "users", dictionary, gateway_users_limits());
     auto clients = config::parse_clients(kClients, "clients.conf");
+    config::ClientsLimits radsec_limits;
+    radsec_limits.radsec = true;
+    auto radsec = config::parse_clients("client proxy {\n ipaddr = 127.0.0.5\n proto = tls\n}\n",
+                                        "radsec.conf", radsec_limits);
     GatewayOptions options;
     options.access.eap.methods = {eap::Type::kMd5Challenge};
-    auto state = GatewayState::build({dictionary, clients->clients, std::move(*users), options});
+    auto state = GatewayState::build({.dictionary = dictionary,
+                                      .clients = clients->clients,
+                                      .users = std::move(*users),
+                                      .options = options,
+                                      .radsec_clients = radsec->clients});
     state_ = *state;
     a_ = std::make_unique<Gateway>(state_, random_, 1, 2, 0x11);
     b_ = std::make_unique<Gateway>(state_, random_, 2, 1, 0x22);
@@ -176,7 +184,7 @@ class EapForwardHandlerTest : public ::testing::Test {
                                                   .type_data = name},
                                       buffer);
     const std::size_t n =
-        a_->handler->on_datagram(kNow, Arrival{}, nas_, request(identity, std::nullopt), reply_);
+        a_->handler->on_datagram(kNow, arrival_, nas_, request(identity, std::nullopt), reply_);
     EXPECT_GT(n, 0u);
     Reply reply = read(Bytes(reply_.data(), n));
     EXPECT_EQ(reply.code, Code::kAccessChallenge);
@@ -188,7 +196,8 @@ class EapForwardHandlerTest : public ::testing::Test {
   std::unique_ptr<Gateway> a_;
   std::unique_ptr<Gateway> b_;
   Endpoint nas_{};
-  const radius::SharedSecret secret_ = *radius::SharedSecret::create(as_bytes("testing123"));
+  Arrival arrival_{};  // How the NAS's requests arrive at A.
+  radius::SharedSecret secret_ = *radius::SharedSecret::create(as_bytes("testing123"));
   std::array<std::uint8_t, 4096> request_{};
   std::array<std::uint8_t, 4096> reply_{};
   std::array<std::uint8_t, 16> authenticator_{};
@@ -227,6 +236,27 @@ TEST_F(EapForwardHandlerTest, AFollowUpAtTheOtherGatewayIsForwardedAndItsReplyRe
   // A stale answer for the same ticket is counted, not sent.
   EXPECT_FALSE(relay(*b_, forward.ticket, *decided).has_value());
   EXPECT_EQ(b_->counters.eap_forward_stale.get(), 1u);
+}
+
+TEST_F(EapForwardHandlerTest, ARadSecFollowUpIsDecidedAsRadSecAndRelayedOnItsConnection) {
+  nas_.address = {127, 0, 0, 5};
+  secret_ = *radius::SharedSecret::create(as_bytes("radsec"));
+  arrival_ = Arrival{.listener = Listener::kRadSec, .connection = 1};
+  const Reply challenge = challenge_from_a();
+  const Arrival at_b{.listener = Listener::kRadSec, .connection = 42};
+  EXPECT_EQ(
+      b_->handler->on_datagram(kNow, at_b, nas_,
+                               request(md5_answer(challenge, "wonderland"), Bytes(challenge.state)), reply_),
+      0u);
+  ASSERT_EQ(b_->sink.forwards.size(), 1u);
+  EXPECT_EQ(b_->sink.forwards[0].listener, Listener::kRadSec);
+  // A finds the RadSec client by the NAS's address on the RadSec listener.
+  const auto decided = decide_forwarded(*a_, b_->sink.forwards[0]);
+  ASSERT_TRUE(decided.has_value());
+  const auto relayed = relay(*b_, b_->sink.forwards[0].ticket, *decided);
+  ASSERT_TRUE(relayed.has_value());
+  EXPECT_EQ(relayed->arrival.connection, 42u);  // Back on the TLS connection it came on.
+  EXPECT_EQ(read(Bytes(reply_.data(), relayed->length)).code, Code::kAccessAccept);
 }
 
 TEST_F(EapForwardHandlerTest, AReplyThatDoesNotAnswerTheRequestIsDropped) {

@@ -95,12 +95,19 @@ class TwoGateways(RemembersFailure, unittest.TestCase):
                 f.write(text)
         cls.forward_ports = (free_udp_port(), free_udp_port())
         cls.gateways = []
-        for index, (own, peer) in enumerate(((1, 2), (2, 1))):
-            path = os.path.join(cls.dir, "gateway-%d.yaml" % own)
-            with open(path, "w") as f:
-                f.write(config(own, cls.forward_ports[index], peer, cls.forward_ports[1 - index], key_path))
-            cls.gateways.append(Gateway(BINARY, USERS, CLIENTS, extra_args=["--config", path],
-                                        listen=("127.0.0.1",), admin=True))
+        try:
+            for index, (own, peer) in enumerate(((1, 2), (2, 1))):
+                path = os.path.join(cls.dir, "gateway-%d.yaml" % own)
+                with open(path, "w") as f:
+                    f.write(config(own, cls.forward_ports[index], peer, cls.forward_ports[1 - index], key_path))
+                cls.gateways.append(Gateway(BINARY, USERS, CLIENTS, extra_args=["--config", path],
+                                            listen=("127.0.0.1",), admin=True))
+        except Exception:
+            # tearDownClass does not run: stop the gateway that did start.
+            for gateway in cls.gateways:
+                gateway.__exit__(None, None, None)
+            print("test files kept in", cls.dir)
+            raise
         cls.a, cls.b = cls.gateways
 
     @classmethod
