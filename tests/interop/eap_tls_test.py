@@ -35,6 +35,7 @@ alice   Cleartext-Password := "wonderland"
 bob     NT-Password := 0x44EBBA8D5312B8D611474411F56989AE
 mallory Auth-Type := Reject
 client-valid Auth-Type := Accept
+client-guest Auth-Type := Accept
         Reply-Message = "certificate ok"
 client-revoked Auth-Type := Accept
 client-expired Auth-Type := Accept
@@ -109,6 +110,7 @@ class Pki:
         self_signed_ca(dir, "ca", "radiusward test EAP CA")
         self.issue("server", "radius.test", "server_ext")
         self.issue("client-valid", "client-valid", "client_ext")
+        self.issue("client-guest", "client-guest", "client_ext")
         self.issue("client-revoked", "client-revoked", "client_ext")
         self.issue("client-expired", "client-expired", "client_ext",
                    dates=("20200101000000Z", "20210101000000Z"))
@@ -384,6 +386,46 @@ class EapTlsConfigured(EapTlsBase, unittest.TestCase):
             self.pki, "TTLS", "alice", password="wonderland", phase2="auth=PAP")))
         self.assert_rejected(*self.eapol_test(network_block(
             self.pki, "TTLS", "bob", password="clientPass", phase2="auth=MSCHAPV2")))
+
+
+class EapTlsPolicy(EapTlsBase, unittest.TestCase):
+    """The authorization policy sees the EAP method, the decided identity
+    and, for EAP-TLS, the certificate's subject CN and issuer."""
+
+    @classmethod
+    def gateway_args(cls, dir):
+        path = os.path.join(dir, "policy.yaml")
+        with open(path, "w") as f:
+            f.write("default: accept\n"
+                    "rules:\n"
+                    "  - name: our-devices\n"
+                    "    match: {method: EAP-TLS, cert_subject_cn: client-valid,"
+                    " cert_issuer: \"CN=radiusward test EAP CA\"}\n"
+                    "    decision: accept\n"
+                    "    reply: {vlan: 42}\n"
+                    "  - name: other-certificates\n"
+                    "    match: {method: EAP-TLS}\n"
+                    "    decision: reject\n"
+                    "  - name: peap-staff\n"
+                    "    match: {method: PEAP, user: alice}\n"
+                    "    decision: accept\n"
+                    "    reply: {vlan: 77}\n")
+        return ["--policy", path]
+
+    def test_certificate_fields_and_inner_identity_reach_the_policy(self):
+        code, output = self.eapol_test(network_block(self.pki, "TLS", "anyone", client="client-valid"))
+        self.assert_accepted_with_keys(code, output)
+        # Tunnel-Private-Group-Id, tag 1, "42" (the policy's VLAN).
+        self.assertRegex(output, r"Attribute 81 \(Tunnel-Private-Group-Id\) length=5\n\s+Value: 013432\n")
+        self.assert_rejected(*self.eapol_test(network_block(self.pki, "TLS", "client-valid",
+                                                            client="client-guest")))
+        code, output = self.eapol_test(network_block(self.pki, "PEAP", "alice", password="wonderland",
+                                                     anonymous="anonymous", phase2="auth=MSCHAPV2"))
+        self.assert_accepted_with_keys(code, output)
+        self.assertRegex(output, r"Attribute 81 \(Tunnel-Private-Group-Id\) length=5\n\s+Value: 013737\n")
+        log = self.gateway.read_log()
+        self.assertRegex(log, r'Access-Accept for "client-valid" \(outer identity "anyone"\) via EAP-TLS.*our-devices')
+        self.assertRegex(log, r'Access-Reject for "client-guest" \(outer identity "client-valid"\) via EAP-TLS.*other-certificates')
 
 
 if __name__ == "__main__":
