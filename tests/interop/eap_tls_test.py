@@ -181,12 +181,7 @@ class EapTlsBase(RemembersFailure):
 
     @classmethod
     def tearDownClass(cls):
-        if cls.failed:
-            print(cls.gateway.read_log())
-            print("test files kept in", cls.dir)
-        else:
-            shutil.rmtree(cls.dir, ignore_errors=True)
-        cls.gateway.__exit__(None, None, None)
+        cls.end_deployment()
 
     def eapol_test(self, block, mac="02:00:00:00:00:01", timeout=20, keys=True):
         """Runs one eapol_test conversation (wired NAS-Port-Type); returns (exit code, output).
