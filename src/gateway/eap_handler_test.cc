@@ -655,24 +655,49 @@ TEST_F(EapTest, TheDecisionLogNamesTheOuterIdentity) {
   EXPECT_EQ(observer_.decisions[0].method, "EAP-TLS");
 }
 
-// With an EAP pool, the steps of a TLS-based method (here the keyed stand-in
-// of Type 13) leave the worker: the request is parked until the pool posts
-// the step back. The NAS retransmitting meanwhile steps nothing twice: the
-// same datagram is coalesced by the duplicate cache, a new Access-Request
-// of the conversation finds it held; the late answer is the same reply.
-TEST_F(EapTest, ATlsStepWaitsInThePoolAndRetransmissionsDoNotStepItTwice) {
+// The stand-in of a TLS-based method (Type 13) with `stepper` as the EAP
+// pool: the conversation is begun (its Start is made on the worker) and
+// its first response is what the tests send next.
+class EapPoolTest : public EapTest {
+ protected:
+  void SetUp() override {
+    stepper_ = &stepper;
+    build({eap::Type::kTls});
+    for (auto& worker : workers_) worker->set_eap_methods(&factory);
+    challenge = send(identity(3, "alice"));
+    ASSERT_TRUE(challenge.has_value());
+    ASSERT_EQ(challenge->code, Code::kAccessChallenge);
+    EXPECT_TRUE(stepper.held.empty());
+    response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
+  }
+  // Sends the response from `port` to `worker`; the pool keeps its step.
+  void send_response(std::size_t worker = 0, std::uint16_t port = 40000) {
+    EXPECT_FALSE(send(response, Bytes(*challenge->state), worker, endpoint(1, port)).has_value());
+  }
+  // Runs the pool's first step and posts it back to `worker`.
+  std::optional<DeferredReply> run_step(std::size_t worker = 0) {
+    auto [job, ticket] = stepper.held.front();
+    job->run();
+    last_job = job;
+    return workers_[worker]->on_answer(
+        now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_);
+  }
+
   KeyedFactory factory;
   HoldingStepper stepper;
-  stepper_ = &stepper;
-  build({eap::Type::kTls});
-  for (auto& worker : workers_) worker->set_eap_methods(&factory);
-  const auto secret = *radius::SharedSecret::create(as_bytes("testing123"));
-  const auto challenge = send(identity(3, "alice"));
-  ASSERT_TRUE(challenge.has_value());
-  EXPECT_EQ(challenge->code, Code::kAccessChallenge);
-  EXPECT_TRUE(stepper.held.empty());  // The method's Start is cheap: made on the worker.
-  const auto response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
-  EXPECT_FALSE(send(response, Bytes(*challenge->state)).has_value());
+  std::optional<Reply> challenge;
+  std::vector<std::uint8_t> response;
+  std::shared_ptr<EapStepJob> last_job;
+  const radius::SharedSecret secret = *radius::SharedSecret::create(as_bytes("testing123"));
+};
+
+// With an EAP pool, the steps of a TLS-based method leave the worker: the
+// request is parked until the pool posts the step back. The NAS
+// retransmitting meanwhile steps nothing twice: the same datagram is
+// coalesced by the duplicate cache, a new Access-Request of the
+// conversation finds it held; the late answer is the same reply.
+TEST_F(EapPoolTest, ATlsStepWaitsInThePoolAndRetransmissionsDoNotStepItTwice) {
+  send_response();
   ASSERT_EQ(stepper.held.size(), 1u);
   EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 1u);
   const std::vector<std::uint8_t> first = last_request_;
@@ -680,14 +705,11 @@ TEST_F(EapTest, ATlsStepWaitsInThePoolAndRetransmissionsDoNotStepItTwice) {
 
   EXPECT_FALSE(deliver(first, 0, endpoint(1, 40000), secret, now_).has_value());
   EXPECT_EQ(drops(DropReason::kDuplicateInProgress), 1u);
-  EXPECT_FALSE(send(response, Bytes(*challenge->state), 1, endpoint(1, 40001)).has_value());
+  send_response(1, 40001);
   EXPECT_EQ(drops(DropReason::kEapConversationBusy), 1u);
   EXPECT_EQ(stepper.held.size(), 1u);
 
-  auto [job, ticket] = stepper.held.front();
-  job->run();
-  const auto deferred = workers_[0]->on_answer(
-      now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_);
+  const auto deferred = run_step();
   ASSERT_TRUE(deferred.has_value());
   authenticator_ = first_authenticator;
   const Reply accept = read(Bytes(reply_.data(), deferred->length), secret);
@@ -702,27 +724,14 @@ TEST_F(EapTest, ATlsStepWaitsInThePoolAndRetransmissionsDoNotStepItTwice) {
 // A step that comes back after its request gave up: the request was
 // dropped (eap_unavailable), and the conversation, whose response the step
 // consumed, ends; its State names nothing after.
-TEST_F(EapTest, AStepBackAfterItsRequestGaveUpEndsTheConversation) {
-  KeyedFactory factory;
-  HoldingStepper stepper;
-  stepper_ = &stepper;
-  build({eap::Type::kTls});
-  for (auto& worker : workers_) worker->set_eap_methods(&factory);
-  const auto challenge = send(identity(3, "alice"));
-  ASSERT_TRUE(challenge.has_value());
-  const auto response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
-  EXPECT_FALSE(send(response, Bytes(*challenge->state)).has_value());
+TEST_F(EapPoolTest, AStepBackAfterItsRequestGaveUpEndsTheConversation) {
+  send_response();
   ASSERT_EQ(stepper.held.size(), 1u);
   workers_[0]->on_tick(now_ + Duration::seconds(6));
   EXPECT_EQ(drops(DropReason::kEapUnavailable), 1u);
   EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
-  auto [job, ticket] = stepper.held.front();
-  job->run();
-  EXPECT_FALSE(
-      workers_[0]
-          ->on_answer(now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_)
-          .has_value());
-  EXPECT_EQ(job->held.conversation, nullptr);
+  EXPECT_FALSE(run_step().has_value());
+  EXPECT_EQ(last_job->held.conversation, nullptr);
   const auto refused = send(response, Bytes(*challenge->state));
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->code, Code::kAccessReject);
@@ -731,28 +740,16 @@ TEST_F(EapTest, AStepBackAfterItsRequestGaveUpEndsTheConversation) {
 
 // At the pool's bound the request is dropped and its conversation put back
 // unchanged: the NAS's retransmission continues it.
-TEST_F(EapTest, AStepRefusedAtThePoolsBoundIsDroppedAndTheConversationGoesOn) {
-  KeyedFactory factory;
-  HoldingStepper stepper;
+TEST_F(EapPoolTest, AStepRefusedAtThePoolsBoundIsDroppedAndTheConversationGoesOn) {
   stepper.refuse = true;
-  stepper_ = &stepper;
-  build({eap::Type::kTls});
-  for (auto& worker : workers_) worker->set_eap_methods(&factory);
-  const auto challenge = send(identity(3, "alice"));
-  ASSERT_TRUE(challenge.has_value());
-  const auto response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
-  EXPECT_FALSE(send(response, Bytes(*challenge->state)).has_value());
+  send_response();
   EXPECT_EQ(drops(DropReason::kEapQueueFull), 1u);
   EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
   stepper.refuse = false;
-  EXPECT_FALSE(send(response, Bytes(*challenge->state), 1, endpoint(1, 40002)).has_value());
+  send_response(1, 40002);
   ASSERT_EQ(stepper.held.size(), 1u);
-  auto [job, ticket] = stepper.held.front();
-  job->run();
-  const auto deferred = workers_[1]->on_answer(
-      now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_);
+  const auto deferred = run_step(1);
   ASSERT_TRUE(deferred.has_value());
-  const auto secret = *radius::SharedSecret::create(as_bytes("testing123"));
   EXPECT_EQ(read(Bytes(reply_.data(), deferred->length), secret).code, Code::kAccessAccept);
 }
 
