@@ -438,8 +438,10 @@ int run_gateway(const GatewayCommand& command) {
   std::unique_ptr<gateway_shell::EapPool> eap_pool;
   if (eap) {
     eap_pool = std::make_unique<gateway_shell::EapPool>(
-        gateway_shell::EapPoolOptions{.threads = config.eap.pool_threads,
-                                      .queue_max = config.eap.pool_queue_max},
+        gateway_shell::EapPoolOptions{
+            .threads = config.eap.pool_threads,
+            .queue_max = config.eap.pool_queue_max,
+            .sql_wait = config.sql_users ? config.sql_users->miss_wait : Duration::milliseconds(20)},
         post_answer);
     parking.eap = eap_pool.get();
   }

@@ -23,6 +23,11 @@ std::optional<auth::Credential> StateInnerCredentials::find(std::string_view use
   inputs.user_store = user_store_;
   const auth::Credential* credential =
       decide_user(state_, *request_, inputs, user_name, /*password_needed=*/true, *outcome);
+  if (credential == nullptr && outcome->need == AccessNeed::kUserLookup && user_store_ != nullptr &&
+      wait_ != nullptr && wait_->wait_for(*user_store_, outcome->lookup_name)) {
+    clear_outcome(*outcome);
+    credential = decide_user(state_, *request_, inputs, user_name, /*password_needed=*/true, *outcome);
+  }
   if (credential == nullptr) return std::nullopt;
   return *credential;
 }
@@ -31,7 +36,7 @@ void EapStepJob::run() {
   RW_ASSERT(!stepped && held.conversation != nullptr && state != nullptr && random != nullptr);
   stepped = true;
   auto request = radius::Packet::parse(datagram);
-  StateInnerCredentials source(*state, request ? &*request : nullptr, user_store);
+  StateInnerCredentials source(*state, request ? &*request : nullptr, user_store, wait);
   const InnerCredentialScope scope(&source);
   EapMethodFactory factory(*random);
   factory.set_state(state.get());

@@ -41,22 +41,35 @@ class EapMethodFactory final : public eap::MethodFactory {
   const GatewayState* state_ = nullptr;
 };
 
+// Waits, on the thread that steps a conversation, for the SQL store to
+// hold a user an inner method asks for (the shell's EAP pool: it asks the
+// store to fetch the user and waits up to sql_users.miss_wait). A TLS step
+// cannot be parked half-way like a PAP request: the peer's response is
+// consumed by then.
+class InnerUserWait {
+ public:
+  virtual ~InnerUserWait() = default;
+  // True once `store` holds `user_name` in memory (known or not).
+  [[nodiscard]] virtual bool wait_for(UserStore& store, std::string_view user_name) = 0;
+};
+
 // The inner users of PEAP and EAP-TTLS found as PAP finds its users: the
 // users policy of the inner identity in `state`'s stores (decide_user),
 // against the outer Access-Request's attributes. An SQL user not held in
-// memory is not waited for inside a TLS step: it is unknown to that step
-// (docs/authentication.md "EAP").
+// memory is waited for through `wait` (null: it is unknown to the step).
 class StateInnerCredentials final : public InnerCredentialSource {
  public:
   // `request` null: the Access-Request does not parse (no check item holds).
-  StateInnerCredentials(const GatewayState& state, const radius::Packet* request, UserStore* user_store)
-      : state_(state), request_(request), user_store_(user_store) {}
+  StateInnerCredentials(const GatewayState& state, const radius::Packet* request, UserStore* user_store,
+                        InnerUserWait* wait)
+      : state_(state), request_(request), user_store_(user_store), wait_(wait) {}
   [[nodiscard]] std::optional<auth::Credential> find(std::string_view user_name) override;
 
  private:
   const GatewayState& state_;
   const radius::Packet* request_;
   UserStore* user_store_;
+  InnerUserWait* wait_;
 };
 
 struct EapStepJob {
@@ -69,6 +82,8 @@ struct EapStepJob {
   std::vector<std::uint8_t> datagram{};  // The Access-Request, for the inner users' check items.
   UserStore* user_store = nullptr;
   RandomSource* random = nullptr;
+  // Set by the stepper: how an inner SQL user is waited for (null: not).
+  InnerUserWait* wait = nullptr;
   // Set by run(): the step, whose packet is in `out`.
   bool stepped = false;
   eap::Step step{};

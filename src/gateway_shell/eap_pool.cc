@@ -4,8 +4,17 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace rw::gateway_shell {
+namespace {
+
+// A ticket no worker answers to: worker 65535 does not exist (the UDP
+// server ignores it, the RadSec thread's index is small). The SQL store
+// fills its memory with the user all the same, which is what wait_for needs.
+constexpr gateway::Ticket kNobodysTicket = gateway::make_ticket(0xFFFF, 0, 0);
+
+}  // namespace
 
 EapPool::EapPool(EapPoolOptions options, AnswerSink sink) : options_(options), sink_(std::move(sink)) {
   for (std::size_t i = 0; i < std::max<std::size_t>(options_.threads, 1); ++i) {
@@ -32,6 +41,16 @@ bool EapPool::step(std::shared_ptr<gateway::EapStepJob> job, gateway::Ticket tic
   return true;
 }
 
+bool EapPool::wait_for(gateway::UserStore& store, std::string_view user_name) {
+  if (!store.fetch(user_name, kNobodysTicket)) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.sql_wait.ns);
+  for (;;) {
+    if (store.find(user_name).status == gateway::UserStore::Status::kFound) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 EapPoolStats EapPool::stats() const {
   std::lock_guard lock(mutex_);
   EapPoolStats stats = stats_;
@@ -47,6 +66,7 @@ void EapPool::run(std::stop_token stop) {
     Queued next = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
+    next.job->wait = this;
     next.job->run();
     const eap::Step::Kind kind = next.job->step.kind;
     sink_(

@@ -16,9 +16,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/time.h"
 #include "gateway/eap_step.h"
 
 namespace rw::gateway_shell {
@@ -26,6 +28,9 @@ namespace rw::gateway_shell {
 struct EapPoolOptions {
   std::size_t threads = 2;      // Stepping threads (eap.pool_threads).
   std::size_t queue_max = 256;  // Steps waiting for a thread, all workers together (eap.pool_queue_max).
+  // How long a step waits for the SQL store to fetch an inner user it does
+  // not hold in memory (sql_users.miss_wait).
+  Duration sql_wait = Duration::milliseconds(20);
 };
 
 // The pool's figures for /metrics (docs/admin_api.md "/metrics").
@@ -38,7 +43,7 @@ struct EapPoolStats {
   std::uint64_t discards = 0;   // Steps whose response was discarded (a wrong Identifier).
 };
 
-class EapPool final : public gateway::EapStepper {
+class EapPool final : public gateway::EapStepper, public gateway::InnerUserWait {
  public:
   // Where stepped jobs go: the UDP server's post_answers, by ticket_worker.
   // Called on the pool's threads.
@@ -51,6 +56,9 @@ class EapPool final : public gateway::EapStepper {
 
   [[nodiscard]] bool step(std::shared_ptr<gateway::EapStepJob> job, gateway::Ticket ticket) override;
   [[nodiscard]] EapPoolStats stats() const;
+  // Asks `store` to fetch the user (its answer goes to no worker) and polls
+  // its memory until sql_wait passed. On the pool's threads only.
+  [[nodiscard]] bool wait_for(gateway::UserStore& store, std::string_view user_name) override;
 
  private:
   struct Queued {

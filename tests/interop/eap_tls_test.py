@@ -162,6 +162,15 @@ def network_block(pki, method, identity, password=None, client=None, phase1=None
     return "network={\n" + "".join("    %s\n" % line for line in lines) + "}\n"
 
 
+def config_args(dir, sections):
+    """Writes DIR/gateway.yaml with `sections` (the users and clients files
+    come from the fixture's flags) and returns the gateway's --config flag."""
+    path = os.path.join(dir, "gateway.yaml")
+    with open(path, "w") as f:
+        f.write("users_file: unused-users\nclients_file: unused-clients\n" + sections)
+    return ["--config", path]
+
+
 class EapTlsBase(RemembersFailure):
     """One gateway (and PKI) per class; each test runs eapol_test."""
 
@@ -170,9 +179,13 @@ class EapTlsBase(RemembersFailure):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="rw-eaptls-")
-        cls.pki = Pki(os.path.join(cls.dir, "pki"))
-        cls.gateway = Gateway(BINARY, USERS, CLIENTS, listen=("127.0.0.1",), admin=True,
-                              extra_args=cls.pki.flags() + list(cls.gateway_args(cls.dir)))
+        try:
+            cls.pki = Pki(os.path.join(cls.dir, "pki"))
+            cls.gateway = Gateway(BINARY, USERS, CLIENTS, listen=("127.0.0.1",), admin=True,
+                                  extra_args=cls.pki.flags() + list(cls.gateway_args(cls.dir)))
+        except Exception:
+            shutil.rmtree(cls.dir, ignore_errors=True)
+            raise
         cls.runs = 0
 
     @classmethod
@@ -347,15 +360,11 @@ class EapTlsConfigured(EapTlsBase, unittest.TestCase):
 
     @classmethod
     def gateway_args(cls, dir):
-        path = os.path.join(dir, "gateway.yaml")
-        with open(path, "w") as f:
-            f.write("users_file: unused-users\nclients_file: unused-clients\n"
-                    "eap:\n  methods: [tls, peap, ttls]\n  tls_fragment_octets: 1000\n"
-                    "  tls_max_version: \"1.2\"\n  peap_crypto_binding: required\n"
-                    "  ttls_inner_methods: [pap]\n  pool_threads: 1\n  pool_queue_max: 8\n"
-                    "tls:\n  cert: pki/server.pem\n  key: pki/server.key\n  ca: pki/ca.pem\n"
-                    "  crl: pki/crl.pem\n")
-        return ["--config", path]
+        return config_args(dir, "eap:\n  methods: [tls, peap, ttls]\n  tls_fragment_octets: 1000\n"
+                                "  tls_max_version: \"1.2\"\n  peap_crypto_binding: required\n"
+                                "  ttls_inner_methods: [pap]\n  pool_threads: 1\n  pool_queue_max: 8\n"
+                                "tls:\n  cert: pki/server.pem\n  key: pki/server.key\n  ca: pki/ca.pem\n"
+                                "  crl: pki/crl.pem\n")
 
     def test_tls_1_2_only_with_1000_octet_server_fragments(self):
         code, output = self.eapol_test(network_block(self.pki, "TLS", "client-valid", client="client-valid"))
@@ -421,6 +430,42 @@ class EapTlsPolicy(EapTlsBase, unittest.TestCase):
         log = self.gateway.read_log()
         self.assertRegex(log, r'Access-Accept for "client-valid" \(outer identity "anyone"\) via EAP-TLS.*our-devices')
         self.assertRegex(log, r'Access-Reject for "client-guest" \(outer identity "client-valid"\) via EAP-TLS.*other-certificates')
+
+
+class EapTlsSqlUsers(EapTlsBase, unittest.TestCase):
+    """Inner users only the SQL store knows (SQLite, FreeRADIUS's schema):
+    the tunnel's step waits in the EAP pool for the store to fetch the user
+    (sql_users.miss_wait), then checks the password."""
+
+    @classmethod
+    def gateway_args(cls, dir):
+        import sqlite3
+        database = os.path.join(dir, "users.sqlite")
+        with sqlite3.connect(database) as db:
+            with open("/etc/freeradius/3.0/mods-config/sql/main/sqlite/schema.sql") as f:
+                db.executescript(f.read())
+            db.execute("INSERT INTO radcheck (username, attribute, op, value) "
+                       "VALUES ('dora', 'Cleartext-Password', ':=', 'explorer')")
+            db.execute("INSERT INTO radcheck (username, attribute, op, value) "
+                       "VALUES ('erin', 'NT-Password', ':=', '44EBBA8D5312B8D611474411F56989AE')")
+        return config_args(dir, "users_stores: [files, sql]\n"
+                                "sql_users:\n  sqlite: users.sqlite\n  miss_wait_ms: 1000\n"
+                                "eap:\n  methods: [peap, ttls]\n"
+                                "tls:\n  cert: pki/server.pem\n  key: pki/server.key\n  ca: pki/ca.pem\n")
+
+    def test_inner_users_from_sql(self):
+        # Neither is in the store's memory when the tunnel asks.
+        self.assert_accepted_with_keys(*self.eapol_test(network_block(
+            self.pki, "TTLS", "dora", password="explorer", anonymous="anonymous", phase2="auth=PAP")))
+        self.assert_accepted_with_keys(*self.eapol_test(network_block(
+            self.pki, "PEAP", "erin", password="clientPass", anonymous="anonymous", phase2="auth=MSCHAPV2")))
+        self.assert_rejected(*self.eapol_test(network_block(
+            self.pki, "TTLS", "dora", password="wrong", anonymous="anonymous", phase2="auth=PAP")))
+        self.assert_rejected(*self.eapol_test(network_block(
+            self.pki, "PEAP", "nobody", password="x", anonymous="anonymous", phase2="auth=MSCHAPV2")))
+        log = self.gateway.read_log()
+        self.assertRegex(log, r'Access-Accept for "dora" \(outer identity "anonymous"\) via EAP-TTLS')
+        self.assertRegex(log, r'Access-Accept for "erin" \(outer identity "anonymous"\) via PEAP')
 
 
 if __name__ == "__main__":
