@@ -226,11 +226,12 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
     const gateway_shell::RadSecServer* radsec, const std::vector<const gateway_shell::AuditLog*>& audit,
-    const gateway::EapConversations* eap, const gateway_shell::EapForwarder* forwarder) {
+    const gateway::EapConversations* eap, const gateway_shell::EapForwarder* forwarder,
+    const gateway_shell::EapPool* eap_pool) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at, radsec, audit, eap, forwarder);
+                                    started_at, radsec, audit, eap, forwarder, eap_pool);
   if (!audit.empty()) gateway_shell::add_audit_routes(*server, audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
@@ -532,6 +533,17 @@ int run_gateway(const GatewayCommand& command) {
   auto crypt_pool =
       std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
   parking.crypt = crypt_pool.get();
+  // TLS steps of EAP-TLS, PEAP and EAP-TTLS, off the workers and the RadSec thread.
+  std::unique_ptr<gateway_shell::EapPool> eap_pool;
+  if (eap) {
+    eap_pool = std::make_unique<gateway_shell::EapPool>(
+        gateway_shell::EapPoolOptions{
+            .threads = config.eap.pool_threads,
+            .queue_max = config.eap.pool_queue_max,
+            .sql_wait = config.sql_users ? config.sql_users->miss_wait : Duration::milliseconds(20)},
+        post_answer);
+    parking.eap = eap_pool.get();
+  }
   factory->set_parking(parking);
   factory->set_explain(explain_log.setup());
   gateway_shell::PublishedState published(loaded->files.state);
@@ -594,7 +606,8 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, radsec->get(), audit_views, eap.get(), forwarder.get());
+                           reloader, started_at, radsec->get(), audit_views, eap.get(), forwarder.get(),
+                           eap_pool.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -614,6 +627,7 @@ int run_gateway(const GatewayCommand& command) {
   // server (ignored once stopped) and stop before it is destroyed.
   sql_users.reset();
   crypt_pool.reset();
+  eap_pool.reset();
   // After the workers: every decision they made is queued, and is written now.
   for (const std::unique_ptr<gateway_shell::AuditLog>& log : *audit_logs) {
     log->stop();
@@ -674,6 +688,10 @@ int run_check(const std::string& config_file) {
   if (config.eap.forward) {
     std::printf("%s: EAP forwarding on %s to %zu peer gateway(s)\n", config_file.c_str(),
                 config.eap.forward->listen.text.c_str(), config.eap.forward->peers.size());
+  }
+  if (!state.options().access.eap.methods.empty()) {
+    std::printf("%s: EAP methods offered: %s\n", config_file.c_str(),
+                eap_method_list(state.options().access.eap).c_str());
   }
   if (const policy::Policy* policy = state.policy()) {
     std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",

@@ -41,23 +41,74 @@ Result<std::shared_ptr<const radius::Dictionary>, config::ConfigError> load_dict
   return *loaded;
 }
 
+std::optional<eap::Type> tls_eap_type(std::string_view name) {
+  if (name == "tls") return eap::Type::kTls;
+  if (name == "peap") return eap::Type::kPeap;
+  if (name == "ttls") return eap::Type::kTtls;
+  return std::nullopt;
+}
+
+eap::TlsVersion tls_version(config::EapTlsVersion version) {
+  return version == config::EapTlsVersion::k1_2 ? eap::TlsVersion::k1_2 : eap::TlsVersion::k1_3;
+}
+
+eap::PeapCryptoBinding crypto_binding(config::EapPeapCryptoBinding binding) {
+  switch (binding) {
+    case config::EapPeapCryptoBinding::kOff:
+      return eap::PeapCryptoBinding::kOff;
+    case config::EapPeapCryptoBinding::kOptional:
+      return eap::PeapCryptoBinding::kOptional;
+    case config::EapPeapCryptoBinding::kRequired:
+      return eap::PeapCryptoBinding::kRequired;
+  }
+  return eap::PeapCryptoBinding::kOptional;
+}
+
 }  // namespace
 
-gateway::EapOptions eap_options(const config::EapConfig& eap) {
+gateway::EapOptions eap_options(const config::EapConfig& eap, bool has_tls) {
   gateway::EapOptions options;
   options.rounds_max = eap.rounds_max;
   for (const std::string& name : eap.methods) {
     if (name == "md5" && eap.md5) options.methods.push_back(eap::Type::kMd5Challenge);
+    if (const auto type = tls_eap_type(name); type && has_tls) options.methods.push_back(*type);
   }
   return options;
+}
+
+Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_method_set(
+    const config::GatewayConfig& config, const config::EapConfig& eap,
+    const std::optional<config::ClusterTlsConfig>& tls_section) {
+  gateway::EapMethodSetOptions options;
+  for (const std::string& name : eap.methods) {
+    if (const auto type = tls_eap_type(name)) options.types.push_back(*type);
+  }
+  if (options.types.empty() || !tls_section) return std::shared_ptr<const gateway::EapMethodSet>();
+  // The tenant's `tls:` section is the one place its certificates come
+  // from, for RadSec and EAP alike; the TLS options (versions, fragments,
+  // cryptobinding, inner methods) are the gateway's top-level eap section's.
+  const config::ClusterTlsConfig& tls = *tls_section;
+  options.tls.certificate_chain_file = tls.cert.path;
+  options.tls.private_key_file = tls.key.path;
+  options.tls.ca_file = tls.ca.path;
+  if (tls.crl) options.tls.crl_file = tls.crl->path;
+  options.tls.min_version = tls_version(config.eap.tls_min_version);
+  options.tls.max_version = tls_version(config.eap.tls_max_version);
+  options.fragment_octets = config.eap.tls_fragment_octets;
+  options.crypto_binding = crypto_binding(config.eap.peap_crypto_binding);
+  options.ttls_pap = config.eap.ttls_pap;
+  options.ttls_mschapv2 = config.eap.ttls_mschapv2;
+  auto set = gateway::EapMethodSet::build(options);
+  if (!set) return fail(tls.where.error("EAP: " + set.error().to_string()));
+  return std::move(*set);
 }
 
 std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::GatewayConfig& config,
                                                                   RandomSource& random) {
   const config::EapConfig& eap = config.eap;
-  bool served = !eap_options(eap).methods.empty();
+  bool served = !eap_options(eap, config.tls.has_value()).methods.empty();
   for (const config::TenantConfig& tenant : config.tenants)
-    served = served || !eap_options(tenant.eap).methods.empty();
+    served = served || !eap_options(tenant.eap, tenant.tls.has_value()).methods.empty();
   if (!served) return nullptr;
   std::uint32_t gateway_id = eap.gateway_id.value_or(0);
   while (gateway_id == 0)
@@ -171,6 +222,20 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
       lists.push_back(radsec ? &tenant.radsec_clients : &tenant.clients);
     check_one_tenant_per_prefix(lists, errors);
   }
+  // Each tenant's EAP-TLS, PEAP and EAP-TTLS with its own certificates and CA.
+  const auto method_set = [&](const config::EapConfig& eap, const std::optional<config::ClusterTlsConfig>& tls) {
+    std::shared_ptr<const gateway::EapMethodSet> made;
+    if (auto set = eap_method_set(config, eap, tls); set) {
+      made = std::move(*set);
+    } else {
+      errors.push_back(std::move(set.error()));
+    }
+    return made;
+  };
+  std::shared_ptr<const gateway::EapMethodSet> eap_methods = method_set(config.eap, config.tls);
+  std::vector<std::shared_ptr<const gateway::EapMethodSet>> tenant_eap_methods;
+  for (const config::TenantConfig& tenant : config.tenants)
+    tenant_eap_methods.push_back(method_set(tenant.eap, tenant.tls));
   if (!errors.empty()) return fail(std::move(errors));
 
   gateway::GatewayOptions options;
@@ -181,7 +246,7 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.users_stores = config.users_stores;
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
-  options.access.eap = eap_options(config.eap);
+  options.access.eap = eap_options(config.eap, config.tls.has_value());
   std::vector<gateway::TenantState::Inputs> tenants;
   for (std::size_t i = 0; i < config.tenants.size(); ++i) {
     const config::TenantConfig& tenant = config.tenants[i];
@@ -189,10 +254,11 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
     tenants.push_back({.name = tenant.name,
                        .users = std::move(*loaded.users),
                        .users_stores = tenant.users_stores,
-                       .eap = eap_options(tenant.eap),
+                       .eap = eap_options(tenant.eap, tenant.tls.has_value()),
                        .policy = std::move(loaded.policy),
                        .clients = std::move(loaded.clients),
-                       .radsec_clients = std::move(loaded.radsec_clients)});
+                       .radsec_clients = std::move(loaded.radsec_clients),
+                       .eap_methods = std::move(tenant_eap_methods[i])});
   }
   auto state = gateway::GatewayState::build({.dictionary = *dictionary,
                                              .clients = std::move(files.clients),
@@ -200,7 +266,8 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
                                              .options = options,
                                              .policy = std::move(files.policy),
                                              .radsec_clients = std::move(files.radsec_clients),
-                                             .tenants = std::move(tenants)});
+                                             .tenants = std::move(tenants),
+                                             .eap_methods = std::move(eap_methods)});
   if (!state) {
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});

@@ -33,7 +33,15 @@ struct LoadedFiles {
 
 // The EAP options of the state (methods offered, in order; rounds) from the
 // eap: section.
-[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap);
+[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap, bool has_tls);
+
+// EAP-TLS, PEAP and EAP-TTLS as a tenant's eap: section (`eap`) lists them,
+// with the certificates of its tls: section (`tls`) and the TLS options of
+// the gateway's top-level eap section; null when none is listed. A file
+// that does not load is an error at that tls: section.
+[[nodiscard]] Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_method_set(
+    const config::GatewayConfig& config, const config::EapConfig& eap,
+    const std::optional<config::ClusterTlsConfig>& tls);
 
 // The gateway's EAP conversations, shared by its workers and tenants
 // (docs/design.md "EAP across several gateways"), sized by the top-level

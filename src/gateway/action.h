@@ -73,6 +73,7 @@ struct Action {
     kCountSessions,  // Wait for the cluster's count of `name`'s sessions; the Access-Accept
                      // (`length` octets in the reply buffer) goes out below `limit`.
     kForward,        // Forward the request to the gateway `gateway` and relay its reply.
+    kEapStep,        // Wait for the EAP pool to step the conversation (AccessHandler::take_eap_job).
   };
   Kind kind = Kind::kDrop;
   std::size_t length = 0;

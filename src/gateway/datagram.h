@@ -97,12 +97,15 @@ using Ticket = std::uint64_t;
 }
 
 // What can answer a parked request, and the answer.
+struct EapStepJob;  // eap_step.h
+
 enum class AnswerKind : std::uint8_t {
   kRecord,        // Its accounting record was committed or refused.
   kSessionCount,  // The cluster's count of the user's open sessions (Simultaneous-Use).
   kUserLookup,    // The SQL user store's answer.
   kCryptVerdict,  // The crypt(3) pool's verdict on the User-Password.
   kForwarded,     // The reply of the gateway an EAP follow-up was forwarded to.
+  kEapStep,       // The EAP pool stepped a conversation (eap_step.h).
 };
 struct Answer {
   Ticket ticket = 0;
@@ -120,6 +123,8 @@ struct Answer {
   // kForwarded: the RADIUS reply that gateway sent, signed for the NAS
   // (one allocation per relayed reply, made on the forwarder's thread).
   std::shared_ptr<const std::vector<std::uint8_t>> forwarded{};
+  // kEapStep: the job, with the conversation it held and the step it made.
+  std::shared_ptr<EapStepJob> eap_step{};
 };
 
 // A reply produced after its request: `length` bytes written into the

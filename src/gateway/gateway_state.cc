@@ -37,7 +37,8 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
                                         .eap = inputs.options.access.eap,
                                         .policy = std::move(inputs.policy),
                                         .clients = std::move(inputs.clients),
-                                        .radsec_clients = std::move(inputs.radsec_clients)});
+                                        .radsec_clients = std::move(inputs.radsec_clients),
+                                        .eap_methods = std::move(inputs.eap_methods)});
   for (TenantState::Inputs& tenant : inputs.tenants) tenants.push_back(std::move(tenant));
   std::vector<config::ClientDef> all_clients;
   std::vector<config::ClientDef> all_radsec_clients;
@@ -89,6 +90,7 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
     tenant.users_stores_ = std::move(inputs_of.users_stores);
     tenant.eap_ = std::move(inputs_of.eap);
     tenant.policy_ = std::move(inputs_of.policy);
+    tenant.eap_methods_ = std::move(inputs_of.eap_methods);
     // Every password the users file stores, parsed in place (credentials
     // are keyed by the items' addresses), so that a malformed one is a load
     // error with its position instead of a reject at 3 a.m.

@@ -22,6 +22,7 @@
 #include "eap/method.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/eap_method_set.h"
 #include "policy/policy.h"
 #include "radius/authenticator.h"
 #include "radius/dictionary.h"
@@ -112,6 +113,8 @@ class TenantState {
     std::shared_ptr<const policy::Policy> policy{};
     std::vector<config::ClientDef> clients{};
     std::vector<config::ClientDef> radsec_clients{};
+    // EAP-TLS, PEAP and EAP-TTLS with the tenant's certificates; null: none served.
+    std::shared_ptr<const EapMethodSet> eap_methods{};
   };
 
   [[nodiscard]] const std::string& name() const { return name_; }
@@ -124,6 +127,8 @@ class TenantState {
   [[nodiscard]] const EapOptions& eap() const { return eap_; }
   // The authorization policy, or null when the tenant has none.
   [[nodiscard]] const policy::Policy* policy() const { return policy_.get(); }
+  // The tenant's TLS-based EAP methods, or null when none is served.
+  [[nodiscard]] const EapMethodSet* eap_methods() const { return eap_methods_.get(); }
 
  private:
   friend class GatewayState;
@@ -133,9 +138,12 @@ class TenantState {
   std::vector<config::UsersStore> users_stores_;
   EapOptions eap_;
   std::shared_ptr<const policy::Policy> policy_;
+  std::shared_ptr<const EapMethodSet> eap_methods_;
 };
 
-class GatewayState {
+// Shares itself (shared_from_this) with work handed to other threads: the
+// EAP pool steps a conversation against the state its request arrived with.
+class GatewayState : public std::enable_shared_from_this<GatewayState> {
  public:
   struct Inputs {
     std::shared_ptr<const radius::Dictionary> dictionary;
@@ -150,6 +158,8 @@ class GatewayState {
     // The tenants besides `default`, whose clients, users, options.access
     // (users_stores, eap) and policy are the members above.
     std::vector<TenantState::Inputs> tenants{};
+    // The default tenant's EAP-TLS, PEAP and EAP-TTLS; null: none served.
+    std::shared_ptr<const EapMethodSet> eap_methods{};
   };
 
   // Validates and indexes the inputs. Errors are for the operator (two

@@ -55,6 +55,10 @@ std::string_view to_string(DropReason reason) {
       return "eap_forward_timeout";
     case DropReason::kEapForwardBadReply:
       return "eap_forward_bad_reply";
+    case DropReason::kEapQueueFull:
+      return "eap_queue_full";
+    case DropReason::kEapUnavailable:
+      return "eap_unavailable";
     case DropReason::kCount:
       break;
   }

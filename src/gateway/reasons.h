@@ -40,6 +40,8 @@ enum class DropReason : std::uint8_t {
   kEapForwardQueueFull,  // The forwarder's queue to peer gateways is full (eap.forward.in_flight_max).
   kEapForwardTimeout,    // The gateway a follow-up was forwarded to did not answer in time.
   kEapForwardBadReply,   // Its reply does not answer the request (identifier, authenticator, code).
+  kEapQueueFull,         // The EAP pool's queue is full: the NAS retransmits.
+  kEapUnavailable,       // An EAP step did not come back from the pool in time.
   kCount,
 };
 std::string_view to_string(DropReason reason);

@@ -14,6 +14,7 @@
 #include "gateway/eap_conversations.h"
 #include "gateway_shell/audit_log.h"
 #include "gateway_shell/eap_forwarder.h"
+#include "gateway_shell/eap_pool.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/radsec_server.h"
 #include "gateway_shell/submission_client.h"
@@ -60,6 +61,10 @@ void add_tenant_metrics(io::PrometheusText& page,
 void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& conversations,
                      const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
 
+// Adds the EAP pool's figures: steps waiting, refused at the queue bound,
+// and steps by outcome (docs/admin_api.md "/metrics").
+void add_eap_pool_metrics(io::PrometheusText& page, const EapPool& pool);
+
 // Adds the UDP workers' reply latency, by listener, and their datagram
 // counters to a /metrics page.
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
@@ -73,13 +78,14 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
 // in force names the clients /metrics shows) must outlive the server's
 // thread, and so must `radsec` (null without RadSec). `audit` (one per
 // tenant with an audit log) adds their metrics to /metrics. Requires: the server is not
-// started. `eap` (null when EAP is not served) and `forwarder` (null
-// without eap.forward) add their metrics.
+// started. `eap` (null when EAP is not served), `forwarder` (null without
+// eap.forward) and `eap_pool` (null: none) add their metrics.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
                         std::vector<const AuditLog*> audit = {},
-                        const gateway::EapConversations* eap = nullptr, const EapForwarder* forwarder = nullptr);
+                        const gateway::EapConversations* eap = nullptr, const EapForwarder* forwarder = nullptr,
+                        const EapPool* eap_pool = nullptr);
 
 }  // namespace rw::gateway_shell
