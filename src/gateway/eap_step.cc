@@ -40,7 +40,7 @@ void EapStepJob::run() {
   StateInnerCredentials source(*state, *client, request ? &*request : nullptr, user_store, wait);
   const InnerCredentialScope scope(&source);
   EapMethodFactory factory(*random);
-  factory.set_state(state.get());
+  factory.set_tenant(&state->tenant_of(*client));
   auto parsed = eap::parse(response);
   // The worker parsed the same octets before handing them over.
   RW_ASSERT(parsed.has_value());
