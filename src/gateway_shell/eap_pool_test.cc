@@ -141,5 +141,44 @@ TEST(EapPool, CountsStepsByOutcome) {
   EXPECT_EQ(stats.queued, 0U);
 }
 
+// A store that holds a user once asked to fetch it (or never).
+class FetchingStore final : public gateway::UserStore {
+ public:
+  Lookup find(std::string_view) override {
+    if (!filled) return {};
+    return {Status::kFound, std::make_shared<const auth::SqlUser>()};
+  }
+  bool fetch(std::string_view name, gateway::Ticket ticket) override {
+    fetched.emplace_back(std::string(name), ticket);
+    if (fills) filled = true;
+    return accepts;
+  }
+  bool fills = true;
+  bool accepts = true;
+  bool filled = false;
+  std::vector<std::pair<std::string, gateway::Ticket>> fetched;
+};
+
+// An inner SQL user the store does not hold: fetched with a ticket no
+// worker answers to, and waited for up to sql_wait; not at all when the
+// store cannot fetch.
+TEST(EapPool, WaitsForAnInnerSqlUserUpToItsBound) {
+  EapPool pool(EapPoolOptions{.threads = 1, .queue_max = 1, .sql_wait = Duration::milliseconds(30)},
+               [](const gateway::Answer&) {});
+  FetchingStore store;
+  EXPECT_TRUE(pool.wait_for(store, "dora"));
+  ASSERT_EQ(store.fetched.size(), 1u);
+  EXPECT_EQ(store.fetched[0].first, "dora");
+  EXPECT_EQ(gateway::ticket_worker(store.fetched[0].second), 0xFFFF);
+  FetchingStore slow;
+  slow.fills = false;
+  EXPECT_FALSE(pool.wait_for(slow, "dora"));
+  FetchingStore full;
+  full.accepts = false;
+  full.fills = false;
+  EXPECT_FALSE(pool.wait_for(full, "dora"));
+  EXPECT_EQ(full.fetched.size(), 1u);
+}
+
 }  // namespace
 }  // namespace rw::gateway_shell
