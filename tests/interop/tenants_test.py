@@ -228,24 +228,27 @@ class TenantsInterop(RemembersFailure, unittest.TestCase):
         self.assertFalse(self.radsec_status("127.0.0.2", "ca-default"))
         self.assertFalse(self.radsec_status("127.0.0.1", "ca-b"))
 
-    def reload(self):
-        reloads = self.gateway.read_log().count("reload")
+    def reload(self, outcome):
+        """SIGHUP, then waits for a new log line of the reload holding `outcome`."""
+        before = len(self.gateway.read_log())
         self.gateway.process.send_signal(signal.SIGHUP)
-        wait_for("the reload's log line", lambda: self.gateway.read_log().count("reload") > reloads, timeout=10)
+        wait_for("a reload line with " + outcome, lambda: any(
+            "reload" in line and outcome in line for line in self.gateway.read_log()[before:].splitlines()),
+                 timeout=10)
 
     def test_4_reload_with_a_broken_tenant_file_keeps_the_old_state(self):
         with open(self.users_b, "w") as f:
             f.write(USERS_B.replace("banana-pass", "cherry-pass") + 'carol Cleartext-Password := "unterminated\n')
         try:
-            self.reload()
+            # Every error line of the rejected reload names its file and position.
+            self.reload("users-b:")
             self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "banana-pass")[0], ACCESS_ACCEPT)
             self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "cherry-pass")[0], ACCESS_REJECT)
             self.assertEqual(login(self.gateway, "127.0.0.1", "alice", "apple-pass")[0], ACCESS_ACCEPT)
-            self.assertIn("users-b:", self.gateway.read_log().split("SIGHUP")[-1])
             # Fixed, it reloads.
             with open(self.users_b, "w") as f:
                 f.write(USERS_B.replace("banana-pass", "cherry-pass"))
-            self.reload()
+            self.reload("reload:")
             wait_for("the new password", lambda: login(self.gateway, "127.0.0.2", "alice",
                                                        "cherry-pass")[0] == ACCESS_ACCEPT, timeout=10)
         finally:
