@@ -283,12 +283,11 @@ Result<std::vector<std::unique_ptr<gateway_shell::AuditLog>>, std::string> start
   return logs;
 }
 
-// The SQL user store of `sql_users:` (docs/authentication.md), or null.
-// Reads go to the read replica when one is configured and reachable.
-std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
+// The SQL user store of an `sql_users:` section (docs/authentication.md):
+// the default tenant's or another's, each with its own cache and
+// connections. Reads go to the read replica when one is configured and reachable.
+std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::SqlUsersConfig& sql,
                                                                  const LoadedFiles& files) {
-  if (!config.sql_users) return nullptr;
-  const config::SqlUsersConfig& sql = *config.sql_users;
   gateway_shell::SqlUserCacheOptions options;
   options.ttl = sql.cache_ttl;
   options.negative_ttl = sql.negative_ttl;
@@ -523,12 +522,22 @@ int run_gateway(const GatewayCommand& command) {
   const auto post_answer = [routes](const gateway::Answer& answer) {
     routes->post(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
   };
-  std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
+  // One SQL store per tenant with an sql_users section: the same user name
+  // in two tenants is two users, cached apart.
+  std::vector<std::unique_ptr<gateway_shell::SqlUserCache>> sql_stores;
   gateway::ParkingSetup parking;
-  if (sql_users) {
-    sql_users->set_answer_sink(post_answer);
-    parking.user_store = sql_users.get();
-    parking.lookup_timeout = config.sql_users->miss_wait;
+  const auto add_sql_store = [&](const config::SqlUsersConfig& sql) {
+    sql_stores.push_back(make_sql_user_cache(sql, loaded->files));
+    sql_stores.back()->set_answer_sink(post_answer);
+    // One wait for every store: the longest configured.
+    if (sql_stores.size() == 1 || sql.miss_wait > parking.lookup_timeout)
+      parking.lookup_timeout = sql.miss_wait;
+    return sql_stores.back().get();
+  };
+  if (config.sql_users) parking.user_store = add_sql_store(*config.sql_users);
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (tenant.sql_users)
+      parking.tenant_user_stores.emplace_back(tenant.name, add_sql_store(*tenant.sql_users));
   }
   auto crypt_pool =
       std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
@@ -625,7 +634,7 @@ int run_gateway(const GatewayCommand& command) {
   if (forwarder) forwarder->stop();
   // The workers that called the pools are stopped; the pools post to the
   // server (ignored once stopped) and stop before it is destroyed.
-  sql_users.reset();
+  sql_stores.clear();
   crypt_pool.reset();
   eap_pool.reset();
   // After the workers: every decision they made is queued, and is written now.

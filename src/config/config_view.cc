@@ -187,20 +187,25 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
   for (const ListenAddress& address : config.listen) listen.push_back(address.text);
   ordered_json dictionary_files = ordered_json::array();
   for (const ConfiguredPath& file : config.dictionary_files) dictionary_files.push_back(file.path);
-  ordered_json stores = ordered_json::array();
-  for (UsersStore store : config.users_stores) stores.push_back(std::string(to_string(store)));
-  ordered_json sql = nullptr;
-  if (config.sql_users) {
-    const SqlUsersConfig& s = *config.sql_users;
-    sql = ordered_json{{"sqlite", path_or_null(s.sqlite)},
-                       {"postgresql", conninfo_or_null(s.postgresql)},
-                       {"read_replica", conninfo_or_null(s.read_replica)},
-                       {"connections", s.connections},
-                       {"cache_ttl_s", s.cache_ttl.ns / 1'000'000'000},
-                       {"negative_ttl_s", s.negative_ttl.ns / 1'000'000'000},
-                       {"cache_entries_max", s.cache_entries_max},
-                       {"miss_wait_ms", milliseconds(s.miss_wait)}};
-  }
+  const auto stores_json = [](const std::vector<UsersStore>& list) {
+    ordered_json stores = ordered_json::array();
+    for (UsersStore store : list) stores.push_back(std::string(to_string(store)));
+    return stores;
+  };
+  ordered_json stores = stores_json(config.users_stores);
+  const auto sql_json = [](const std::optional<SqlUsersConfig>& section) {
+    if (!section) return ordered_json(nullptr);
+    const SqlUsersConfig& s = *section;
+    return ordered_json{{"sqlite", path_or_null(s.sqlite)},
+                        {"postgresql", conninfo_or_null(s.postgresql)},
+                        {"read_replica", conninfo_or_null(s.read_replica)},
+                        {"connections", s.connections},
+                        {"cache_ttl_s", s.cache_ttl.ns / 1'000'000'000},
+                        {"negative_ttl_s", s.negative_ttl.ns / 1'000'000'000},
+                        {"cache_entries_max", s.cache_entries_max},
+                        {"miss_wait_ms", milliseconds(s.miss_wait)}};
+  };
+  ordered_json sql = sql_json(config.sql_users);
   ordered_json accounting = nullptr;
   if (config.accounting) {
     const AccountingConfig& a = *config.accounting;
@@ -268,6 +273,8 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
         {"name", t.name},
         {"users_file", t.users_file.path},
         {"clients_file", t.clients_file.path},
+        {"users_stores", stores_json(t.users_stores)},
+        {"sql_users", sql_json(t.sql_users)},
         {"radsec_clients_file", path_or_null(t.radsec_clients_file)},
         {"policy", path_or_null(t.policy_file)},
         {"eap",
@@ -446,6 +453,8 @@ std::vector<LoadedFile> named_files(const GatewayConfig& config) {
     if (tenant.radsec_clients_file)
       files.push_back(named(tenant.radsec_clients_file->path, "RadSec clients file"));
     if (tenant.policy_file) files.push_back(named(tenant.policy_file->path, "policy file"));
+    if (tenant.sql_users && tenant.sql_users->sqlite)
+      files.push_back(named(tenant.sql_users->sqlite->path, "SQLite users database"));
     add_tls_files(files, tenant.tls);
   }
   return files;

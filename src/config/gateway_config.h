@@ -384,6 +384,9 @@ struct TenantConfig {
   // its peers' certificates must chain to).
   std::optional<ConfiguredPath> radsec_clients_file{};
   std::vector<UsersStore> users_stores{UsersStore::kFiles};
+  // The tenant's own SQL user tables and cache (required when users_stores
+  // lists sql): the same user name in two tenants is two users.
+  std::optional<SqlUsersConfig> sql_users{};
   std::optional<ConfiguredPath> policy_file{};
   // Only methods, md5 and rounds_max are the tenant's; the conversation
   // table's keys are the top-level eap section's.

@@ -129,7 +129,7 @@ TEST(GatewayConfigTenants, OneWriterPerAuditFile) {
       << errors;
 }
 
-TEST(GatewayConfigTenants, GatewayWideKeysAndSqlStayAtTheTopLevel) {
+TEST(GatewayConfigTenants, GatewayWideKeysStayAtTheTopLevel) {
   const std::string text = std::string(kFiles) +
                            "tenants:\n"
                            "  - name: a\n"
@@ -143,16 +143,40 @@ TEST(GatewayConfigTenants, GatewayWideKeysAndSqlStayAtTheTopLevel) {
   const std::string errors = all_errors(parse_gateway_config(text, "gw.yaml"));
   EXPECT_NE(errors.find("gw.yaml:7:22: unknown key 'tenants.eap.gateway_id'"), std::string::npos) << errors;
   EXPECT_NE(errors.find("gw.yaml:8:5: unknown key 'tenants.listen'"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("gw.yaml:10:5: sql_users in a tenant is not supported yet"), std::string::npos)
-      << errors;
-  EXPECT_NE(errors.find("gw.yaml:4:5: a tenant's users_stores may list only files"), std::string::npos)
-      << errors;
+  // A tenant's SQL store is its own.
+  EXPECT_EQ(errors.find("sql"), std::string::npos) << errors;
   EXPECT_NE(errors.find("unknown key 'tenants.radsec.port'"), std::string::npos) << errors;
   // A tenant's RadSec clients need the gateway's listener and the tenant's CA.
   EXPECT_NE(errors.find("a tenant's RadSec clients need the gateway's 'radsec' section"), std::string::npos)
       << errors;
   EXPECT_NE(errors.find("a tenant's RadSec clients need the tenant's 'tls' section"), std::string::npos)
       << errors;
+}
+
+TEST(GatewayConfigTenants, ATenantHasItsOwnSqlStore) {
+  const std::string text = std::string(kFiles) +
+                           "tenants:\n"
+                           "  - name: a\n"
+                           "    users_file: u\n"
+                           "    clients_file: c\n"
+                           "    users_stores: [sql, files]\n"
+                           "    sql_users: {sqlite: a.db, cache_entries_max: 10}\n"
+                           "  - name: b\n"
+                           "    users_file: u\n"
+                           "    clients_file: c\n"
+                           "    users_stores: [sql]\n";
+  auto result = parse_gateway_config(text, "/etc/rw/gw.yaml");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(all_errors(result),
+            "/etc/rw/gw.yaml:9:5: users_stores lists sql but there is no 'sql_users' section\n");
+  auto good = parse_gateway_config(text.substr(0, text.find("  - name: b")), "/etc/rw/gw.yaml");
+  ASSERT_TRUE(good) << all_errors(good);
+  EXPECT_FALSE(good->sql_users);
+  const TenantConfig& a = good->tenants.at(0);
+  ASSERT_TRUE(a.sql_users && a.sql_users->sqlite);
+  EXPECT_EQ(a.sql_users->sqlite->path, "/etc/rw/a.db");
+  EXPECT_EQ(a.sql_users->cache_entries_max, 10u);
+  EXPECT_EQ(a.users_stores, (std::vector<UsersStore>{UsersStore::kSql, UsersStore::kFiles}));
 }
 
 TEST(GatewayConfigTenants, ReloadNeedsARestartForATenantsAuditOrTls) {

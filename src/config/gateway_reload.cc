@@ -159,7 +159,9 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
     const TenantConfig& before = found != running.tenants.end() ? *found : none;
     for (const auto& [name, differs] :
          {std::pair{"audit", without_positions(before.audit) != without_positions(tenant.audit)},
-          std::pair{"tls", without_positions(before.tls) != without_positions(tenant.tls)}}) {
+          std::pair{"tls", without_positions(before.tls) != without_positions(tenant.tls)},
+          std::pair{"sql_users",
+                    without_positions(before.sql_users) != without_positions(tenant.sql_users)}}) {
       if (!differs) continue;
       errors.push_back(tenant.where.error(
           fmt::format("the {} section of tenant '{}' changed: needs a restart (nothing was reloaded)", name,
@@ -168,11 +170,13 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   }
   for (const TenantConfig& tenant : running.tenants) {
     const auto same_name = [&](const TenantConfig& other) { return other.name == tenant.name; };
-    if ((tenant.audit || tenant.tls) && std::none_of(next.tenants.begin(), next.tenants.end(), same_name)) {
-      errors.push_back(where_of(next, "tenants")
-                           .error(fmt::format("tenant '{}' with an audit or tls section was removed: needs a "
-                                              "restart (nothing was reloaded)",
-                                              tenant.name)));
+    if ((tenant.audit || tenant.tls || tenant.sql_users) &&
+        std::none_of(next.tenants.begin(), next.tenants.end(), same_name)) {
+      errors.push_back(
+          where_of(next, "tenants")
+              .error(fmt::format("tenant '{}' with an audit, tls or sql_users section was removed: "
+                                 "needs a restart (nothing was reloaded)",
+                                 tenant.name)));
     }
   }
   return errors;

@@ -279,7 +279,7 @@ Action RequestHandler::decide_fresh(const RequestContext& request, MutableBytes 
   fresh_password_.reset();
   fresh_password_malformed_ = false;
   AccessInputs inputs;
-  inputs.user_store = parking_.user_store;
+  inputs.user_store = user_store_for(request);
   inputs.crypt_elsewhere = parking_.crypt != nullptr;
   inputs.forwarder = parking_.forwarder;
   inputs.eap_elsewhere = parking_.eap != nullptr && eap_ != nullptr;
@@ -410,7 +410,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       bool asked = false;
       if (lookup) {
         pending->deadline = request.now + parking_.lookup_timeout;
-        asked = parking_.user_store->fetch(action.name, ticket);
+        asked = user_store_for(request)->fetch(action.name, ticket);
         if (asked) counters_.user_lookups.add();
       } else {
         pending->deadline = request.now + parking_.crypt_timeout;
@@ -530,6 +530,16 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .rule_line = verdict.rule_line});
 }
 
+UserStore* RequestHandler::user_store_for(const RequestContext& request) const {
+  if (request.client.tenant == 0) return parking_.user_store;
+  // A short list, scanned without allocating: one entry per tenant with SQL.
+  const std::string& tenant = request.tenant().name();
+  for (const auto& [name, store] : parking_.tenant_user_stores) {
+    if (name == tenant) return store;
+  }
+  return nullptr;
+}
+
 void RequestHandler::count_drop(DropReason reason) {
   note_drop(reason);
   if (reason == DropReason::kSessionCountUnavailable) counters_.session_checks_unavailable.add();
@@ -620,7 +630,7 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
                                .secret = *pending.secret};
   const AccessInputs inputs{.password = pending.plaintext(),
                             .password_malformed = pending.password_malformed,
-                            .user_store = parking_.user_store,
+                            .user_store = user_store_for(request),
                             .fetched_user = pending.fetched ? &pending.fetched_user : nullptr,
                             .crypt_elsewhere = parking_.crypt != nullptr,
                             .crypt_verdict = stepped == nullptr ? verdict : nullptr,

@@ -85,8 +85,13 @@ struct AccountingSetup {
 // Where Access-Requests wait off the worker: the SQL user store and the
 // crypt(3) pool (docs/limits.md).
 struct ParkingSetup {
-  // Serves `sql` in users_stores; borrowed, outlives every handler. Null: SQL is skipped.
+  // Serves `sql` in the default tenant's users_stores; borrowed, outlives
+  // every handler. Null: SQL is skipped.
   UserStore* user_store = nullptr;
+  // The same for other tenants, by tenant name (docs/design.md "Tenants"):
+  // a tenant's requests are looked up in its own store only; a tenant
+  // without one here skips SQL.
+  std::vector<std::pair<std::string, UserStore*>> tenant_user_stores{};
   // Checks crypt(3) passwords; borrowed. Null: they are checked on the
   // worker (tests and tools; the gateway always has a pool).
   CryptVerifier* crypt = nullptr;
@@ -209,6 +214,8 @@ class RequestHandler final : public DatagramHandler {
   // Counts a drop, and says so in the trace of a followed request.
   void note_drop(DropReason reason);
   void release(PendingRequest& pending);
+  // The SQL store of the request's tenant, or null.
+  [[nodiscard]] UserStore* user_store_for(const RequestContext& request) const;
 
   // Explain log: starts a trace when the filter in force selects the
   // request; `client` null when none matched, `packet` null when it did not parse.

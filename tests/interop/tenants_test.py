@@ -7,8 +7,11 @@ log: alice's tenant-A password is accepted from NAS A and refused from NAS
 B and the reverse; a policy rule of tenant A refuses bob whom tenant B
 accepts; each audit file holds only its tenant's decisions and `radiusward
 audit verify` passes on both; a reload with a broken tenant users file
-keeps serving the old state; `radiusward check` prints file:line:col for a
-tenant name given twice and a NAS address in two tenants."""
+keeps serving the old state; RadSec peers must chain to the CA of their
+client entry's tenant; two tenants' SQLite user databases with the same
+user are two users; `radiusward check` prints file:line:col for a tenant
+name given twice, an audit file of two tenants and a NAS address in two
+tenants."""
 
 import json
 import os
@@ -225,24 +228,27 @@ class TenantsInterop(RemembersFailure, unittest.TestCase):
         self.assertFalse(self.radsec_status("127.0.0.2", "ca-default"))
         self.assertFalse(self.radsec_status("127.0.0.1", "ca-b"))
 
-    def reload(self):
-        reloads = self.gateway.read_log().count("reload")
+    def reload(self, outcome):
+        """SIGHUP, then waits for a new log line of the reload holding `outcome`."""
+        before = len(self.gateway.read_log())
         self.gateway.process.send_signal(signal.SIGHUP)
-        wait_for("the reload's log line", lambda: self.gateway.read_log().count("reload") > reloads, timeout=10)
+        wait_for("a reload line with " + outcome, lambda: any(
+            "reload" in line and outcome in line for line in self.gateway.read_log()[before:].splitlines()),
+                 timeout=10)
 
     def test_4_reload_with_a_broken_tenant_file_keeps_the_old_state(self):
         with open(self.users_b, "w") as f:
             f.write(USERS_B.replace("banana-pass", "cherry-pass") + 'carol Cleartext-Password := "unterminated\n')
         try:
-            self.reload()
+            # Every error line of the rejected reload names its file and position.
+            self.reload("users-b:")
             self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "banana-pass")[0], ACCESS_ACCEPT)
             self.assertEqual(login(self.gateway, "127.0.0.2", "alice", "cherry-pass")[0], ACCESS_REJECT)
             self.assertEqual(login(self.gateway, "127.0.0.1", "alice", "apple-pass")[0], ACCESS_ACCEPT)
-            self.assertIn("users-b:", self.gateway.read_log().split("SIGHUP")[-1])
             # Fixed, it reloads.
             with open(self.users_b, "w") as f:
                 f.write(USERS_B.replace("banana-pass", "cherry-pass"))
-            self.reload()
+            self.reload("reload:")
             wait_for("the new password", lambda: login(self.gateway, "127.0.0.2", "alice",
                                                        "cherry-pass")[0] == ACCESS_ACCEPT, timeout=10)
         finally:
@@ -267,6 +273,68 @@ tenants:
     users_file: users-b
     clients_file: %s
 '''
+
+
+SQLITE_SCHEMA = "/etc/freeradius/3.0/mods-config/sql/main/sqlite/schema.sql"
+
+
+def sqlite_users(path, password):
+    """A FreeRADIUS SQLite users database (its own schema.sql) where alice has `password`."""
+    import sqlite3
+    with open(SQLITE_SCHEMA) as f:
+        schema = f.read()
+    db = sqlite3.connect(path)
+    db.executescript(schema)
+    db.execute("INSERT INTO radcheck (username, attribute, op, value) VALUES ('alice', 'Cleartext-Password', ':=', ?)",
+               (password,))
+    db.execute("INSERT INTO radreply (username, attribute, op, value) VALUES ('alice', 'Reply-Message', '=', ?)",
+               ("sql " + password,))
+    db.commit()
+    db.close()
+
+
+class TenantsSql(unittest.TestCase):
+    """Each tenant's SQL store is its own: alice of tenant A's SQLite
+    database is not alice of tenant B's, and each cache keeps its own."""
+
+    def test_the_same_sql_user_in_two_tenants_is_two_users(self):
+        folder = tempfile.mkdtemp(prefix="rw-tenants-sql-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        sqlite_users(os.path.join(folder, "a.db"), "sql-apple")
+        sqlite_users(os.path.join(folder, "b.db"), "sql-banana")
+        for name, text in (("users", DEFAULT_USERS), ("clients.conf", DEFAULT_CLIENTS), ("users-a", ""),
+                           ("users-b", ""), ("clients-a.conf", CLIENTS_A), ("clients-b.conf", CLIENTS_B)):
+            write(folder, name, text)
+        config = write(folder, "gateway.yaml", """users_file: users
+clients_file: clients.conf
+tenants:
+  - name: tenant-a
+    users_file: users-a
+    clients_file: clients-a.conf
+    users_stores: [sql]
+    sql_users: {sqlite: a.db, miss_wait_ms: 500}
+  - name: tenant-b
+    users_file: users-b
+    clients_file: clients-b.conf
+    users_stores: [sql]
+    sql_users: {sqlite: b.db, miss_wait_ms: 500}
+""")
+        with Gateway(BINARY, DEFAULT_USERS, DEFAULT_CLIENTS, extra_args=["--config", config],
+                     listen=("0.0.0.0",)) as gateway:
+            def answer(source, password):
+                # A miss waits for the store (miss_wait_ms); one dropped meanwhile is sent again.
+                for _ in range(5):
+                    try:
+                        return login(gateway, source, "alice", password)
+                    except AssertionError:
+                        continue
+                self.fail("no answer from %s" % source)
+            self.assertEqual(answer("127.0.0.1", "sql-apple"), (ACCESS_ACCEPT, "sql sql-apple"))
+            self.assertEqual(answer("127.0.0.2", "sql-banana"), (ACCESS_ACCEPT, "sql sql-banana"))
+            # Both now cached, each in its tenant's store.
+            self.assertEqual(answer("127.0.0.1", "sql-banana")[0], ACCESS_REJECT)
+            self.assertEqual(answer("127.0.0.2", "sql-apple")[0], ACCESS_REJECT)
+            self.assertEqual(answer("127.0.0.1", "default-pass")[0], ACCESS_REJECT)
 
 
 class TenantsCheck(unittest.TestCase):
