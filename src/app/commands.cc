@@ -175,11 +175,11 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
     const gateway_shell::RadSecServer* radsec, const gateway_shell::AuditLog* audit,
-    const gateway::EapConversations* eap) {
+    const gateway::EapConversations* eap, const gateway_shell::EapPool* eap_pool) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at, radsec, audit, eap);
+                                    started_at, radsec, audit, eap, eap_pool);
   if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
@@ -434,6 +434,15 @@ int run_gateway(const GatewayCommand& command) {
   auto crypt_pool =
       std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
   parking.crypt = crypt_pool.get();
+  // TLS steps of EAP-TLS, PEAP and EAP-TTLS, off the workers and the RadSec thread.
+  std::unique_ptr<gateway_shell::EapPool> eap_pool;
+  if (eap) {
+    eap_pool = std::make_unique<gateway_shell::EapPool>(
+        gateway_shell::EapPoolOptions{.threads = config.eap.pool_threads,
+                                      .queue_max = config.eap.pool_queue_max},
+        post_answer);
+    parking.eap = eap_pool.get();
+  }
   factory->set_parking(parking);
   factory->set_explain(explain_log.setup());
   gateway_shell::PublishedState published(loaded->files.state);
@@ -470,7 +479,7 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, radsec->get(), audit_log->get(), eap.get());
+                           reloader, started_at, radsec->get(), audit_log->get(), eap.get(), eap_pool.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -488,6 +497,7 @@ int run_gateway(const GatewayCommand& command) {
   // server (ignored once stopped) and stop before it is destroyed.
   sql_users.reset();
   crypt_pool.reset();
+  eap_pool.reset();
   // After the workers: every decision they made is queued, and is written now.
   if (*audit_log) {
     (*audit_log)->stop();
@@ -521,6 +531,10 @@ int run_check(const std::string& config_file) {
   if (config.radsec) {
     std::printf("%s: RadSec on TCP port %u with %zu RadSec clients\n", config_file.c_str(),
                 config.radsec->port, state.radsec_clients().size());
+  }
+  if (!state.options().access.eap.methods.empty()) {
+    std::printf("%s: EAP methods offered: %s\n", config_file.c_str(),
+                eap_method_list(state.options().access.eap).c_str());
   }
   if (const policy::Policy* policy = state.policy()) {
     std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",

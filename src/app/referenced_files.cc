@@ -36,20 +36,69 @@ Result<std::shared_ptr<const radius::Dictionary>, config::ConfigError> load_dict
   return *loaded;
 }
 
+std::optional<eap::Type> tls_eap_type(std::string_view name) {
+  if (name == "tls") return eap::Type::kTls;
+  if (name == "peap") return eap::Type::kPeap;
+  if (name == "ttls") return eap::Type::kTtls;
+  return std::nullopt;
+}
+
+eap::TlsVersion tls_version(config::EapTlsVersion version) {
+  return version == config::EapTlsVersion::k1_2 ? eap::TlsVersion::k1_2 : eap::TlsVersion::k1_3;
+}
+
+eap::PeapCryptoBinding crypto_binding(config::EapPeapCryptoBinding binding) {
+  switch (binding) {
+    case config::EapPeapCryptoBinding::kOff:
+      return eap::PeapCryptoBinding::kOff;
+    case config::EapPeapCryptoBinding::kOptional:
+      return eap::PeapCryptoBinding::kOptional;
+    case config::EapPeapCryptoBinding::kRequired:
+      return eap::PeapCryptoBinding::kRequired;
+  }
+  return eap::PeapCryptoBinding::kOptional;
+}
+
 }  // namespace
 
-gateway::EapOptions eap_options(const config::EapConfig& eap) {
+gateway::EapOptions eap_options(const config::EapConfig& eap, bool has_tls) {
   gateway::EapOptions options;
   options.rounds_max = eap.rounds_max;
   for (const std::string& name : eap.methods) {
     if (name == "md5" && eap.md5) options.methods.push_back(eap::Type::kMd5Challenge);
+    if (const auto type = tls_eap_type(name); type && has_tls) options.methods.push_back(*type);
   }
   return options;
 }
 
+Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_method_set(
+    const config::GatewayConfig& config) {
+  gateway::EapMethodSetOptions options;
+  for (const std::string& name : config.eap.methods) {
+    if (const auto type = tls_eap_type(name)) options.types.push_back(*type);
+  }
+  if (options.types.empty() || !config.tls) return std::shared_ptr<const gateway::EapMethodSet>();
+  // The `tls:` section is the one place the certificates come from, for
+  // RadSec and EAP alike.
+  const config::ClusterTlsConfig& tls = *config.tls;
+  options.tls.certificate_chain_file = tls.cert.path;
+  options.tls.private_key_file = tls.key.path;
+  options.tls.ca_file = tls.ca.path;
+  if (tls.crl) options.tls.crl_file = tls.crl->path;
+  options.tls.min_version = tls_version(config.eap.tls_min_version);
+  options.tls.max_version = tls_version(config.eap.tls_max_version);
+  options.fragment_octets = config.eap.tls_fragment_octets;
+  options.crypto_binding = crypto_binding(config.eap.peap_crypto_binding);
+  options.ttls_pap = config.eap.ttls_pap;
+  options.ttls_mschapv2 = config.eap.ttls_mschapv2;
+  auto set = gateway::EapMethodSet::build(options);
+  if (!set) return fail(tls.where.error("EAP: " + set.error().to_string()));
+  return std::move(*set);
+}
+
 std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::EapConfig& eap,
                                                                   RandomSource& random) {
-  if (eap_options(eap).methods.empty()) return nullptr;
+  if (eap_options(eap, /*has_tls=*/true).methods.empty()) return nullptr;
   std::uint32_t gateway_id = eap.gateway_id.value_or(0);
   while (gateway_id == 0)
     random.fill(MutableBytes(reinterpret_cast<std::uint8_t*>(&gateway_id), sizeof gateway_id));
@@ -97,6 +146,12 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
       errors.push_back(config_error(e.file, e.line, e.column, e.message));
     }
   }
+  std::shared_ptr<const gateway::EapMethodSet> eap_methods;
+  if (auto set = eap_method_set(config); set) {
+    eap_methods = std::move(*set);
+  } else {
+    errors.push_back(std::move(set.error()));
+  }
   std::shared_ptr<const policy::Policy> authorization;
   if (config.policy_file) {
     auto policy = policy::load_policy(config.policy_file->path);
@@ -116,13 +171,14 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
   options.access.users_stores = config.users_stores;
   options.access.simultaneous_use_unavailable = config.simultaneous_use_unavailable;
   if (config.accounting) options.access.session_query_timeout = config.accounting->session_query_timeout;
-  options.access.eap = eap_options(config.eap);
+  options.access.eap = eap_options(config.eap, config.tls.has_value());
   auto state = gateway::GatewayState::build({.dictionary = *dictionary,
                                              .clients = std::move(clients->clients),
                                              .users = std::move(*users),
                                              .options = options,
                                              .policy = std::move(authorization),
-                                             .radsec_clients = std::move(radsec_clients)});
+                                             .radsec_clients = std::move(radsec_clients),
+                                             .eap_methods = std::move(eap_methods)});
   if (!state) {
     const config::SourceLocation& where = config.clients_file.where;
     return fail(config::ConfigErrors{config_error(where.file, where.line, where.column, state.error())});

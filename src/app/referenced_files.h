@@ -33,7 +33,13 @@ struct LoadedFiles {
 
 // The EAP options of the state (methods offered, in order; rounds) from the
 // eap: section.
-[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap);
+[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap, bool has_tls);
+
+// EAP-TLS, PEAP and EAP-TTLS as the eap: section lists them, with the
+// certificates of the tls: section; null when none is listed. A file that
+// does not load is an error at the tls: section.
+[[nodiscard]] Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_method_set(
+    const config::GatewayConfig& config);
 
 // The gateway's EAP conversations, shared by its workers (docs/design.md
 // "EAP across several gateways"); null when no EAP method is on. The State

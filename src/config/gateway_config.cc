@@ -76,6 +76,19 @@ void validate_radsec(const GatewayConfig& config, const SourceLocation& where, C
   }
 }
 
+// EAP-TLS, PEAP and EAP-TTLS present the gateway's certificate and verify
+// client certificates against its CA: they need the `tls` section.
+void validate_eap_tls(const GatewayConfig& config, const SourceLocation& where, ConfigErrors& errors) {
+  if (config.tls) return;
+  for (const std::string& method : config.eap.methods) {
+    if (!is_tls_eap_method(method)) continue;
+    errors.push_back(where.error(fmt::format(
+        "eap.methods lists {} but there is no 'tls' section (the server certificate and key, and the CA "
+        "of the client certificates)",
+        method)));
+  }
+}
+
 // The accounting section's transport: TLS with every member's id, or an
 // explicit plaintext opt-in (docs/security.md "Submission port").
 void validate_accounting_security(const AccountingConfig& accounting, const SourceLocation& where,
@@ -151,6 +164,7 @@ class Parser : YamlReader {
     }
     validate_ports(config_, auth_port_where_.value_or(at(root)), errors_);
     validate_radsec(config_, config_.radsec ? config_.radsec->where : at(root), errors_);
+    validate_eap_tls(config_, eap_methods_where_.value_or(at(root)), errors_);
     check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
                     config_.admin_token_file.has_value(), at(root), errors_);
   }
@@ -404,6 +418,13 @@ class Parser : YamlReader {
         {"idle_timeout_s", &Parser::on_eap_idle_timeout_s},
         {"rounds_max", &Parser::on_eap_rounds_max},
         {"gateway_id", &Parser::on_eap_gateway_id},
+        {"tls_fragment_octets", &Parser::on_eap_tls_fragment_octets},
+        {"tls_min_version", &Parser::on_eap_tls_min_version},
+        {"tls_max_version", &Parser::on_eap_tls_max_version},
+        {"peap_crypto_binding", &Parser::on_eap_peap_crypto_binding},
+        {"ttls_inner_methods", &Parser::on_eap_ttls_inner_methods},
+        {"pool_threads", &Parser::on_eap_pool_threads},
+        {"pool_queue_max", &Parser::on_eap_pool_queue_max},
     };
     if (!expect_map(value, where, "with 'md5', 'methods' and bounds")) return;
     config_.eap.where = where;
@@ -413,6 +434,67 @@ class Parser : YamlReader {
       errors_.push_back(
           eap_methods_where_.value_or(where).error("eap.md5 is true but eap.methods does not list md5"));
     }
+    if (eap.tls_min_version > eap.tls_max_version) {
+      errors_.push_back(
+          tls_version_where_.value_or(where).error("eap.tls_min_version is above eap.tls_max_version"));
+    }
+  }
+  void on_eap_tls_fragment_octets(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.tls_fragment_octets, value, where, kEapTlsFragmentOctetsMin,
+                kEapTlsFragmentOctetsMax);
+  }
+  static std::optional<EapTlsVersion> tls_version(const std::string& word) {
+    if (word == "1.2") return EapTlsVersion::k1_2;
+    if (word == "1.3") return EapTlsVersion::k1_3;
+    return std::nullopt;
+  }
+  void on_eap_tls_min_version(const YAML::Node& value, const SourceLocation& where) {
+    tls_version_where_ = where;
+    if (auto version = choice<EapTlsVersion>(value, where, "a TLS version: 1.2 or 1.3", tls_version))
+      config_.eap.tls_min_version = *version;
+  }
+  void on_eap_tls_max_version(const YAML::Node& value, const SourceLocation& where) {
+    tls_version_where_ = where;
+    if (auto version = choice<EapTlsVersion>(value, where, "a TLS version: 1.2 or 1.3", tls_version))
+      config_.eap.tls_max_version = *version;
+  }
+  void on_eap_peap_crypto_binding(const YAML::Node& value, const SourceLocation& where) {
+    auto binding =
+        choice<EapPeapCryptoBinding>(value, where, "off, optional or required",
+                                     [](const std::string& word) -> std::optional<EapPeapCryptoBinding> {
+                                       if (word == "off") return EapPeapCryptoBinding::kOff;
+                                       if (word == "optional") return EapPeapCryptoBinding::kOptional;
+                                       if (word == "required") return EapPeapCryptoBinding::kRequired;
+                                       return std::nullopt;
+                                     });
+    if (binding) config_.eap.peap_crypto_binding = *binding;
+  }
+  void on_eap_ttls_inner_methods(const YAML::Node& value, const SourceLocation& where) {
+    bool pap = false;
+    bool mschapv2 = false;
+    sequence(value, where, "EAP-TTLS inner methods", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "an inner method: pap or mschapv2");
+      if (!text) return;
+      bool& flag = *text == "pap" ? pap : mschapv2;
+      if (*text != "pap" && *text != "mschapv2") {
+        invalid(element, "an inner method: pap or mschapv2", *text);
+      } else if (flag) {
+        errors_.push_back(at(element).error(fmt::format("inner method '{}' is listed twice", *text)));
+      } else {
+        flag = true;
+      }
+    });
+    if (value.IsSequence() && value.size() == 0) {
+      errors_.push_back(at(value).error("eap.ttls_inner_methods needs at least one method"));
+    }
+    config_.eap.ttls_pap = pap;
+    config_.eap.ttls_mschapv2 = mschapv2;
+  }
+  void on_eap_pool_threads(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.pool_threads, value, where, 1, kEapPoolThreadsMax);
+  }
+  void on_eap_pool_queue_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.pool_queue_max, value, where, 1, kEapPoolQueueMax);
   }
   void on_eap_methods(const YAML::Node& value, const SourceLocation& where) {
     eap_methods_where_ = where;
@@ -641,6 +723,8 @@ class Parser : YamlReader {
   std::optional<SourceLocation> auth_port_where_{};
   // Where eap.methods was written.
   std::optional<SourceLocation> eap_methods_where_{};
+  // Where eap.tls_min_version or tls_max_version was written last.
+  std::optional<SourceLocation> tls_version_where_{};
 };
 
 ConfigError flag_error(std::string_view flag, std::string message) {
@@ -898,6 +982,8 @@ GatewayConfig default_gateway_config() {
   return config;
 }
 
+bool is_tls_eap_method(std::string_view name) { return name == "tls" || name == "peap" || name == "ttls"; }
+
 GatewayConfig quick_start_gateway_config() {
   GatewayConfig config = default_gateway_config();
   config.eap.md5 = true;
@@ -952,6 +1038,12 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
   }
   apply_tls(overrides, base, errors);
   apply_radsec(overrides, base, errors);
+  // Without a config file, the --tls-* flags also serve EAP-TLS, PEAP and
+  // EAP-TTLS with the same certificate (docs/operations.md "Trying it out").
+  if (base.tls && base.eap.md5 && base.eap.methods == std::vector<std::string>{"md5"} &&
+      !base.eap.where.line) {
+    base.eap.methods = {"tls", "peap", "ttls", "md5"};
+  }
   if (base.users_file.path.empty()) errors.push_back(flag_error("--users", "required without --config"));
   if (base.clients_file.path.empty()) errors.push_back(flag_error("--clients", "required without --config"));
   validate_ports(base, SourceLocation{.file = "--auth-port"}, errors);

@@ -220,18 +220,30 @@ struct SqlUsersConfig {
   friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
 };
 
-// The EAP methods `eap.methods` may name, in the order offered when it is
-// not given (docs/configuration.md, `eap.methods`).
-inline constexpr std::array<std::string_view, 1> kEapMethodNames = {"md5"};
+// The EAP methods `eap.methods` may name (docs/configuration.md, `eap.methods`),
+// in the order the flag-only quick start offers them.
+inline constexpr std::array<std::string_view, 4> kEapMethodNames = {"tls", "peap", "ttls", "md5"};
+// The TLS-based ones, which need the `tls:` section (the server certificate).
+[[nodiscard]] bool is_tls_eap_method(std::string_view name);
 inline constexpr std::int64_t kEapConversationsMax = 16'777'215;
 inline constexpr std::int64_t kEapIdleTimeoutSMax = 300;
 inline constexpr std::int64_t kEapRoundsMin = 3;
 inline constexpr std::int64_t kEapRoundsMax = 1000;
+// RFC 5216 §2.1.5 fragments (eap/tls_fragments.h's bounds).
+inline constexpr std::int64_t kEapTlsFragmentOctetsMin = 64;
+inline constexpr std::int64_t kEapTlsFragmentOctetsMax = 3000;
+inline constexpr std::int64_t kEapPoolThreadsMax = 64;
+inline constexpr std::int64_t kEapPoolQueueMax = 65536;
+
+enum class EapTlsVersion : std::uint8_t { k1_2, k1_3 };
+// Whether PEAP asks for cryptobinding ([MS-PEAP] §3.1.5.5).
+enum class EapPeapCryptoBinding : std::uint8_t { kOff, kOptional, kRequired };
 
 // The `eap:` section: EAP over RADIUS (docs/authentication.md "EAP").
 struct EapConfig {
   // The methods offered, in the order of preference (kEapMethodNames).
-  std::vector<std::string> methods{kEapMethodNames.begin(), kEapMethodNames.end()};
+  // EAP-MD5 alone unless listed: the TLS-based ones need the `tls:` section.
+  std::vector<std::string> methods{"md5"};
   // EAP-MD5, for wired devices that have nothing else; never over wireless
   // NAS-Port-Types. Off by default in a config file; on in the flag-only
   // quick start (quick_start_gateway_config).
@@ -246,6 +258,19 @@ struct EapConfig {
   // The gateway id its States carry (docs/wire_formats.md "EAP State");
   // absent: drawn at random at start.
   std::optional<std::uint32_t> gateway_id{};
+  // EAP-TLS, PEAP and EAP-TTLS (docs/authentication.md "EAP"): TLS octets
+  // per EAP-Request, the TLS versions, PEAP's cryptobinding and the inner
+  // methods of EAP-TTLS. The certificates are the `tls:` section's.
+  std::size_t tls_fragment_octets = 1000;
+  EapTlsVersion tls_min_version = EapTlsVersion::k1_2;
+  EapTlsVersion tls_max_version = EapTlsVersion::k1_3;
+  EapPeapCryptoBinding peap_crypto_binding = EapPeapCryptoBinding::kOptional;
+  bool ttls_pap = true;
+  bool ttls_mschapv2 = true;
+  // The pool that runs the TLS work off the UDP workers and the RadSec
+  // thread (docs/limits.md "EAP"): its threads and the steps waiting for one.
+  std::size_t pool_threads = 2;
+  std::size_t pool_queue_max = 256;
   SourceLocation where{};
 
   friend bool operator==(const EapConfig&, const EapConfig&) = default;

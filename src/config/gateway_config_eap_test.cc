@@ -62,7 +62,7 @@ TEST(ParseGatewayConfigEap, RefusesBadValuesAtTheirPosition) {
                                                  "  gateway_id: 0\n"
                                                  "  colour: blue\n"),
             (std::vector<std::string>{
-                "etc/gw.yaml:4:18: unknown EAP method 'tls-ng' (known: md5)",
+                "etc/gw.yaml:4:18: unknown EAP method 'tls-ng' (known: tls, peap, ttls, md5)",
                 "etc/gw.yaml:4:26: EAP method 'md5' is listed twice",
                 "etc/gw.yaml:5:8: expected true or false, got 'sometimes'",
                 "etc/gw.yaml:6:22: expected an integer between 1 and 16777215, got '0'",
@@ -78,6 +78,84 @@ TEST(ParseGatewayConfigEap, RefusesBadValuesAtTheirPosition) {
                                       "etc/gw.yaml:4:3: eap.md5 is true but eap.methods does not list md5"}));
   EXPECT_EQ(parse_errors(std::string(kMinimal) + "eap: on\n"),
             std::vector<std::string>{"etc/gw.yaml:3:6: expected a mapping with 'md5', 'methods' and bounds"});
+}
+
+TEST(ParseGatewayConfigEap, ReadsTheTlsMethodsAndTheirOptions) {
+  auto config = parse_gateway_config(std::string(kMinimal) +
+                                         "eap:\n"
+                                         "  methods: [peap, tls, ttls]\n"
+                                         "  tls_fragment_octets: 1400\n"
+                                         "  tls_min_version: \"1.3\"\n"
+                                         "  tls_max_version: \"1.3\"\n"
+                                         "  peap_crypto_binding: required\n"
+                                         "  ttls_inner_methods: [mschapv2]\n"
+                                         "  pool_threads: 4\n"
+                                         "  pool_queue_max: 1000\n"
+                                         "tls: {ca: ca.pem, cert: server.pem, key: server.key}\n",
+                                     "gw.yaml");
+  ASSERT_TRUE(config.has_value()) << config.error()[0].to_string();
+  EXPECT_EQ(config->eap.methods, (std::vector<std::string>{"peap", "tls", "ttls"}));
+  EXPECT_EQ(config->eap.tls_fragment_octets, 1400u);
+  EXPECT_EQ(config->eap.tls_min_version, EapTlsVersion::k1_3);
+  EXPECT_EQ(config->eap.tls_max_version, EapTlsVersion::k1_3);
+  EXPECT_EQ(config->eap.peap_crypto_binding, EapPeapCryptoBinding::kRequired);
+  EXPECT_FALSE(config->eap.ttls_pap);
+  EXPECT_TRUE(config->eap.ttls_mschapv2);
+  EXPECT_EQ(config->eap.pool_threads, 4u);
+  EXPECT_EQ(config->eap.pool_queue_max, 1000u);
+  auto defaults = parse_gateway_config(kMinimal, "gw.yaml");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->eap.tls_fragment_octets, 1000u);
+  EXPECT_EQ(defaults->eap.tls_min_version, EapTlsVersion::k1_2);
+  EXPECT_EQ(defaults->eap.tls_max_version, EapTlsVersion::k1_3);
+  EXPECT_EQ(defaults->eap.peap_crypto_binding, EapPeapCryptoBinding::kOptional);
+  EXPECT_TRUE(defaults->eap.ttls_pap && defaults->eap.ttls_mschapv2);
+  EXPECT_EQ(defaults->eap.pool_threads, 2u);
+  EXPECT_EQ(defaults->eap.pool_queue_max, 256u);
+}
+
+TEST(ParseGatewayConfigEap, RefusesBadTlsOptionsAtTheirPosition) {
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) + "eap:\n"
+                                           "  methods: [tls]\n"
+                                           "  tls_fragment_octets: 63\n"
+                                           "  tls_min_version: \"1.3\"\n"
+                                           "  tls_max_version: \"1.2\"\n"
+                                           "  peap_crypto_binding: maybe\n"
+                                           "  ttls_inner_methods: [pap, chap, pap]\n"
+                                           "  pool_threads: 0\n"
+                                           "  pool_queue_max: 65537\n"),
+      (std::vector<std::string>{
+          "etc/gw.yaml:5:24: expected an integer between 64 and 3000, got '63'",
+          "etc/gw.yaml:8:24: expected off, optional or required, got 'maybe'",
+          "etc/gw.yaml:9:29: expected an inner method: pap or mschapv2, got 'chap'",
+          "etc/gw.yaml:9:35: inner method 'pap' is listed twice",
+          "etc/gw.yaml:10:17: expected an integer between 1 and 64, got '0'",
+          "etc/gw.yaml:11:19: expected an integer between 1 and 65536, got '65537'",
+          "etc/gw.yaml:7:3: eap.tls_min_version is above eap.tls_max_version",
+          "etc/gw.yaml:4:3: eap.methods lists tls but there is no 'tls' section (the server certificate "
+          "and key, and the CA of the client certificates)",
+      }));
+}
+
+TEST(QuickStartGatewayConfig, TheTlsFlagsServeTheTlsMethods) {
+  GatewayOverrides flags{.users_file = "users", .clients_file = "clients.conf"};
+  auto md5_only = apply_overrides(quick_start_gateway_config(), flags);
+  ASSERT_TRUE(md5_only.has_value());
+  EXPECT_EQ(md5_only->eap.methods, std::vector<std::string>{"md5"});
+  flags.tls_cert = "server.pem";
+  flags.tls_key = "server.key";
+  flags.tls_ca = "ca.pem";
+  auto all = apply_overrides(quick_start_gateway_config(), flags);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->eap.methods, (std::vector<std::string>{"tls", "peap", "ttls", "md5"}));
+  EXPECT_TRUE(all->eap.md5);
+  // A config file says for itself what it serves.
+  auto file = parse_gateway_config(std::string(kMinimal) + "eap: {md5: true}\n", "gw.yaml");
+  ASSERT_TRUE(file.has_value());
+  auto flagged = apply_overrides(*file, flags);
+  ASSERT_TRUE(flagged.has_value());
+  EXPECT_EQ(flagged->eap.methods, std::vector<std::string>{"md5"});
 }
 
 TEST(QuickStartGatewayConfig, TurnsEapMd5On) {

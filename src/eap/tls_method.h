@@ -70,6 +70,9 @@ class TlsMethod final : public Method {
   // The verified client certificate's names, for policy; nothing before
   // success.
   [[nodiscard]] const std::optional<PeerCertificate>& peer_certificate() const;
+  [[nodiscard]] const PeerCertificate* verified_certificate() const override {
+    return succeeded_ && peer_certificate() ? &*peer_certificate() : nullptr;
+  }
   [[nodiscard]] std::string_view eap_identity() const { return eap_identity_; }
   // The negotiated version, once the handshake finished.
   [[nodiscard]] std::optional<TlsVersion> version() const { return version_; }

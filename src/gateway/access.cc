@@ -378,6 +378,7 @@ void clear_outcome(AccessOutcome& outcome) {
   outcome.rule = {};
   outcome.policy_reply = nullptr;
   outcome.eap = EapReply{};
+  outcome.eap_job.reset();
 }
 
 const auth::Credential* decide_user(const GatewayState& state, const radius::Packet& request,

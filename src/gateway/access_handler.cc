@@ -202,6 +202,8 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
       return Action{.kind = Action::Kind::kVerify,
                     .crypt_setting = outcome.crypt_setting,
                     .password = inputs.password.value_or(std::string_view())};
+    case AccessNeed::kEapStep:
+      return Action{.kind = Action::Kind::kEapStep};
     case AccessNeed::kNothing:
       break;
   }

@@ -67,6 +67,7 @@ struct Action {
     kVerify,         // Wait for the crypt(3) pool's verdict on `password` against `crypt_setting`.
     kCountSessions,  // Wait for the cluster's count of `name`'s sessions; the Access-Accept
                      // (`length` octets in the reply buffer) goes out below `limit`.
+    kEapStep,        // Wait for the EAP pool to step the conversation (AccessHandler::take_eap_job).
   };
   Kind kind = Kind::kDrop;
   std::size_t length = 0;

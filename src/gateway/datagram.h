@@ -93,11 +93,14 @@ using Ticket = std::uint64_t;
 }
 
 // What can answer a parked request, and the answer.
+struct EapStepJob;  // eap_step.h
+
 enum class AnswerKind : std::uint8_t {
   kRecord,        // Its accounting record was committed or refused.
   kSessionCount,  // The cluster's count of the user's open sessions (Simultaneous-Use).
   kUserLookup,    // The SQL user store's answer.
   kCryptVerdict,  // The crypt(3) pool's verdict on the User-Password.
+  kEapStep,       // The EAP pool stepped a conversation (eap_step.h).
 };
 struct Answer {
   Ticket ticket = 0;
@@ -112,6 +115,8 @@ struct Answer {
   // kCryptVerdict: whether the password matched; why not otherwise.
   bool crypt_matched = false;
   auth::AuthError crypt_error = auth::AuthError::kCryptFailed;
+  // kEapStep: the job, with the conversation it held and the step it made.
+  std::shared_ptr<EapStepJob> eap_step{};
 };
 
 // A reply produced after its request: `length` bytes written into the

@@ -158,6 +158,19 @@ class SlowStore final : public UserStore {
   std::vector<std::pair<std::string, Ticket>> fetched;
 };
 
+// The EAP pool as a test drives it: it keeps the steps it is given until
+// the test runs them, or refuses them all.
+class HoldingStepper final : public EapStepper {
+ public:
+  bool step(std::shared_ptr<EapStepJob> job, Ticket ticket) override {
+    if (refuse) return false;
+    held.emplace_back(std::move(job), ticket);
+    return true;
+  }
+  bool refuse = false;
+  std::vector<std::pair<std::shared_ptr<EapStepJob>, Ticket>> held;
+};
+
 class EapTest : public ::testing::Test {
  protected:
   EapTest() : random_(11) { build({eap::Type::kMd5Challenge}); }
@@ -185,7 +198,7 @@ class EapTest : public ::testing::Test {
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       workers_[i] = std::make_unique<RequestHandler>(state_, random_, counters_[i], &observer_,
                                                      AccountingSetup{}, static_cast<std::uint16_t>(i),
-                                                     ParkingSetup{.user_store = &store_});
+                                                     ParkingSetup{.user_store = &store_, .eap = stepper_});
       workers_[i]->set_eap_conversations(conversations_.get());
     }
   }
@@ -288,6 +301,7 @@ class EapTest : public ::testing::Test {
   std::array<std::unique_ptr<RequestHandler>, 2> workers_;
   RecordingObserver observer_;
   SlowStore store_;
+  EapStepper* stepper_ = nullptr;  // The EAP pool of the workers build() makes; null: none.
   std::array<std::uint8_t, 4096> request_{};
   std::array<std::uint8_t, 4096> reply_{};
   std::vector<std::uint8_t> last_request_;
@@ -639,6 +653,107 @@ TEST_F(EapTest, TheDecisionLogNamesTheOuterIdentity) {
   EXPECT_EQ(observer_.decisions[0].user, "alice");  // The method's decided identity.
   EXPECT_EQ(observer_.decisions[0].outer, "anonymous");
   EXPECT_EQ(observer_.decisions[0].method, "EAP-TLS");
+}
+
+// With an EAP pool, the steps of a TLS-based method (here the keyed stand-in
+// of Type 13) leave the worker: the request is parked until the pool posts
+// the step back. The NAS retransmitting meanwhile steps nothing twice: the
+// same datagram is coalesced by the duplicate cache, a new Access-Request
+// of the conversation finds it held; the late answer is the same reply.
+TEST_F(EapTest, ATlsStepWaitsInThePoolAndRetransmissionsDoNotStepItTwice) {
+  KeyedFactory factory;
+  HoldingStepper stepper;
+  stepper_ = &stepper;
+  build({eap::Type::kTls});
+  for (auto& worker : workers_) worker->set_eap_methods(&factory);
+  const auto secret = *radius::SharedSecret::create(as_bytes("testing123"));
+  const auto challenge = send(identity(3, "alice"));
+  ASSERT_TRUE(challenge.has_value());
+  EXPECT_EQ(challenge->code, Code::kAccessChallenge);
+  EXPECT_TRUE(stepper.held.empty());  // The method's Start is cheap: made on the worker.
+  const auto response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
+  EXPECT_FALSE(send(response, Bytes(*challenge->state)).has_value());
+  ASSERT_EQ(stepper.held.size(), 1u);
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 1u);
+  const std::vector<std::uint8_t> first = last_request_;
+  const auto first_authenticator = authenticator_;
+
+  EXPECT_FALSE(deliver(first, 0, endpoint(1, 40000), secret, now_).has_value());
+  EXPECT_EQ(drops(DropReason::kDuplicateInProgress), 1u);
+  EXPECT_FALSE(send(response, Bytes(*challenge->state), 1, endpoint(1, 40001)).has_value());
+  EXPECT_EQ(drops(DropReason::kEapConversationBusy), 1u);
+  EXPECT_EQ(stepper.held.size(), 1u);
+
+  auto [job, ticket] = stepper.held.front();
+  job->run();
+  const auto deferred = workers_[0]->on_answer(
+      now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_);
+  ASSERT_TRUE(deferred.has_value());
+  authenticator_ = first_authenticator;
+  const Reply accept = read(Bytes(reply_.data(), deferred->length), secret);
+  EXPECT_EQ(accept.code, Code::kAccessAccept);
+  EXPECT_TRUE(accept.microsoft.contains(radius::ms::kMppeRecvKey));
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
+  const auto again = deliver(first, 0, endpoint(1, 40000), secret, now_);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->wire, accept.wire);
+}
+
+// A step that comes back after its request gave up: the request was
+// dropped (eap_unavailable), and the conversation, whose response the step
+// consumed, ends; its State names nothing after.
+TEST_F(EapTest, AStepBackAfterItsRequestGaveUpEndsTheConversation) {
+  KeyedFactory factory;
+  HoldingStepper stepper;
+  stepper_ = &stepper;
+  build({eap::Type::kTls});
+  for (auto& worker : workers_) worker->set_eap_methods(&factory);
+  const auto challenge = send(identity(3, "alice"));
+  ASSERT_TRUE(challenge.has_value());
+  const auto response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
+  EXPECT_FALSE(send(response, Bytes(*challenge->state)).has_value());
+  ASSERT_EQ(stepper.held.size(), 1u);
+  workers_[0]->on_tick(now_ + Duration::seconds(6));
+  EXPECT_EQ(drops(DropReason::kEapUnavailable), 1u);
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
+  auto [job, ticket] = stepper.held.front();
+  job->run();
+  EXPECT_FALSE(
+      workers_[0]
+          ->on_answer(now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_)
+          .has_value());
+  EXPECT_EQ(job->held.conversation, nullptr);
+  const auto refused = send(response, Bytes(*challenge->state));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code, Code::kAccessReject);
+  EXPECT_EQ(rejects(RejectReason::kEapStateUnknown), 1u);
+}
+
+// At the pool's bound the request is dropped and its conversation put back
+// unchanged: the NAS's retransmission continues it.
+TEST_F(EapTest, AStepRefusedAtThePoolsBoundIsDroppedAndTheConversationGoesOn) {
+  KeyedFactory factory;
+  HoldingStepper stepper;
+  stepper.refuse = true;
+  stepper_ = &stepper;
+  build({eap::Type::kTls});
+  for (auto& worker : workers_) worker->set_eap_methods(&factory);
+  const auto challenge = send(identity(3, "alice"));
+  ASSERT_TRUE(challenge.has_value());
+  const auto response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
+  EXPECT_FALSE(send(response, Bytes(*challenge->state)).has_value());
+  EXPECT_EQ(drops(DropReason::kEapQueueFull), 1u);
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
+  stepper.refuse = false;
+  EXPECT_FALSE(send(response, Bytes(*challenge->state), 1, endpoint(1, 40002)).has_value());
+  ASSERT_EQ(stepper.held.size(), 1u);
+  auto [job, ticket] = stepper.held.front();
+  job->run();
+  const auto deferred = workers_[1]->on_answer(
+      now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_);
+  ASSERT_TRUE(deferred.has_value());
+  const auto secret = *radius::SharedSecret::create(as_bytes("testing123"));
+  EXPECT_EQ(read(Bytes(reply_.data(), deferred->length), secret).code, Code::kAccessAccept);
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
                        std::move(secrets), std::move(labels), std::move(inputs.users), inputs.options));
   if (auto parsed = state->parse_credentials(); !parsed) return fail(parsed.error());
   state->policy_ = std::move(inputs.policy);
+  state->eap_methods_ = std::move(inputs.eap_methods);
   return std::shared_ptr<const GatewayState>(std::move(state));
 }
 

@@ -21,6 +21,7 @@
 #include "eap/method.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/eap_method_set.h"
 #include "policy/policy.h"
 #include "radius/authenticator.h"
 #include "radius/dictionary.h"
@@ -95,7 +96,9 @@ struct KnownAttributes {
 // label values as UTF-8). Clients with the same label share its counts.
 [[nodiscard]] std::string client_label(const config::ClientDef& client);
 
-class GatewayState {
+// Shares itself (shared_from_this) with work handed to other threads: the
+// EAP pool steps a conversation against the state its request arrived with.
+class GatewayState : public std::enable_shared_from_this<GatewayState> {
  public:
   struct Inputs {
     std::shared_ptr<const radius::Dictionary> dictionary;
@@ -107,6 +110,8 @@ class GatewayState {
     // The RadSec clients (RFC 6614; config::ClientsLimits::radsec), looked
     // up for packets of Listener::kRadSec only. Empty without RadSec.
     std::vector<config::ClientDef> radsec_clients{};
+    // EAP-TLS, PEAP and EAP-TTLS with their certificates; null: none served.
+    std::shared_ptr<const EapMethodSet> eap_methods{};
   };
 
   // Validates and indexes the inputs. Errors are for the operator (two
@@ -142,6 +147,8 @@ class GatewayState {
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
   // The authorization policy, or null when none is configured.
   [[nodiscard]] const policy::Policy* policy() const { return policy_.get(); }
+  // The TLS-based EAP methods, or null when none is served.
+  [[nodiscard]] const EapMethodSet* eap_methods() const { return eap_methods_.get(); }
   // UDP and RadSec clients together.
   [[nodiscard]] std::size_t client_count() const { return labels_.size(); }
   // Every UDP client, in the order of the clients file (the admin API's /config).
@@ -170,6 +177,7 @@ class GatewayState {
   KnownAttributes known_;
   auth::UserCredentials credentials_;
   std::shared_ptr<const policy::Policy> policy_;
+  std::shared_ptr<const EapMethodSet> eap_methods_;
 };
 
 }  // namespace rw::gateway

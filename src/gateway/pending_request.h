@@ -27,6 +27,7 @@ enum class PendingKind : std::uint8_t {
   kUserLookup,    // An Access-Request waiting for the SQL user store.
   kCryptCheck,    // An Access-Request waiting for the crypt(3) pool.
   kSessionCount,  // An accepted Access-Request waiting for its user's count of open sessions.
+  kEapStep,       // An Access-Request whose EAP conversation the EAP pool is stepping.
   kCount,
 };
 
@@ -45,7 +46,7 @@ struct PendingRequest {
   // kRecord: the request had a Message-Authenticator, so does the reply.
   bool message_authenticator = false;
 
-  // kUserLookup, kCryptCheck: the request itself, decided again with the
+  // kUserLookup, kCryptCheck, kEapStep: the request itself, decided again with the
   // answer, and its User-Password as unhidden on arrival (wiped on release).
   std::vector<std::uint8_t> datagram{};
   std::array<char, radius::kMaxUserPasswordLength> password{};

@@ -49,6 +49,10 @@ std::string_view to_string(DropReason reason) {
       return "eap_table_full";
     case DropReason::kEapConversationBusy:
       return "eap_conversation_busy";
+    case DropReason::kEapQueueFull:
+      return "eap_queue_full";
+    case DropReason::kEapUnavailable:
+      return "eap_unavailable";
     case DropReason::kCount:
       break;
   }

@@ -84,6 +84,10 @@ void RequestHandler::on_tick(Instant now) {
       case PendingKind::kCryptCheck:
         note_drop(DropReason::kCryptUnavailable);
         break;
+      case PendingKind::kEapStep:
+        // The conversation ends when its step comes back (a stale answer).
+        note_drop(DropReason::kEapUnavailable);
+        break;
       case PendingKind::kSessionCount:
       case PendingKind::kCount:
         return;  // Decided by next_timed_reply: the policy may answer.
@@ -268,6 +272,7 @@ Action RequestHandler::decide_fresh(const RequestContext& request, MutableBytes 
   AccessInputs inputs;
   inputs.user_store = parking_.user_store;
   inputs.crypt_elsewhere = parking_.crypt != nullptr;
+  inputs.eap_elsewhere = parking_.eap != nullptr && eap_ != nullptr;
   if (const auto hidden = request.packet.find(attr::kUserPassword)) {
     auto plain = radius::unhide_user_password(hidden->value, request.packet.authenticator(), request.secret,
                                               password_);
@@ -298,9 +303,11 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
       break;
     case PendingKind::kUserLookup:
     case PendingKind::kCryptCheck:
+    case PendingKind::kEapStep:
       // A lookup that moves on to a crypt check keeps its place.
       room = (parked != nullptr && parked->kind != PendingKind::kSessionCount) ||
-             used(PendingKind::kUserLookup) + used(PendingKind::kCryptCheck) < parking_.parked_max;
+             used(PendingKind::kUserLookup) + used(PendingKind::kCryptCheck) + used(PendingKind::kEapStep) <
+                 parking_.parked_max;
       break;
     case PendingKind::kCount:
       RW_ASSERT(false);
@@ -357,6 +364,26 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       counters_.accounting_submitted.add();
       return parked_outcome;
     }
+    case Action::Kind::kEapStep: {
+      // The job holds the conversation: whatever happens here, it goes back.
+      std::shared_ptr<EapStepJob> job = access_.take_eap_job();
+      RW_ASSERT(job != nullptr && eap_ != nullptr && parking_.eap != nullptr);
+      PendingRequest* pending = park(request, key, PendingKind::kEapStep, parked);
+      if (pending == nullptr) {
+        eap_->put_back(request.now, std::move(job->held));
+        return drop;
+      }
+      if (parked == nullptr) keep_request(request, *pending);
+      pending->deadline = request.now + parking_.eap_timeout;
+      if (!parking_.eap->step(job, pending_.ticket_of(*pending))) {
+        // Unchanged: the NAS's retransmission continues it.
+        eap_->put_back(request.now, std::move(job->held));
+        note_drop(DropReason::kEapQueueFull);
+        if (parked == nullptr) release(*pending);  // A resumed request's slot is freed by its caller.
+        return drop;
+      }
+      return parked_outcome;
+    }
     case Action::Kind::kLookup:
     case Action::Kind::kVerify: {
       const bool lookup = action.kind == Action::Kind::kLookup;
@@ -364,19 +391,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
           park(request, key, lookup ? PendingKind::kUserLookup : PendingKind::kCryptCheck, parked);
       if (pending == nullptr) return drop;
       const Ticket ticket = pending_.ticket_of(*pending);
-      if (parked == nullptr) {
-        // Kept to decide the request again with the answer, with the
-        // plaintext unhidden on arrival.
-        const Bytes datagram = request.packet.wire();
-        pending->datagram.assign(datagram.begin(), datagram.end());
-        pending->has_password = fresh_password_.has_value();
-        pending->password_malformed = fresh_password_malformed_;
-        pending->password_length = fresh_password_ ? fresh_password_->size() : 0;
-        if (fresh_password_)
-          std::copy(fresh_password_->begin(), fresh_password_->end(), pending->password.begin());
-        pending->fetched = false;
-        pending->fetched_user.reset();
-      }
+      if (parked == nullptr) keep_request(request, *pending);
       bool asked = false;
       if (lookup) {
         pending->deadline = request.now + parking_.lookup_timeout;
@@ -420,6 +435,19 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
     }
   }
   return drop;
+}
+
+void RequestHandler::keep_request(const RequestContext& request, PendingRequest& pending) {
+  // Kept to decide the request again with the answer, with the plaintext
+  // unhidden on arrival.
+  const Bytes datagram = request.packet.wire();
+  pending.datagram.assign(datagram.begin(), datagram.end());
+  pending.has_password = fresh_password_.has_value();
+  pending.password_malformed = fresh_password_malformed_;
+  pending.password_length = fresh_password_ ? fresh_password_->size() : 0;
+  if (fresh_password_) std::copy(fresh_password_->begin(), fresh_password_->end(), pending.password.begin());
+  pending.fetched = false;
+  pending.fetched_user.reset();
 }
 
 void RequestHandler::report(Instant now, const Endpoint& from, std::string_view client,
@@ -525,12 +553,25 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
   // the state the slot holds: it parses again, and its client is still there.
   trace_ = std::move(pending.trace);
   client_counters_ = pending.client_counters;
-  if (trace_)
-    trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
-                                    : "resumed: the SQL store answered");
+  EapStepJob* stepped =
+      verdict != nullptr && verdict->kind == AnswerKind::kEapStep ? verdict->eap_step.get() : nullptr;
+  if (trace_) {
+    trace_->step(stepped != nullptr   ? "resumed: the EAP pool stepped the conversation"
+                 : verdict != nullptr ? "resumed: the crypt(3) pool answered"
+                                      : "resumed: the SQL store answered");
+  }
+  // Whatever becomes of the request, the conversation the step holds goes
+  // back to the table or ends.
+  const auto end_held = [&] {
+    if (stepped != nullptr && stepped->held.conversation != nullptr && eap_ != nullptr)
+      eap_->end(std::move(stepped->held));
+  };
   auto packet = radius::Packet::parse(pending.datagram);
   const config::ClientDef* client = pending.state->find_client(pending.key.from, pending.key.listener);
-  if (!packet || client == nullptr) return finish(now, pending, Outcome{}, reply);
+  if (!packet || client == nullptr) {
+    end_held();
+    return finish(now, pending, Outcome{}, reply);
+  }
   const RequestContext request{.now = now,
                                .arrival = pending.arrival,
                                .from = pending.key.from,
@@ -543,8 +584,11 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
                             .user_store = parking_.user_store,
                             .fetched_user = pending.fetched ? &pending.fetched_user : nullptr,
                             .crypt_elsewhere = parking_.crypt != nullptr,
-                            .crypt_verdict = verdict};
+                            .crypt_verdict = stepped == nullptr ? verdict : nullptr,
+                            .eap_elsewhere = parking_.eap != nullptr && eap_ != nullptr,
+                            .eap_stepped = stepped};
   const Action action = access_.decide(request, inputs, reply);
+  end_held();
   if (trace_) explain_decision(request, action);
   return finish(now, pending, carry_out(request, pending.key, action, reply, &pending), reply);
 }
@@ -625,6 +669,15 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
       if (pending == nullptr || pending->kind != PendingKind::kCryptCheck)
         return stale(counters_.parked_stale);
       return resume_access(now, *pending, &answer, reply);
+    case AnswerKind::kEapStep:
+      if (pending == nullptr || pending->kind != PendingKind::kEapStep) {
+        // Its request was dropped meanwhile: the conversation cannot go on
+        // (the peer's response was consumed), so it ends.
+        if (answer.eap_step != nullptr && answer.eap_step->held.conversation != nullptr && eap_ != nullptr)
+          eap_->end(std::move(answer.eap_step->held));
+        return stale(counters_.parked_stale);
+      }
+      return resume_access(now, *pending, &answer, reply);
   }
   return std::nullopt;
 }
@@ -667,6 +720,9 @@ void RequestHandler::explain_decision(const RequestContext& request, const Actio
     case AccessNeed::kUserLookup:
       trace_->step("user store: sql holds no row for " + printable(as_bytes(outcome.lookup_name)) +
                    " in memory; waiting for the database");
+      return;
+    case AccessNeed::kEapStep:
+      trace_->step("EAP: the TLS step is handed to the EAP pool");
       return;
     case AccessNeed::kCryptCheck:
     case AccessNeed::kNothing:

@@ -95,8 +95,14 @@ struct ParkingSetup {
   // A request whose crypt(3) verdict does not come within this is dropped
   // (crypt_unavailable); the pool's queue bound keeps it from happening.
   Duration crypt_timeout = Duration::seconds(2);
-  // Access-Requests waiting for SQL or crypt(3), per worker. At the bound new
-  // ones are dropped (parked_table_full). Requires: 1..16384.
+  // Steps EAP-TLS, PEAP and EAP-TTLS conversations; borrowed. Null: they
+  // are stepped on the worker (tests and tools).
+  EapStepper* eap = nullptr;
+  // A request whose EAP step does not come back within this is dropped
+  // (eap_unavailable) and its conversation ends when the step comes back.
+  Duration eap_timeout = Duration::seconds(5);
+  // Access-Requests waiting for SQL, crypt(3) or an EAP step, per worker. At
+  // the bound new ones are dropped (parked_table_full). Requires: 1..16384.
   std::size_t parked_max = 1024;
 };
 
@@ -172,6 +178,8 @@ class RequestHandler final : public DatagramHandler {
   // already pending (a resumed Access-Request), else null.
   Outcome carry_out(const RequestContext& request, const RequestKey& key, const Action& action,
                     MutableBytes reply, PendingRequest* parked);
+  // Copies the request (and its unhidden password) into `pending`, to decide it again.
+  void keep_request(const RequestContext& request, PendingRequest& pending);
   // Takes a slot of `kind` for the request (or moves `parked` to `kind`);
   // null when `kind`'s share of the table is used up (counted as a drop).
   PendingRequest* park(const RequestContext& request, const RequestKey& key, PendingKind kind,

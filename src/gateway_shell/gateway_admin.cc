@@ -146,6 +146,21 @@ void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& 
   }
 }
 
+void add_eap_pool_metrics(io::PrometheusText& page, const EapPool& pool) {
+  const EapPoolStats stats = pool.stats();
+  page.gauge("radiusward_gateway_eap_pool_queued", "EAP steps waiting for a thread of the EAP pool now.",
+             static_cast<std::int64_t>(stats.queued));
+  page.counter("radiusward_gateway_eap_pool_refused_total",
+               "EAP steps refused at the pool's queue bound (the request is dropped as eap_queue_full).",
+               stats.refused);
+  constexpr std::string_view kSteps = "EAP steps the pool ran (TLS handshakes and tunnels), by outcome.";
+  for (const auto& [outcome, value] :
+       {std::pair{"request", stats.requests}, std::pair{"success", stats.successes},
+        std::pair{"failure", stats.failures}, std::pair{"discard", stats.discards}}) {
+    page.counter("radiusward_gateway_eap_pool_steps_total", kSteps, value, {{"outcome", outcome}});
+  }
+}
+
 void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels) {
@@ -235,7 +250,7 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec, const AuditLog* audit,
-                        const gateway::EapConversations* eap) {
+                        const gateway::EapConversations* eap, const EapPool* eap_pool) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -244,10 +259,11 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit,
-                                 eap](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit, eap,
+                                 eap_pool](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
     if (eap != nullptr) add_eap_metrics(page, *eap, workers);
+    if (eap_pool != nullptr) add_eap_pool_metrics(page, *eap_pool);
     if (audit != nullptr) add_audit_metrics(page, *audit);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.

@@ -13,6 +13,7 @@
 #include "gateway/counters.h"
 #include "gateway/eap_conversations.h"
 #include "gateway_shell/audit_log.h"
+#include "gateway_shell/eap_pool.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/radsec_server.h"
 #include "gateway_shell/submission_client.h"
@@ -53,6 +54,10 @@ void add_client_metrics(io::PrometheusText& page,
 void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& conversations,
                      const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
 
+// Adds the EAP pool's figures: steps waiting, refused at the queue bound,
+// and steps by outcome (docs/admin_api.md "/metrics").
+void add_eap_pool_metrics(io::PrometheusText& page, const EapPool& pool);
+
 // Adds the UDP workers' reply latency, by listener, and their datagram
 // counters to a /metrics page.
 void add_udp_metrics(io::PrometheusText& page, const UdpServer& udp);
@@ -66,11 +71,13 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
 // in force names the clients /metrics shows) must outlive the server's
 // thread, and so must `radsec` (null without RadSec). `audit` (null without
 // an audit log) adds its metrics to /metrics. Requires: the server is not
-// started. `eap` (null when EAP is not served) adds its metrics.
+// started. `eap` (null when EAP is not served) adds its metrics, and so
+// does `eap_pool` (null: none).
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
-                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr);
+                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr,
+                        const EapPool* eap_pool = nullptr);
 
 }  // namespace rw::gateway_shell
