@@ -21,6 +21,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIENT_CN = "bench-device"  # The subject CN of scripts/eap-bench-certs's client certificate.
 
 
 class Setup:
@@ -111,8 +112,16 @@ def radiusward_config(folder, certs, users_file, clients_file, fragment, tls):
     with the bench certificates in `tls:` (docs/configuration.md), the same
     fragment size and TLS version as FreeRADIUS."""
     path = os.path.join(folder, "gateway-eap.yaml")
+    # EAP-TLS decides as the certificate's CN, which the users policy must
+    # know (docs/authentication.md "EAP"): the bench users and the client
+    # certificate's name, with no check items (FreeRADIUS's EAP-TLS asks
+    # its users file nothing).
+    eap_users = os.path.join(folder, "users-eap")
+    shutil.copyfile(users_file, eap_users)
+    with open(eap_users, "a") as f:
+        f.write("%s\n" % CLIENT_CN)
     with open(path, "w") as f:
-        f.write("users_file: %s\nclients_file: %s\n" % (users_file, clients_file))
+        f.write("users_file: %s\nclients_file: %s\n" % (eap_users, clients_file))
         f.write("tls:\n  cert: %s\n  key: %s\n  ca: %s\n" % (certs["server_cert"], certs["server_key"], certs["ca"]))
         f.write("eap:\n  methods: [tls, peap]\n  tls_fragment_octets: %d\n  tls_min_version: \"%s\"\n"
                 "  tls_max_version: \"%s\"\n" % (fragment, tls, tls))
@@ -289,7 +298,11 @@ def conditions(setup):
             "session_resumption": "off (every authentication a full handshake)",
             "peap": "PEAPv0, inner EAP-MSCHAPv2, users' Cleartext-Password",
             "freeradius": "rlm_eap tls and peap (inner-tunnel: files, mschap), tls-common with the bench "
-                          "certificates, cache off, thread pool 5..32"}
+                          "certificates, cache off, thread pool 5..32",
+            "radiusward": "`radiusward gateway --workers %s` with eap.methods [tls, peap], the bench certificates "
+                          "in tls:, eap.pool_threads and peap_crypto_binding at their defaults (2; optional: the "
+                          "supplicant answers the Crypto-Binding TLV over TLS 1.2, which FreeRADIUS does not "
+                          "send)" % setup.workers}
 
 
 def phases(setup, out_dir, only):
