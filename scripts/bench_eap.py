@@ -161,7 +161,11 @@ def start_server(name, setup, certs):
                                   setup.free_port, setup.server_prefix, setup.own_autogroup)
     else:
         raise ValueError("no EAP server " + name)
-    wait_ready(setup, server, certs)
+    try:
+        wait_ready(setup, server, certs)
+    except BaseException:
+        server.stop()  # A server that never became ready is not left behind.
+        raise
     return server
 
 
