@@ -16,11 +16,15 @@ import json
 import os
 import shutil
 import signal
+import re
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_sql  # noqa: E402  (admin_get: the admin API without ctl)
+CLIENT_CN = "bench-device"  # The subject CN of scripts/eap-bench-certs's client certificate.
 
 
 class Setup:
@@ -68,9 +72,10 @@ def certificates(folder):
 class EapServer:
     """A server under test: its process, port and log."""
 
-    def __init__(self, name, args, port, folder, prefix, own_autogroup):
+    def __init__(self, name, args, port, folder, prefix, own_autogroup, admin_socket=None):
         self.name = name
         self.port = port
+        self.admin_socket = admin_socket
         self.log_path = os.path.join(folder, name + "-eap.log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(prefix + args, stdout=self.log, stderr=subprocess.STDOUT,
@@ -111,8 +116,16 @@ def radiusward_config(folder, certs, users_file, clients_file, fragment, tls):
     with the bench certificates in `tls:` (docs/configuration.md), the same
     fragment size and TLS version as FreeRADIUS."""
     path = os.path.join(folder, "gateway-eap.yaml")
+    # EAP-TLS decides as the certificate's CN, which the users policy must
+    # know (docs/authentication.md "EAP"): the bench users and the client
+    # certificate's name, with no check items (FreeRADIUS's EAP-TLS asks
+    # its users file nothing).
+    eap_users = os.path.join(folder, "users-eap")
+    shutil.copyfile(users_file, eap_users)
+    with open(eap_users, "a") as f:
+        f.write("%s\n" % CLIENT_CN)
     with open(path, "w") as f:
-        f.write("users_file: %s\nclients_file: %s\n" % (users_file, clients_file))
+        f.write("users_file: %s\nclients_file: %s\n" % (eap_users, clients_file))
         f.write("tls:\n  cert: %s\n  key: %s\n  ca: %s\n" % (certs["server_cert"], certs["server_key"], certs["ca"]))
         f.write("eap:\n  methods: [tls, peap]\n  tls_fragment_octets: %d\n  tls_min_version: \"%s\"\n"
                 "  tls_max_version: \"%s\"\n" % (fragment, tls, tls))
@@ -137,16 +150,22 @@ def start_server(name, setup, certs):
         config = radiusward_config(setup.folder, certs, setup.users_file, setup.clients_file, setup.fragment,
                                    setup.tls)
         port = setup.free_port()
+        admin = os.path.join(setup.folder, "gateway-eap.sock")
         server = EapServer("radiusward", [setup.binary, "gateway", "--config", config, "--auth-port", str(port),
                                           "--acct-port", str(setup.free_port()), "--listen", "127.0.0.1",
-                                          "--workers", str(setup.workers), "--log-level", "warn"],
-                           port, setup.folder, setup.server_prefix, setup.own_autogroup)
+                                          "--workers", str(setup.workers), "--log-level", "warn",
+                                          "--admin-socket", admin],
+                           port, setup.folder, setup.server_prefix, setup.own_autogroup, admin)
     elif name == "freeradius":
         server = start_freeradius(setup.folder, setup.plain_users, setup.secret, certs, setup.fragment, setup.tls,
                                   setup.free_port, setup.server_prefix, setup.own_autogroup)
     else:
         raise ValueError("no EAP server " + name)
-    wait_ready(setup, server, certs)
+    try:
+        wait_ready(setup, server, certs)
+    except BaseException:
+        server.stop()  # A server that never became ready is not left behind.
+        raise
     return server
 
 
@@ -160,6 +179,16 @@ def udp_drops(port):
             if len(fields) >= 13 and int(fields[1].split(":")[1], 16) == port:
                 drops += int(fields[-1])
     return drops
+
+
+def eap_queue_full(server):
+    """radiusward's drops at the EAP pool's queue bound (`eap_queue_full`,
+    from its /metrics); None for a server without them."""
+    if not server.admin_socket:
+        return None
+    body = bench_sql.admin_get(server.admin_socket, "/metrics") or b""
+    found = re.search(rb'radiusward_gateway_drops_total\{reason="eap_queue_full"\} (\d+)', body)
+    return int(found.group(1)) if found else None
 
 
 def eap_args(binary, server, secret, certs, method, users, tls, fragment):
@@ -269,9 +298,11 @@ def bootstorm_phase(setup, out_dir):
                 for pid in server.pids():
                     args += ["--pid", str(pid)]
                 setup.log("bootstorm", name, n)
-                drops = udp_drops(server.port)
+                drops, queue_full = udp_drops(server.port), eap_queue_full(server)
                 report = run_generator(args, out, setup.generator_prefix, setup.own_autogroup, echo=True)
                 report["server_socket_drops"] = udp_drops(server.port) - drops
+                if queue_full is not None:
+                    report["server_eap_queue_full"] = (eap_queue_full(server) or 0) - queue_full
                 results.append({"server": name, "devices": n, "report": report})
                 time.sleep(float(setup.env("EAP_SETTLE_MS", 2000)) / 1000)
         finally:
@@ -289,7 +320,11 @@ def conditions(setup):
             "session_resumption": "off (every authentication a full handshake)",
             "peap": "PEAPv0, inner EAP-MSCHAPv2, users' Cleartext-Password",
             "freeradius": "rlm_eap tls and peap (inner-tunnel: files, mschap), tls-common with the bench "
-                          "certificates, cache off, thread pool 5..32"}
+                          "certificates, cache off, thread pool 5..32",
+            "radiusward": "`radiusward gateway --workers %s` with eap.methods [tls, peap], the bench certificates "
+                          "in tls:, eap.pool_threads and peap_crypto_binding at their defaults (2; optional: the "
+                          "supplicant answers the Crypto-Binding TLV over TLS 1.2, which FreeRADIUS does not "
+                          "send)" % setup.workers}
 
 
 def phases(setup, out_dir, only):

@@ -62,9 +62,9 @@ inline constexpr std::size_t kSupplicantErrorCount = static_cast<std::size_t>(Su
 struct SupplicantConfig {
   EapBenchMethod method = EapBenchMethod::kTls;
   eap::TlsVersion tls_version = eap::TlsVersion::k1_2;
-  std::string ca_file;           // Verifies the server's certificate.
-  std::string certificate_file;  // EAP-TLS: the client certificate (PEM) ...
-  std::string key_file;          // ... and its key.
+  std::string ca_file{};           // Verifies the server's certificate.
+  std::string certificate_file{};  // EAP-TLS: the client certificate (PEM) ...
+  std::string key_file{};          // ... and its key.
   std::size_t fragment_octets = eap::kTlsFragmentOctetsDefault;
 };
 
