@@ -14,6 +14,9 @@
 
 #include "config/clients_file.h"
 #include "config/users_file.h"
+#include "gateway_shell/ocsp_checker.h"
+#include "io/csprng.h"
+#include "io/http_client.h"
 #include "policy/policy_file.h"
 #include "radius/dictionary.h"
 
@@ -98,6 +101,22 @@ Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_me
   options.crypto_binding = crypto_binding(config.eap.peap_crypto_binding);
   options.ttls_pap = config.eap.ttls_pap;
   options.ttls_mschapv2 = config.eap.ttls_mschapv2;
+  // EAP-TLS only (EapMethodSet::build leaves the tunnel context without
+  // them): resumption and OCSP (docs/security.md "EAP-TLS resumption", "OCSP").
+  options.tls.resumption_sessions_max = config.eap.tls_resumption_sessions;
+  options.tls.resumption_lifetime = config.eap.tls_resumption_lifetime;
+  if (const std::optional<config::EapOcspConfig>& ocsp = config.eap.ocsp) {
+    gateway_shell::OcspOptions checker{.timeout = ocsp->timeout};
+    if (ocsp->responder) {
+      auto url = io::parse_http_url(*ocsp->responder);
+      if (!url) return fail(ocsp->responder_where.error("eap.ocsp.responder: " + url.error()));
+      checker.responder = std::move(*url);
+    }
+    // The nonces: any thread's CSPRNG, since the checker runs on the pool's.
+    static io::ThreadLocalCsprng random;
+    options.tls.revocation = std::make_shared<gateway_shell::OcspChecker>(std::move(checker), random);
+    options.tls.revocation_required = ocsp->required;
+  }
   auto set = gateway::EapMethodSet::build(options);
   if (!set) return fail(tls.where.error("EAP: " + set.error().to_string()));
   return std::move(*set);
@@ -223,7 +242,8 @@ Result<LoadedFiles, config::ConfigErrors> load_referenced_files(const config::Ga
     check_one_tenant_per_prefix(lists, errors);
   }
   // Each tenant's EAP-TLS, PEAP and EAP-TTLS with its own certificates and CA.
-  const auto method_set = [&](const config::EapConfig& eap, const std::optional<config::ClusterTlsConfig>& tls) {
+  const auto method_set = [&](const config::EapConfig& eap,
+                              const std::optional<config::ClusterTlsConfig>& tls) {
     std::shared_ptr<const gateway::EapMethodSet> made;
     if (auto set = eap_method_set(config, eap, tls); set) {
       made = std::move(*set);

@@ -80,8 +80,8 @@ void validate_radsec(const GatewayConfig& config, const SourceLocation& where, C
 
 // EAP-TLS, PEAP and EAP-TTLS present the gateway's certificate and verify
 // client certificates against its CA: they need the `tls` section.
-void validate_eap_tls(const EapConfig& eap, const std::optional<ClusterTlsConfig>& tls, const SourceLocation& where,
-                      ConfigErrors& errors) {
+void validate_eap_tls(const EapConfig& eap, const std::optional<ClusterTlsConfig>& tls,
+                      const SourceLocation& where, ConfigErrors& errors) {
   if (tls) return;
   for (const std::string& method : eap.methods) {
     if (!is_tls_eap_method(method)) continue;
@@ -96,7 +96,8 @@ void validate_eap_tls(const GatewayConfig& config, const SourceLocation& where, 
   validate_eap_tls(config.eap, config.tls, where, errors);
   // A tenant's TLS-based methods use the tenant's own certificates and CA.
   for (const TenantConfig& tenant : config.tenants)
-    validate_eap_tls(tenant.eap, tenant.tls, tenant.eap.where.line > 0 ? tenant.eap.where : tenant.where, errors);
+    validate_eap_tls(tenant.eap, tenant.tls, tenant.eap.where.line > 0 ? tenant.eap.where : tenant.where,
+                     errors);
 }
 
 // The accounting section's transport: TLS with every member's id, or an
@@ -444,6 +445,9 @@ class Parser : YamlReader {
         {"ttls_inner_methods", &Parser::on_eap_ttls_inner_methods},
         {"pool_threads", &Parser::on_eap_pool_threads},
         {"pool_queue_max", &Parser::on_eap_pool_queue_max},
+        {"tls_resumption_sessions", &Parser::on_eap_tls_resumption_sessions},
+        {"tls_resumption_lifetime_s", &Parser::on_eap_tls_resumption_lifetime_s},
+        {"ocsp", &Parser::on_eap_ocsp},
     };
     eap_section(value, where, "eap.", kEap);
   }
@@ -529,6 +533,47 @@ class Parser : YamlReader {
   }
   void on_eap_pool_queue_max(const YAML::Node& value, const SourceLocation& where) {
     set_integer(config_.eap.pool_queue_max, value, where, 1, kEapPoolQueueMax);
+  }
+  void on_eap_tls_resumption_sessions(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.tls_resumption_sessions, value, where, 0, kEapTlsResumptionSessionsMax);
+  }
+  void on_eap_tls_resumption_lifetime_s(const YAML::Node& value, const SourceLocation& where) {
+    if (auto lifetime = duration(value, where, DurationUnit::kSeconds, 1, kEapTlsResumptionLifetimeSMax)) {
+      config_.eap.tls_resumption_lifetime = *lifetime;
+    }
+  }
+  void on_eap_ocsp(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kOcsp = {
+        {"responder", &Parser::on_eap_ocsp_responder},
+        {"required", &Parser::on_eap_ocsp_required},
+        {"timeout_ms", &Parser::on_eap_ocsp_timeout_ms},
+    };
+    if (!expect_map(value, where, "with 'responder', 'required' and 'timeout_ms'")) return;
+    config_.eap.ocsp.emplace();
+    config_.eap.ocsp->where = where;
+    read_section(value, "eap.ocsp.", kOcsp);
+  }
+  void on_eap_ocsp_responder(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "an http:// URL");
+    if (!text) return;
+    // The URL's parts are checked where the checker is made (app::eap_method_set).
+    if (!text->starts_with("http://")) {
+      errors_.push_back(at(value).error(fmt::format(
+          "eap.ocsp.responder '{}' is not an http:// URL (OCSP answers are signed; https is not used)",
+          *text)));
+      return;
+    }
+    config_.eap.ocsp->responder = std::move(*text);
+    config_.eap.ocsp->responder_where = at(value);
+  }
+  void on_eap_ocsp_required(const YAML::Node& value, const SourceLocation& where) {
+    if (auto flag = boolean(value, where)) config_.eap.ocsp->required = *flag;
+  }
+  void on_eap_ocsp_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout =
+            duration(value, where, DurationUnit::kMilliseconds, kEapOcspTimeoutMsMin, kEapOcspTimeoutMsMax)) {
+      config_.eap.ocsp->timeout = *timeout;
+    }
   }
   // Peers name each other by gateway id: a random one would be unknown to them.
   void check_eap_forward(const EapForwardConfig& forward, std::optional<std::uint32_t> self) {

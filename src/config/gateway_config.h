@@ -234,6 +234,24 @@ inline constexpr std::int64_t kEapTlsFragmentOctetsMin = 64;
 inline constexpr std::int64_t kEapTlsFragmentOctetsMax = 3000;
 inline constexpr std::int64_t kEapPoolThreadsMax = 64;
 inline constexpr std::int64_t kEapPoolQueueMax = 65536;
+inline constexpr std::int64_t kEapTlsResumptionSessionsMax = 1'000'000;
+inline constexpr std::int64_t kEapTlsResumptionLifetimeSMax = 86'400;
+inline constexpr std::int64_t kEapOcspTimeoutMsMin = 50;
+inline constexpr std::int64_t kEapOcspTimeoutMsMax = 30'000;
+
+// `eap.ocsp`: OCSP for EAP-TLS client certificates (docs/security.md "OCSP").
+struct EapOcspConfig {
+  // The responder asked for every certificate (an http:// URL); absent: the
+  // certificate's own (Authority Information Access).
+  std::optional<std::string> responder{};
+  SourceLocation responder_where{};
+  // True: no usable answer refuses the certificate (hard fail).
+  bool required = false;
+  Duration timeout = Duration::seconds(2);
+  SourceLocation where{};
+
+  friend bool operator==(const EapOcspConfig&, const EapOcspConfig&) = default;
+};
 
 enum class EapTlsVersion : std::uint8_t { k1_2, k1_3 };
 // Whether PEAP asks for cryptobinding ([MS-PEAP] §3.1.5.5).
@@ -303,6 +321,12 @@ struct EapConfig {
   // thread (docs/limits.md "EAP"): its threads and the steps waiting for one.
   std::size_t pool_threads = 2;
   std::size_t pool_queue_max = 256;
+  // EAP-TLS session resumption (docs/security.md "EAP-TLS resumption"):
+  // sessions kept per tenant, 0 for none, and for how long.
+  std::size_t tls_resumption_sessions = 0;
+  Duration tls_resumption_lifetime = Duration::seconds(3600);
+  // OCSP for EAP-TLS client certificates; absent: the CRLs alone.
+  std::optional<EapOcspConfig> ocsp{};
   SourceLocation where{};
 
   friend bool operator==(const EapConfig&, const EapConfig&) = default;

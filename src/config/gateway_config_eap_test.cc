@@ -115,6 +115,52 @@ TEST(ParseGatewayConfigEap, ReadsTheTlsMethodsAndTheirOptions) {
   EXPECT_EQ(defaults->eap.pool_queue_max, 256u);
 }
 
+TEST(ParseGatewayConfigEap, ReadsResumptionAndOcsp) {
+  auto config = parse_gateway_config(std::string(kMinimal) +
+                                         "eap:\n"
+                                         "  methods: [tls]\n"
+                                         "  tls_resumption_sessions: 4096\n"
+                                         "  tls_resumption_lifetime_s: 600\n"
+                                         "  ocsp:\n"
+                                         "    responder: http://ocsp.example.org:8080/\n"
+                                         "    required: true\n"
+                                         "    timeout_ms: 500\n"
+                                         "tls: {ca: ca.pem, cert: server.pem, key: server.key}\n",
+                                     "gw.yaml");
+  ASSERT_TRUE(config.has_value()) << config.error()[0].to_string();
+  EXPECT_EQ(config->eap.tls_resumption_sessions, 4096u);
+  EXPECT_EQ(config->eap.tls_resumption_lifetime, Duration::seconds(600));
+  ASSERT_TRUE(config->eap.ocsp.has_value());
+  EXPECT_EQ(config->eap.ocsp->responder, std::optional<std::string>("http://ocsp.example.org:8080/"));
+  EXPECT_TRUE(config->eap.ocsp->required);
+  EXPECT_EQ(config->eap.ocsp->timeout, Duration::milliseconds(500));
+  auto defaults = parse_gateway_config(kMinimal, "gw.yaml");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->eap.tls_resumption_sessions, 0u);
+  EXPECT_FALSE(defaults->eap.ocsp.has_value());
+}
+
+TEST(ParseGatewayConfigEap, RefusesBadResumptionAndOcspAtTheirPosition) {
+  EXPECT_EQ(
+      parse_errors(std::string(kMinimal) + "eap:\n"
+                                           "  tls_resumption_sessions: -1\n"
+                                           "  tls_resumption_lifetime_s: 0\n"
+                                           "  ocsp:\n"
+                                           "    responder: https://ocsp.example.org/\n"
+                                           "    required: maybe\n"
+                                           "    timeout_ms: 10\n"
+                                           "    refresh: 1\n"),
+      (std::vector<std::string>{
+          "etc/gw.yaml:4:28: expected an integer between 0 and 1000000, got '-1'",
+          "etc/gw.yaml:5:30: expected an integer between 1 and 86400, got '0'",
+          "etc/gw.yaml:7:16: eap.ocsp.responder 'https://ocsp.example.org/' is not an http:// URL (OCSP "
+          "answers are signed; https is not used)",
+          "etc/gw.yaml:8:15: expected true or false, got 'maybe'",
+          "etc/gw.yaml:9:17: expected an integer between 50 and 30000, got '10'",
+          "etc/gw.yaml:10:5: unknown key 'eap.ocsp.refresh'",
+      }));
+}
+
 TEST(ParseGatewayConfigEap, RefusesBadTlsOptionsAtTheirPosition) {
   EXPECT_EQ(
       parse_errors(std::string(kMinimal) + "eap:\n"

@@ -55,6 +55,10 @@ Result<std::shared_ptr<const EapMethodSet>, eap::TlsContextError> EapMethodSet::
   if (serves(eap::Type::kPeap) || serves(eap::Type::kTtls)) {
     eap::TlsServerConfig config = options.tls;
     config.require_client_certificate = false;
+    // Nothing to resume safely and no client certificate to check: the
+    // inner method must run every time (docs/security.md "EAP-TLS resumption").
+    config.resumption_sessions_max = 0;
+    config.revocation = nullptr;
     auto context = eap::TlsServerContext::create(config);
     if (!context) return fail(std::move(context.error()));
     tunnel = std::move(*context);

@@ -41,6 +41,7 @@ std::shared_ptr<gateway::EapStepJob> a_job(const std::shared_ptr<const gateway::
   job->response = {2, 7, 0, 10, 1, 'a', 'l', 'i', 'c', 'e'};
   job->response_identifier = 7;
   job->state = state;
+  job->client = &state->clients().front();
   job->random = &random;
   return job;
 }

@@ -14,6 +14,7 @@ the UDP workers (docs/authentication.md "EAP", docs/limits.md "EAP")."""
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -466,6 +467,67 @@ class EapTlsSqlUsers(EapTlsBase, unittest.TestCase):
         log = self.gateway.read_log()
         self.assertRegex(log, r'Access-Accept for "dora" \(outer identity "anonymous"\) via EAP-TTLS')
         self.assertRegex(log, r'Access-Accept for "erin" \(outer identity "anonymous"\) via PEAP')
+
+
+class EapTlsOcsp(EapTlsBase, unittest.TestCase):
+    """eap.ocsp (docs/security.md "OCSP"): OpenSSL's `openssl ocsp`
+    responder answers from the test CA's database, where one certificate is
+    revoked after the CRL was made, so that only OCSP knows. OCSP is
+    required: with the responder gone, a valid certificate is refused."""
+
+    @classmethod
+    def gateway_args(cls, dir):
+        pki = cls.pki
+        pki.issue("client-ocsp-revoked", "client-ocsp-revoked", "client_ext")
+        openssl("ca", "-batch", "-config", pki.config, "-revoke", pki.path("client-ocsp-revoked.pem"))
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        probe.bind(("127.0.0.1", 0))
+        cls.ocsp_port = probe.getsockname()[1]
+        probe.close()
+        cls.ocsp_log = os.path.join(dir, "ocsp.log")
+        with open(cls.ocsp_log, "w") as log:
+            cls.responder = subprocess.Popen(
+                ["openssl", "ocsp", "-index", pki.path("index.txt"), "-CA", pki.path("ca.pem"),
+                 "-rsigner", pki.path("ca.pem"), "-rkey", pki.path("ca.key"), "-port", str(cls.ocsp_port),
+                 "-nmin", "10", "-ignore_err"], stdout=log, stderr=subprocess.STDOUT)
+        # It says when it listens (a probe connection would stall it: it
+        # serves one connection at a time).
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(cls.ocsp_log) as log:
+                if "waiting for OCSP client connections" in log.read():
+                    break
+            time.sleep(0.05)
+        return config_args(dir, "eap:\n  methods: [tls]\n"
+                                "  ocsp:\n    responder: http://127.0.0.1:%d/\n    required: true\n"
+                                "    timeout_ms: 1000\n"
+                                "tls:\n  cert: pki/server.pem\n  key: pki/server.key\n  ca: pki/ca.pem\n"
+                                "  crl: pki/crl.pem\n" % cls.ocsp_port)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.__dict__.get("responder") is not None:
+            cls.responder.kill()
+            cls.responder.wait()
+        super().tearDownClass()
+
+    def tls(self, client):
+        return self.eapol_test(network_block(self.pki, "TLS", client, client=client))
+
+    def test_ocsp_good_accepted_revoked_refused_and_no_answer_refused_when_required(self):
+        self.assert_accepted_with_keys(*self.tls("client-valid"))
+        code, output = self.tls("client-ocsp-revoked")
+        self.assert_rejected(code, output)
+        self.assertRegex(output, r"alert.*certificate revoked")
+        with open(self.ocsp_log) as log:
+            self.assertIn("Received request", log.read())
+        # The responder gone: client-valid's answer is cached until its
+        # nextUpdate, but client-guest was never asked and gets no answer.
+        type(self).responder.kill()
+        type(self).responder.wait()
+        self.assert_accepted_with_keys(*self.tls("client-valid"))
+        code, output = self.tls("client-guest")
+        self.assert_rejected(code, output)
 
 
 if __name__ == "__main__":

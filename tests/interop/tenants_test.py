@@ -37,11 +37,15 @@ USERS_A = '''
 alice   Cleartext-Password := "apple-pass"
         Reply-Message = "tenant a"
 bob     Cleartext-Password := "builder"
+gateway-device Auth-Type := Accept
+dave    Cleartext-Password := "dave-a-pass"
 '''
 USERS_B = '''
 alice   Cleartext-Password := "banana-pass"
         Reply-Message = "tenant b"
 bob     Cleartext-Password := "builder"
+gateway-device Auth-Type := Accept
+dave    Cleartext-Password := "dave-b-pass"
 '''
 CLIENTS_A = 'client nas {\n    ipaddr = 127.0.0.1\n    secret = testing123\n    shortname = nas-a\n}\n'
 # The same client name as tenant A's: names are per tenant.
@@ -78,11 +82,14 @@ tenants:
     clients_file: clients-a.conf
     policy: policy-a.yaml
     audit: {path: audit-a.log, fsync_interval_ms: 0}
+    eap: {methods: [tls, peap]}
+    tls: {cert: ca-a/gateway-server.pem, key: ca-a/gateway-server.key, ca: ca-a/ca.pem}
   - name: tenant-b
     users_file: users-b
     clients_file: clients-b.conf
     audit: {path: audit-b.log, fsync_interval_ms: 0}
     radsec: {clients_file: radsec-b.conf}
+    eap: {methods: [tls, peap]}
     tls: {cert: ca-b/gateway-server.pem, key: ca-b/gateway-server.key, ca: ca-b/ca.pem}
 ''' % free_tcp_port()
 
@@ -132,8 +139,9 @@ class TenantsInterop(RemembersFailure, unittest.TestCase):
         write(cls.dir, "clients-a.conf", CLIENTS_A)
         write(cls.dir, "clients-b.conf", CLIENTS_B)
         write(cls.dir, "policy-a.yaml", POLICY_A)
-        for ca in ("ca-default", "ca-b"):
-            done = subprocess.run([BINARY, "certs", "--dir", os.path.join(cls.dir, ca), "--gateways", "server,proxy"],
+        for ca in ("ca-default", "ca-a", "ca-b"):
+            done = subprocess.run([BINARY, "certs", "--dir", os.path.join(cls.dir, ca),
+                                   "--gateways", "server,proxy,device"],
                                   capture_output=True, text=True, timeout=60)
             assert done.returncode == 0, done.stdout + done.stderr
         write(cls.dir, "radsec-default.conf", RADSEC_CLIENTS % ("proxy-default", "127.0.0.1"))
@@ -254,6 +262,48 @@ class TenantsInterop(RemembersFailure, unittest.TestCase):
         finally:
             with open(self.users_b, "w") as f:
                 f.write(USERS_B)
+
+
+    def eapol_test(self, source, ca, block):
+        """One eapol_test conversation from NAS `source`, trusting `ca`'s server certificate."""
+        conf = write(self.dir, "eapol-%s-%d.conf" % (source, time.monotonic_ns()),
+                     "network={\n    key_mgmt=IEEE8021X\n    eapol_flags=0\n    ca_cert=\"%s\"\n%s}\n"
+                     % (os.path.join(self.dir, ca, "ca.pem"), block))
+        return run_tool(["eapol_test", "-c", conf, "-a", "127.0.0.1", "-A", source,
+                         "-p", str(self.gateway.auth_port), "-s", SECRET.decode(), "-t", "15", "-r", "0",
+                         "-N61:d:15"], timeout=45)
+
+    def eap_tls(self, source, server_ca, device_ca):
+        device = os.path.join(self.dir, device_ca, "gateway-device")
+        return self.eapol_test(source, server_ca, '    eap=TLS\n    identity="gateway-device"\n'
+                               '    client_cert="%s.pem"\n    private_key="%s.key"\n' % (device, device))
+
+    def peap(self, source, ca, password):
+        return self.eapol_test(source, ca, '    eap=PEAP\n    identity="dave"\n    anonymous_identity="anon"\n'
+                               '    password="%s"\n    phase1="peapver=0"\n    phase2="auth=MSCHAPV2"\n' % password)
+
+    def test_6_eap_trusts_each_tenants_own_ca_and_users(self):
+        # EAP-TLS: each NAS's tenant presents its own server certificate and
+        # takes client certificates of its own CA only.
+        for source, own, other in (("127.0.0.1", "ca-a", "ca-b"), ("127.0.0.2", "ca-b", "ca-a")):
+            code, output = self.eap_tls(source, own, own)
+            self.assertEqual(code, 0, output)
+            self.assertIn("MPPE keys OK: 1  mismatch: 0", output)
+            code, output = self.eap_tls(source, own, other)
+            self.assertNotEqual(code, 0, output)
+            self.assertRegex(output, r"alert.*unknown CA")
+            # The other tenant's server certificate is not what this NAS's tenant presents.
+            code, output = self.eap_tls(source, other, other)
+            self.assertNotEqual(code, 0, output)
+        # PEAP: the inner dave is the tenant's own (test 4 leaves alice's
+        # tenant-b password changed).
+        for source, ca, own, other in (("127.0.0.1", "ca-a", "dave-a-pass", "dave-b-pass"),
+                                       ("127.0.0.2", "ca-b", "dave-b-pass", "dave-a-pass")):
+            code, output = self.peap(source, ca, own)
+            self.assertEqual(code, 0, output)
+            code, output = self.peap(source, ca, other)
+            self.assertNotEqual(code, 0, output)
+            self.assertIn("Access-Reject", output)
 
 
 def admin_get(socket_path, path):
