@@ -34,7 +34,8 @@ std::optional<auth::Credential> StateInnerCredentials::find(std::string_view use
 }
 
 void EapStepJob::run() {
-  RW_ASSERT(!stepped && held.conversation != nullptr && state != nullptr && client != nullptr && random != nullptr);
+  RW_ASSERT(!stepped && held.conversation != nullptr && state != nullptr && client != nullptr &&
+            random != nullptr);
   stepped = true;
   auto request = radius::Packet::parse(datagram);
   StateInnerCredentials source(*state, *client, request ? &*request : nullptr, user_store, wait);

@@ -61,8 +61,8 @@ class InnerUserWait {
 class StateInnerCredentials final : public InnerCredentialSource {
  public:
   // `request` null: the Access-Request does not parse (no check item holds).
-  StateInnerCredentials(const GatewayState& state, const config::ClientDef& client, const radius::Packet* request,
-                        UserStore* user_store, InnerUserWait* wait)
+  StateInnerCredentials(const GatewayState& state, const config::ClientDef& client,
+                        const radius::Packet* request, UserStore* user_store, InnerUserWait* wait)
       : state_(state), client_(client), request_(request), user_store_(user_store), wait_(wait) {}
   [[nodiscard]] std::optional<auth::Credential> find(std::string_view user_name) override;
 

@@ -85,7 +85,7 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
                         std::vector<const AuditLog*> audit = {},
-                        const gateway::EapConversations* eap = nullptr, const EapForwarder* forwarder = nullptr,
-                        const EapPool* eap_pool = nullptr);
+                        const gateway::EapConversations* eap = nullptr,
+                        const EapForwarder* forwarder = nullptr, const EapPool* eap_pool = nullptr);
 
 }  // namespace rw::gateway_shell
