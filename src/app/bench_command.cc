@@ -15,6 +15,7 @@
 #include "io/socket_address.h"
 #include "loadgen_shell/bench_process_sampler.h"
 #include "loadgen_shell/bench_runner.h"
+#include "loadgen_shell/eap_generator.h"
 
 namespace rw::app {
 
@@ -185,6 +186,88 @@ int run_floor(const BenchCommand& flags) {
   return kExitOk;
 }
 
+// `bench eap`: one load (a rate for --duration-s, or --count conversations,
+// all at once with --rate 0), or with --ceiling the step-and-bisect search.
+int run_eap(const BenchCommand& flags) {
+  loadgen_shell::EapLoadOptions load;
+  auto target = loadgen_shell::parse_endpoint(flags.target);
+  if (!target) {
+    std::fprintf(stderr, "--target %s: expected HOST:PORT with a numeric address\n", flags.target.c_str());
+    return kExitConfigError;
+  }
+  load.target = *target;
+  load.secret = flags.secret;
+  auto users = load_users(flags.users);
+  if (!users) {
+    std::fprintf(stderr, "--users %s: not count:N nor a readable list of `name password`\n",
+                 flags.users.c_str());
+    return kExitConfigError;
+  }
+  load.users = std::move(*users);
+  load.supplicant.method = *loadgen_shell::parse_eap_bench_method(flags.eap_method);
+  load.supplicant.tls_version =
+      flags.eap_tls_version == "1.3" ? eap::TlsVersion::k1_3 : eap::TlsVersion::k1_2;
+  load.supplicant.ca_file = flags.eap_ca;
+  load.supplicant.certificate_file = flags.eap_certificate;
+  load.supplicant.key_file = flags.eap_key;
+  load.supplicant.fragment_octets = flags.eap_fragment_octets;
+  load.rate = flags.rate;
+  load.count = flags.eap_count;
+  load.duration_s = flags.duration_s;
+  load.concurrency = flags.eap_concurrency;
+  load.timeout = Duration::milliseconds(flags.timeout_ms);
+  load.retries = flags.retries;
+  std::vector<int> pids = flags.pids;
+  for (const std::string& name : flags.process_names) {
+    for (int pid : loadgen_shell::find_pids_by_name(name)) pids.push_back(pid);
+  }
+  const std::string label = flags.label.empty() ? flags.target : flags.label;
+  if (flags.eap_ceiling) {
+    loadgen_shell::EapCeilingOptions options;
+    options.load = std::move(load);
+    options.watched_pids = std::move(pids);
+    options.search = flags.search;
+    options.criteria.p99_max = Duration::milliseconds(flags.p99_max_ms);
+    options.settle = Duration::milliseconds(flags.settle_ms);
+    options.label = label;
+    auto report = loadgen_shell::run_eap_ceiling(options);
+    if (!report) {
+      std::fprintf(stderr, "bench eap: %s\n", report.error().c_str());
+      return kExitRuntimeFailure;
+    }
+    std::fprintf(stderr, "ceiling %s eap-%s: %s\n", label.c_str(), flags.eap_method.c_str(),
+                 (*report)["ceiling"]["text"].get<std::string>().c_str());
+    return write_json(flags.json_out, *report);
+  }
+  loadgen_shell::ProcessSampler sampler(pids);
+  sampler.start();
+  auto result = loadgen_shell::run_eap_load(load);
+  sampler.stop();
+  if (!result) {
+    std::fprintf(stderr, "bench eap: %s\n", result.error().c_str());
+    return kExitRuntimeFailure;
+  }
+  nlohmann::json json = loadgen_shell::to_json(*result);
+  json["label"] = label;
+  json["method"] = flags.eap_method;
+  json["tls_version"] = flags.eap_tls_version;
+  json["fragment_octets"] = flags.eap_fragment_octets;
+  json["concurrency"] = flags.eap_concurrency;
+  json["processes"] = nlohmann::json::array();
+  for (const bench::ProcessUsage& usage : sampler.usage()) json["processes"].push_back(bench::to_json(usage));
+  std::fprintf(
+      stderr,
+      "bench eap %s: %llu started, %llu accepted, %llu timed out, %llu failed, p50 %.1f ms, p99 %.1f ms, "
+      "max %.1f ms, all done in %.2f s, %llu retransmissions, generator %.2f ms cpu/auth\n",
+      flags.eap_method.c_str(), static_cast<unsigned long long>(result->step.sent),
+      static_cast<unsigned long long>(result->accepted), static_cast<unsigned long long>(result->timed_out),
+      static_cast<unsigned long long>(result->step.invalid), json["p50_ms"].get<double>(),
+      json["p99_ms"].get<double>(), json["max_ms"].get<double>(), result->elapsed_s,
+      static_cast<unsigned long long>(result->step.retransmissions),
+      json["generator_cpu_ms_per_auth"].get<double>());
+  return write_json(flags.json_out, json);
+}
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
@@ -219,6 +302,40 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
   flags.floor_command->add_option("--secret", flags.secret, "Shared secret (default testing123)");
   flags.floor_command->add_option("--workers", flags.floor_workers,
                                   "Worker threads, as the gateway's `workers` (0: one per CPU)");
+
+  flags.eap_command = bench->add_subcommand(
+      "eap",
+      "EAP-TLS or PEAP-MSCHAPv2 supplicants: one load, a boot storm (--count N --rate 0) or --ceiling");
+  CLI::App& eap = *flags.eap_command;
+  eap.add_option("--target", flags.target, "HOST:PORT receiving Access-Requests")->required();
+  eap.add_option("--secret", flags.secret, "Shared secret (default testing123)");
+  eap.add_option("--method", flags.eap_method, "tls or peap")->check(CLI::IsMember({"tls", "peap"}));
+  eap.add_option("--users", flags.users,
+                 "count:N or a file of `name password`: identities (and PEAP passwords), taken in turn");
+  eap.add_option("--ca", flags.eap_ca, "PEM file of the CA that signed the server's certificate")->required();
+  eap.add_option("--cert", flags.eap_certificate, "EAP-TLS: the client certificate (PEM)");
+  eap.add_option("--key", flags.eap_key, "EAP-TLS: its private key (PEM)");
+  eap.add_option("--tls-version", flags.eap_tls_version, "1.2 or 1.3")->check(CLI::IsMember({"1.2", "1.3"}));
+  eap.add_option("--fragment-octets", flags.eap_fragment_octets, "TLS octets per EAP-Response (64..3000)")
+      ->check(CLI::Range(64, 3000));
+  eap.add_option("--concurrency", flags.eap_concurrency, "Conversations in flight at most (1..65536)")
+      ->check(CLI::Range(1, 65536));
+  eap.add_option("--rate", flags.rate, "Conversations started per second (0: all at once)");
+  eap.add_option("--duration-s", flags.duration_s, "Length of the load, or of each ceiling step");
+  eap.add_option("--count", flags.eap_count, "Conversations in all (default: rate * duration)");
+  eap.add_option("--timeout-ms", flags.timeout_ms, "Wait for an answer per round trip");
+  eap.add_option("--retries", flags.retries, "Retransmissions of a round before the conversation is lost");
+  eap.add_option("--json", flags.json_out, "Write the JSON report here");
+  eap.add_option("--pid", flags.pids, "A process under test to sample from /proc; repeatable");
+  eap.add_option("--label", flags.label, "Name of the server under test in the report");
+  eap.add_flag("--ceiling", flags.eap_ceiling, "Step up, then bisect, to the highest passing rate");
+  eap.add_option("--start-rate", flags.search.start_rate, "Ceiling: rate of the first step");
+  eap.add_option("--factor", flags.search.factor, "Ceiling: next = rate * factor while climbing");
+  eap.add_option("--max-rate", flags.search.max_rate, "Ceiling: highest rate tried");
+  eap.add_option("--resolution", flags.search.resolution, "Ceiling: stop bisecting below this fraction");
+  eap.add_option("--max-steps", flags.search.max_steps, "Ceiling: hard bound on the number of steps");
+  eap.add_option("--settle-ms", flags.settle_ms, "Ceiling: pause between steps");
+  eap.add_option("--p99-max-ms", flags.p99_max_ms, "Ceiling pass rule: p99 of a whole authentication");
   return bench;
 }
 
@@ -226,6 +343,7 @@ int run_bench(const BenchCommand& flags) {
   if (flags.run_command != nullptr && *flags.run_command) return run_once(flags);
   if (flags.ceiling_command != nullptr && *flags.ceiling_command) return run_search(flags);
   if (flags.floor_command != nullptr && *flags.floor_command) return run_floor(flags);
+  if (flags.eap_command != nullptr && *flags.eap_command) return run_eap(flags);
   return kExitConfigError;
 }
 

@@ -1,10 +1,12 @@
-// `radiusward bench run`, `bench ceiling` and `bench floor`: the load
-// generator, the ceiling search and the floor server (docs/benchmarking.md). Flags only; the work is in
-// io/bench_runner.h and bench/.
+// `radiusward bench run`, `bench ceiling`, `bench floor` and `bench eap`: the
+// load generator, the ceiling search, the floor server and the EAP load (docs/benchmarking.md). Flags only;
+// the work is in io/bench_runner.h and bench/.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,17 @@ struct BenchCommand {
   int p99_max_ms = 500;
   std::string label;
 
+  // eap only (loadgen_shell/eap_generator.h).
+  std::string eap_method = "tls";
+  std::string eap_ca;
+  std::string eap_certificate;
+  std::string eap_key;
+  std::string eap_tls_version = "1.2";
+  std::size_t eap_fragment_octets = 1000;
+  int eap_concurrency = 256;
+  std::uint64_t eap_count = 0;  // A fixed number of conversations (a boot storm with --rate 0).
+  bool eap_ceiling = false;
+
   // floor only: HOST:PORT answered, worker threads (0: one per CPU).
   std::string floor_listen = "127.0.0.1:1812";
   int floor_workers = 0;
@@ -43,6 +56,7 @@ struct BenchCommand {
   CLI::App* run_command = nullptr;
   CLI::App* ceiling_command = nullptr;
   CLI::App* floor_command = nullptr;
+  CLI::App* eap_command = nullptr;
 };
 
 // Registers `bench` with its `run` and `ceiling` subcommands on `app`;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +24,7 @@
 #include "gateway_shell/audit_log.h"
 #include "gateway_shell/crypt_pool.h"
 #include "gateway_shell/decision_log.h"
+#include "gateway_shell/eap_forwarder.h"
 #include "gateway_shell/explain_log.h"
 #include "gateway_shell/gateway_admin.h"
 #include "gateway_shell/published_state.h"
@@ -80,10 +83,47 @@ config::ConfigErrors check_accounting_security(const config::GatewayConfig& conf
 // The audit key (audit.key_file) reads and is long enough; the error points
 // at the key that named the file.
 config::ConfigErrors check_audit_key(const config::GatewayConfig& config) {
-  if (!config.audit || !config.audit->key_file) return {};
-  auto key = gateway_shell::read_audit_key(config.audit->key_file->path);
+  config::ConfigErrors errors;
+  const auto check = [&](const std::optional<config::AuditConfig>& audit) {
+    if (!audit || !audit->key_file) return;
+    auto key = gateway_shell::read_audit_key(audit->key_file->path);
+    if (!key) errors.push_back(audit->key_file->where.error(key.error()));
+  };
+  check(config.audit);
+  for (const config::TenantConfig& tenant : config.tenants) check(tenant.audit);
+  return errors;
+}
+
+// The EAP forwarding key (eap.forward.key_file) reads and is long enough.
+config::ConfigErrors check_eap_forward_key(const config::GatewayConfig& config) {
+  if (!config.eap.forward) return {};
+  auto key = gateway_shell::read_forward_key(config.eap.forward->key_file.path);
   if (key) return {};
-  return {config.audit->key_file->where.error(key.error())};
+  return {config.eap.forward->key_file.where.error(key.error())};
+}
+
+// The forwarder's handler is worker 65535 in the tickets: past any UDP
+// worker and the RadSec listener (one per CPU, then one).
+constexpr int kEapForwarderWorker = 65535;
+
+// The options of `eap.forward`, with its key read.
+Result<gateway_shell::EapForwarderOptions, std::string> eap_forwarder_options(
+    const config::GatewayConfig& config) {
+  const config::EapForwardConfig& forward = *config.eap.forward;
+  gateway_shell::EapForwarderOptions options;
+  const auto endpoint = [](const config::HostPort& address) {
+    return gateway::Endpoint{.address = address.bytes, .is_v6 = address.is_v6, .port = address.port};
+  };
+  options.listen = endpoint(forward.listen);
+  options.self = *config.eap.gateway_id;
+  for (const config::EapForwardPeer& peer : forward.peers)
+    options.peers.push_back({.gateway_id = peer.gateway_id, .address = endpoint(peer.address)});
+  auto key = gateway_shell::read_forward_key(forward.key_file.path);
+  if (!key) return fail(key.error());
+  options.key = std::move(*key);
+  options.timeout = forward.timeout;
+  options.in_flight_max = forward.in_flight_max;
+  return options;
 }
 
 Result<config::GatewayConfig, config::ConfigErrors> gateway_config(const GatewayCommand& command) {
@@ -162,6 +202,17 @@ std::string eap_method_list(const gateway::EapOptions& eap) {
   return text;
 }
 
+// Every tenant's certificate loads and matches its key, and its CA and CRL load.
+void check_tenant_tls(const config::GatewayConfig& config, config::ConfigErrors& errors) {
+  if (config.tls) {
+    if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
+  }
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (!tenant.tls) continue;
+    if (auto tls = gateway_tls_context(*tenant.tls); !tls) errors.push_back(tls.error());
+  }
+}
+
 // The /config body of the gateway's configuration and the files it loaded.
 std::string gateway_config_body(const config::GatewayConfig& config, const LoadedFiles& files) {
   return config::config_body("gateway", config::gateway_config_json(config, files.state->clients()),
@@ -174,13 +225,14 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
     const gateway::RequestHandlerFactory& factory, const gateway_shell::UdpServer& udp,
     const gateway_shell::PublishedState& published, const io::ConfigInForce& config_in_force,
     gateway_shell::ExplainLog& explain, io::Reloader& reloader, Instant started_at,
-    const gateway_shell::RadSecServer* radsec, const gateway_shell::AuditLog* audit,
-    const gateway::EapConversations* eap) {
+    const gateway_shell::RadSecServer* radsec, const std::vector<const gateway_shell::AuditLog*>& audit,
+    const gateway::EapConversations* eap, const gateway_shell::EapForwarder* forwarder,
+    const gateway_shell::EapPool* eap_pool) {
   if (!config.admin_socket) return std::unique_ptr<io::AdminServer>();
   auto server = std::make_unique<io::AdminServer>();
   gateway_shell::add_gateway_routes(*server, client, factory.counters(), udp, published, RW_VERSION,
-                                    started_at, radsec, audit, eap);
-  if (audit != nullptr) gateway_shell::add_audit_routes(*server, *audit);
+                                    started_at, radsec, audit, eap, forwarder, eap_pool);
+  if (!audit.empty()) gateway_shell::add_audit_routes(*server, audit);
   io::add_config_route(*server, config_in_force);
   gateway_shell::add_explain_routes(*server, explain);
   io::add_reload_routes(*server, reloader);
@@ -194,17 +246,16 @@ Result<std::unique_ptr<io::AdminServer>, std::string> start_admin(
   return server;
 }
 
-// The writer of `audit:` (docs/operations.md "Audit log"), started; null
-// without the section.
+// The writer of an `audit:` section (docs/operations.md "Audit log") for
+// `tenant`'s decisions, started.
 Result<std::unique_ptr<gateway_shell::AuditLog>, std::string> start_audit_log(
-    const config::GatewayConfig& config) {
-  if (!config.audit) return std::unique_ptr<gateway_shell::AuditLog>();
-  const config::AuditConfig& audit = *config.audit;
+    const config::AuditConfig& audit, std::string_view tenant) {
   gateway_shell::AuditLogOptions options{.path = audit.path.path,
                                          .rotate_bytes = audit.rotate_bytes,
                                          .keep = audit.keep,
                                          .fsync_interval = audit.fsync_interval,
-                                         .queue_lines_max = audit.queue_lines_max};
+                                         .queue_lines_max = audit.queue_lines_max,
+                                         .tenant = std::string(tenant)};
   if (audit.key_file) {
     auto key = gateway_shell::read_audit_key(audit.key_file->path);
     if (!key) return fail(key.error());
@@ -213,12 +264,30 @@ Result<std::unique_ptr<gateway_shell::AuditLog>, std::string> start_audit_log(
   return gateway_shell::AuditLog::open(std::move(options));
 }
 
-// The SQL user store of `sql_users:` (docs/authentication.md), or null.
-// Reads go to the read replica when one is configured and reachable.
-std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::GatewayConfig& config,
+// One writer per tenant with an `audit:` section, the default tenant's first.
+Result<std::vector<std::unique_ptr<gateway_shell::AuditLog>>, std::string> start_audit_logs(
+    const config::GatewayConfig& config) {
+  std::vector<std::unique_ptr<gateway_shell::AuditLog>> logs;
+  const auto start = [&](const std::optional<config::AuditConfig>& audit,
+                         std::string_view tenant) -> Result<void, std::string> {
+    if (!audit) return {};
+    auto log = start_audit_log(*audit, tenant);
+    if (!log) return fail(log.error());
+    logs.push_back(std::move(*log));
+    return {};
+  };
+  if (auto started = start(config.audit, config::kDefaultTenantName); !started) return fail(started.error());
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (auto started = start(tenant.audit, tenant.name); !started) return fail(started.error());
+  }
+  return logs;
+}
+
+// The SQL user store of an `sql_users:` section (docs/authentication.md):
+// the default tenant's or another's, each with its own cache and
+// connections. Reads go to the read replica when one is configured and reachable.
+std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::SqlUsersConfig& sql,
                                                                  const LoadedFiles& files) {
-  if (!config.sql_users) return nullptr;
-  const config::SqlUsersConfig& sql = *config.sql_users;
   gateway_shell::SqlUserCacheOptions options;
   options.ttl = sql.cache_ttl;
   options.negative_ttl = sql.negative_ttl;
@@ -250,10 +319,14 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::G
 struct AnswerRoutes {
   std::atomic<gateway_shell::UdpServer*> udp{nullptr};
   std::atomic<gateway_shell::RadSecServer*> radsec{nullptr};
+  std::atomic<gateway_shell::EapForwarder*> forwarder{nullptr};
 
   void post(int worker, std::span<const gateway_shell::AnswerNotice> answers) const {
     gateway_shell::RadSecServer* radsec_server = radsec.load();
-    if (radsec_server != nullptr && worker == radsec_server->worker()) {
+    gateway_shell::EapForwarder* eap_forwarder = forwarder.load();
+    if (eap_forwarder != nullptr && worker == eap_forwarder->worker()) {
+      eap_forwarder->post_answers(answers);
+    } else if (radsec_server != nullptr && worker == radsec_server->worker()) {
       radsec_server->post_answers(answers);
     } else if (gateway_shell::UdpServer* udp_server = udp.load()) {
       udp_server->post_answers(worker, answers);
@@ -269,13 +342,32 @@ Result<std::unique_ptr<gateway_shell::RadSecServer>, std::string> start_radsec(
   if (!config.radsec) return std::unique_ptr<gateway_shell::RadSecServer>();
   gateway_shell::RadSecServerOptions options = gateway_shell::radsec_server_options(config);
   options.tls = std::move(tls);
+  // One context per tenant with a tls section: the gateway's server
+  // certificate (one listener, one handshake identity) and the tenant's CA
+  // and CRL, which its RadSec clients' certificates must chain to.
+  std::map<std::string, io::TlsContext, std::less<>> tenant_tls;
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (!tenant.tls) continue;
+    io::TlsFiles files{.ca = tenant.tls->ca.path, .cert = config.tls->cert.path, .key = config.tls->key.path};
+    if (tenant.tls->crl) files.crl = tenant.tls->crl->path;
+    auto context = io::make_tls_context(files, io::TlsRole::kServer, io::TlsVersions::k12And13);
+    if (!context) return fail(tenant.tls->where.error(context.error().to_string()).to_string());
+    tenant_tls.emplace(tenant.name, std::move(*context));
+  }
   // The client entry of a peer, in the state in force (a reload changes
-  // who may connect from the next connection on).
-  auto lookup = [&published](const gateway::Endpoint& peer) -> std::optional<std::string> {
+  // who may connect from the next connection on), and its tenant's CA.
+  auto lookup = [&published, tenant_tls = std::move(tenant_tls)](
+                    const gateway::Endpoint& peer) -> std::optional<gateway_shell::RadSecPeer> {
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
     const config::ClientDef* client = state->find_client(peer, gateway::Listener::kRadSec);
     if (client == nullptr) return std::nullopt;
-    return client->name;
+    if (client->tenant == 0) return gateway_shell::RadSecPeer{.client = client->name};
+    const std::string& tenant = state->tenant_of(*client).name();
+    const auto context = tenant_tls.find(tenant);
+    // Never the default CA for another tenant's client: without its own
+    // context (a tls section added by a reload, which needs a restart) it is refused.
+    if (context == tenant_tls.end()) return std::nullopt;
+    return gateway_shell::RadSecPeer{.client = tenant + "/" + client->name, .tls = context->second};
   };
   auto server = gateway_shell::RadSecServer::start(std::move(options), factory.make_handler(worker), worker,
                                                    std::move(lookup));
@@ -311,9 +403,7 @@ class GatewayReload {
       if (auto tls = cluster_tls_context(*next->accounting->tls, io::TlsRole::kClient); !tls)
         errors.push_back(tls.error());
     }
-    if (next->tls) {
-      if (auto tls = gateway_tls_context(*next->tls); !tls) errors.push_back(tls.error());
-    }
+    check_tenant_tls(*next, errors);
     if (!errors.empty()) return fail(std::move(errors));
     const gateway::GatewayState& state = *files->state;
     spdlog::info("reload: {} clients, {} users entries, {} attributes, {} policy rules", state.client_count(),
@@ -373,6 +463,10 @@ int run_gateway(const GatewayCommand& command) {
     print_errors(errors);
     return kExitConfigError;
   }
+  if (config::ConfigErrors errors = check_eap_forward_key(config); !errors.empty()) {
+    print_errors(errors);
+    return kExitConfigError;
+  }
   io::setup_logging(config.logging);
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
@@ -398,19 +492,23 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", client.error());
     return kExitConfigError;
   }
-  auto audit_log = start_audit_log(config);
-  if (!audit_log) {
-    spdlog::critical("{}", audit_log.error());
+  auto audit_logs = start_audit_logs(config);
+  if (!audit_logs) {
+    spdlog::critical("{}", audit_logs.error());
     return kExitRuntimeFailure;
   }
   gateway_shell::DecisionObservers observers;
   observers.add(&decision_log);
-  if (*audit_log) observers.add(audit_log->get());
+  std::vector<const gateway_shell::AuditLog*> audit_views;
+  for (const std::unique_ptr<gateway_shell::AuditLog>& log : *audit_logs) {
+    observers.add(log.get());
+    audit_views.push_back(log.get());
+  }
   std::unique_ptr<gateway::RequestHandlerFactory> factory =
       make_handler_factory(loaded->files, random, &observers, client->get());
   // One table of EAP conversations for all workers: a NAS's follow-ups may
   // come from other source ports, so reach other workers.
-  std::unique_ptr<gateway::EapConversations> eap = make_eap_conversations(config.eap, random);
+  std::unique_ptr<gateway::EapConversations> eap = make_eap_conversations(config, random);
   factory->set_eap_conversations(eap.get());
   if (eap) {
     spdlog::info("eap: {} (gateway id {}, at most {} conversations, idle timeout {} s)",
@@ -424,20 +522,67 @@ int run_gateway(const GatewayCommand& command) {
   const auto post_answer = [routes](const gateway::Answer& answer) {
     routes->post(gateway::ticket_worker(answer.ticket), std::span(&answer, 1));
   };
-  std::unique_ptr<gateway_shell::SqlUserCache> sql_users = make_sql_user_cache(config, loaded->files);
+  // One SQL store per tenant with an sql_users section: the same user name
+  // in two tenants is two users, cached apart.
+  std::vector<std::unique_ptr<gateway_shell::SqlUserCache>> sql_stores;
   gateway::ParkingSetup parking;
-  if (sql_users) {
-    sql_users->set_answer_sink(post_answer);
-    parking.user_store = sql_users.get();
-    parking.lookup_timeout = config.sql_users->miss_wait;
+  const auto add_sql_store = [&](const config::SqlUsersConfig& sql) {
+    sql_stores.push_back(make_sql_user_cache(sql, loaded->files));
+    sql_stores.back()->set_answer_sink(post_answer);
+    // One wait for every store: the longest configured.
+    if (sql_stores.size() == 1 || sql.miss_wait > parking.lookup_timeout)
+      parking.lookup_timeout = sql.miss_wait;
+    return sql_stores.back().get();
+  };
+  if (config.sql_users) parking.user_store = add_sql_store(*config.sql_users);
+  for (const config::TenantConfig& tenant : config.tenants) {
+    if (tenant.sql_users)
+      parking.tenant_user_stores.emplace_back(tenant.name, add_sql_store(*tenant.sql_users));
   }
   auto crypt_pool =
       std::make_unique<gateway_shell::CryptPool>(gateway_shell::CryptPoolOptions{}, post_answer);
   parking.crypt = crypt_pool.get();
+  // TLS steps of EAP-TLS, PEAP and EAP-TTLS, off the workers and the RadSec thread.
+  std::unique_ptr<gateway_shell::EapPool> eap_pool;
+  if (eap) {
+    eap_pool = std::make_unique<gateway_shell::EapPool>(
+        gateway_shell::EapPoolOptions{
+            .threads = config.eap.pool_threads,
+            .queue_max = config.eap.pool_queue_max,
+            .sql_wait = config.sql_users ? config.sql_users->miss_wait : Duration::milliseconds(20)},
+        post_answer);
+    parking.eap = eap_pool.get();
+  }
   factory->set_parking(parking);
   factory->set_explain(explain_log.setup());
   gateway_shell::PublishedState published(loaded->files.state);
   gateway_shell::ReloadingHandlerFactory reloading(*factory, published);
+  // The forwarder first: the workers' handlers are made with it. Its own
+  // handler is made without it (a request forwarded here is never forwarded on).
+  std::unique_ptr<gateway_shell::EapForwarder> forwarder;
+  if (config.eap.forward && eap) {
+    auto options = eap_forwarder_options(config);
+    if (!options) {
+      spdlog::critical("{}", options.error());
+      return kExitConfigError;
+    }
+    auto started = gateway_shell::EapForwarder::start(
+        std::move(*options), reloading.make_handler(kEapForwarderWorker), kEapForwarderWorker,
+        [routes](int worker, std::span<const gateway_shell::AnswerNotice> answers) {
+          routes->post(worker, answers);
+        });
+    if (!started) {
+      spdlog::critical("eap forward: {}", started.error().to_string());
+      return kExitRuntimeFailure;
+    }
+    forwarder = std::move(*started);
+    routes->forwarder.store(forwarder.get());
+    parking.forwarder = forwarder.get();
+    parking.forward_timeout = config.eap.forward->timeout;
+    factory->set_parking(parking);
+    spdlog::info("eap forward: listening on {} (UDP), {} peer gateway(s)", io::to_string(forwarder->bound()),
+                 config.eap.forward->peers.size());
+  }
   // The configuration in force, as /config shows it: a reload replaces the
   // whole body (io::ConfigInForce::replace) once its new state is in place.
   io::ConfigInForce config_in_force;
@@ -470,7 +615,8 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::info("accounting: not configured; Accounting-Requests are dropped unanswered");
   }
   auto admin = start_admin(config, client->get(), *factory, **server, published, config_in_force, explain_log,
-                           reloader, started_at, radsec->get(), audit_log->get(), eap.get());
+                           reloader, started_at, radsec->get(), audit_views, eap.get(), forwarder.get(),
+                           eap_pool.get());
   if (!admin) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
@@ -484,21 +630,48 @@ int run_gateway(const GatewayCommand& command) {
   if (*client) (*client)->stop();
   if (*radsec) (*radsec)->stop();
   (*server)->stop();
+  // After the workers that forward to it, before the pools its handler uses.
+  if (forwarder) forwarder->stop();
   // The workers that called the pools are stopped; the pools post to the
   // server (ignored once stopped) and stop before it is destroyed.
-  sql_users.reset();
+  sql_stores.clear();
   crypt_pool.reset();
+  eap_pool.reset();
   // After the workers: every decision they made is queued, and is written now.
-  if (*audit_log) {
-    (*audit_log)->stop();
-    const gateway_shell::AuditLogStatus audit = (*audit_log)->status();
-    spdlog::info("audit log {}: {} lines written, {} dropped, {} write errors, head sequence {}", audit.path,
-                 audit.written, audit.dropped, audit.write_errors, audit.head.sequence);
+  for (const std::unique_ptr<gateway_shell::AuditLog>& log : *audit_logs) {
+    log->stop();
+    const gateway_shell::AuditLogStatus audit = log->status();
+    spdlog::info("audit log {} (tenant {}): {} lines written, {} dropped, {} write errors, head sequence {}",
+                 audit.path, log->tenant(), audit.written, audit.dropped, audit.write_errors,
+                 audit.head.sequence);
   }
   gateway_shell::log_counters((*server)->counters());
   spdlog::info("stopped");
   return kExitOk;
 }
+
+namespace {
+
+// One line per tenant: what `radiusward check` found in its files.
+void print_tenant_summary(const config::GatewayConfig& config, const gateway::GatewayState& state) {
+  const std::span<const gateway::TenantState> tenants = state.tenants();
+  std::vector<std::size_t> clients(tenants.size());
+  std::vector<std::size_t> radsec_clients(tenants.size());
+  for (const config::ClientDef& client : state.clients()) ++clients[client.tenant];
+  for (const config::ClientDef& client : state.radsec_clients()) ++radsec_clients[client.tenant];
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const gateway::TenantState& tenant = tenants[i];
+    const std::optional<config::AuditConfig>& audit = i == 0 ? config.audit : config.tenants[i - 1].audit;
+    std::printf(
+        "tenant %s: %zu clients, %zu RadSec clients, %zu users entries, %zu policy rules, EAP %s, audit %s\n",
+        tenant.name().c_str(), clients[i], radsec_clients[i], tenant.users().entries().size(),
+        tenant.policy() != nullptr ? tenant.policy()->rules().size() : 0,
+        tenant.eap().methods.empty() ? "off" : eap_method_list(tenant.eap()).c_str(),
+        audit ? audit->path.path.c_str() : "none");
+  }
+}
+
+}  // namespace
 
 int run_check(const std::string& config_file) {
   std::optional<Loaded> loaded = load_or_print_errors(config::load_gateway_config(config_file));
@@ -506,10 +679,9 @@ int run_check(const std::string& config_file) {
   const config::GatewayConfig& config = loaded->config;
   config::ConfigErrors errors = check_accounting_security(config);
   // The gateway's certificate loads, matches its key, and the CA and CRL load.
-  if (config.tls) {
-    if (auto tls = gateway_tls_context(*config.tls); !tls) errors.push_back(tls.error());
-  }
+  check_tenant_tls(config, errors);
   for (config::ConfigError& error : check_audit_key(config)) errors.push_back(std::move(error));
+  for (config::ConfigError& error : check_eap_forward_key(config)) errors.push_back(std::move(error));
   if (!errors.empty()) {
     print_errors(errors);
     return kExitConfigError;
@@ -522,11 +694,20 @@ int run_check(const std::string& config_file) {
     std::printf("%s: RadSec on TCP port %u with %zu RadSec clients\n", config_file.c_str(),
                 config.radsec->port, state.radsec_clients().size());
   }
+  if (config.eap.forward) {
+    std::printf("%s: EAP forwarding on %s to %zu peer gateway(s)\n", config_file.c_str(),
+                config.eap.forward->listen.text.c_str(), config.eap.forward->peers.size());
+  }
+  if (!state.options().access.eap.methods.empty()) {
+    std::printf("%s: EAP methods offered: %s\n", config_file.c_str(),
+                eap_method_list(state.options().access.eap).c_str());
+  }
   if (const policy::Policy* policy = state.policy()) {
     std::printf("%s: ok (%zu policy rules, %zu groups, %zu MAB list entries)\n",
                 policy->source_file().c_str(), policy->rules().size(), policy->groups().size(),
                 policy->mab_entries());
   }
+  if (!config.tenants.empty()) print_tenant_summary(config, state);
   return kExitOk;
 }
 

@@ -108,6 +108,50 @@ struct GatewayFile {
   bool with_accounting = true;
 };
 
+// Where radiusward dev writes the EAP test certificates, and their names.
+constexpr std::string_view kEapCertificatesDir = "eap-certs";
+constexpr std::string_view kEapServerName = "eap-server";
+constexpr std::string_view kEapClientName = "eap-client";
+
+// eapol_test configs for the test certificates: EAP-TLS with the client
+// certificate, PEAP and EAP-TTLS with alice of the demo users file.
+Result<void, io::SystemError> write_eapol_test_configs(const std::string& eap_dir) {
+  const io::IdentityFiles client = io::identity_files(eap_dir, io::gateway_common_name(kEapClientName));
+  const std::string ca = io::ca_cert_file(eap_dir);
+  const std::string tls = fmt::format(
+      "network={{\n    key_mgmt=IEEE8021X\n    eap=TLS\n    identity=\"{}\"\n    ca_cert=\"{}\"\n"
+      "    client_cert=\"{}\"\n    private_key=\"{}\"\n    eapol_flags=0\n}}\n",
+      io::gateway_common_name(kEapClientName), ca, client.cert, client.key);
+  const std::string tunnel =
+      "network={{\n    key_mgmt=IEEE8021X\n    eap={}\n    identity=\"alice\"\n"
+      "    anonymous_identity=\"anonymous\"\n    password=\"wonderland\"\n    ca_cert=\"{}\"\n"
+      "    phase2=\"auth={}\"\n    eapol_flags=0\n}}\n";
+  for (const auto& [name, text] :
+       {std::pair{"eapol-tls.conf", tls},
+        std::pair{"eapol-peap.conf", fmt::format(fmt::runtime(tunnel), "PEAP", ca, "MSCHAPV2")},
+        std::pair{"eapol-ttls.conf", fmt::format(fmt::runtime(tunnel), "TTLS", ca, "PAP")}}) {
+    if (auto written = io::replace_text_file(eap_dir + "/" + name, text); !written)
+      return fail(written.error());
+  }
+  return {};
+}
+
+// What the banner says of EAP: the test certificates and eapol_test lines.
+std::string eap_banner(const std::string& eap_dir, const GatewayFile& gateway, bool own_certificates) {
+  if (own_certificates) return "  EAP-TLS, PEAP and EAP-TTLS with the --tls-* certificates\n";
+  const std::string server =
+      fmt::format("-a 127.0.0.1 -p {} -s {}", gateway.settings.auth_port, gateway.secret);
+  std::string text = fmt::format(
+      "\nEAP-TLS, PEAP and EAP-TTLS with test certificates in {0}:\n"
+      "  CA ca.pem, server {1}.pem, client {2}.pem and {2}.key, CRL crl.pem\n"
+      "  (a gateway.yaml written by an earlier run keeps its own eap: and tls: sections)\n",
+      eap_dir, io::gateway_common_name(kEapServerName), io::gateway_common_name(kEapClientName));
+  for (const std::string_view conf : {"eapol-tls.conf", "eapol-peap.conf", "eapol-ttls.conf"}) {
+    text += fmt::format("  eapol_test -c {}/{} {} -N61:d:15\n", eap_dir, conf, server);
+  }
+  return text;
+}
+
 Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::string& dir,
                                           const std::string& binary, const deployment::MemberTable& members) {
   const deployment::GatewayOverrides overrides{
@@ -126,6 +170,13 @@ Result<std::string, Refusal> gateway_text(const DevCommand& command, const std::
                                        .clients_file = overrides.clients_file.value_or(""),
                                        .auth_port = overrides.auth_port.value_or(1812),
                                        .acct_port = overrides.acct_port.value_or(1813)};
+  // EAP-TLS, PEAP and EAP-TTLS from the test certificates run_dev made
+  // (--tls-* flags replace them).
+  const std::string eap_dir = path_in(dir, kEapCertificatesDir);
+  settings.tls_cert = io::identity_files(eap_dir, io::gateway_common_name(kEapServerName)).cert;
+  settings.tls_key = io::identity_files(eap_dir, io::gateway_common_name(kEapServerName)).key;
+  settings.tls_ca = io::ca_cert_file(eap_dir);
+  settings.tls_crl = io::crl_file(eap_dir);
   for (auto [file, name, flag] : {std::tuple{&settings.users_file, "users", "--users"},
                                   std::tuple{&settings.clients_file, "clients.conf", "--clients"}}) {
     if (!file->empty()) continue;
@@ -339,6 +390,15 @@ int run_dev(const DevCommand& command) {
                                      .members = {1, 2, 3},
                                      .gateways = {std::string(deployment::kGatewayName)}});
   if (!certificates) return refused(Refusal{certificates.error().to_string(), kExitRuntimeFailure});
+  // The EAP test certificates: a CA of their own, the server's, a client's
+  // (eapol_test's) and a CRL; kept on later runs like the cluster's.
+  const std::string eap_dir = path_in(dir, kEapCertificatesDir);
+  auto eap_certificates = io::write_cluster_certificates(io::ClusterCertificatesRequest{
+      .dir = eap_dir, .gateways = {std::string(kEapServerName), std::string(kEapClientName)}});
+  if (!eap_certificates) return refused(Refusal{eap_certificates.error().to_string(), kExitRuntimeFailure});
+  if (auto written = write_eapol_test_configs(eap_dir); !written) {
+    return refused(Refusal{written.error().to_string(), kExitRuntimeFailure});
+  }
   auto members = member_configs(command, dir);
   if (!members) return refused(members.error());
   auto gateway = gateway_config(command, dir, binary, *members);
@@ -355,6 +415,7 @@ int run_dev(const DevCommand& command) {
     std::printf("  RadSec (TLS over TCP) on the gateway's listen addresses, port %u\n",
                 *gateway->radsec_port);
   }
+  std::fputs(eap_banner(eap_dir, *gateway, command.tls_flags.tls_cert.has_value()).c_str(), stdout);
   std::fflush(stdout);
 
   const Duration restart_delay = Duration::milliseconds(command.restart_delay_ms);

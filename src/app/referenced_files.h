@@ -33,14 +33,22 @@ struct LoadedFiles {
 
 // The EAP options of the state (methods offered, in order; rounds) from the
 // eap: section.
-[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap);
+[[nodiscard]] gateway::EapOptions eap_options(const config::EapConfig& eap, bool has_tls);
 
-// The gateway's EAP conversations, shared by its workers (docs/design.md
-// "EAP across several gateways"); null when no EAP method is on. The State
-// key is drawn from `random`, and so is the gateway id when eap.gateway_id
-// is not set.
-[[nodiscard]] std::unique_ptr<gateway::EapConversations> make_eap_conversations(const config::EapConfig& eap,
-                                                                                RandomSource& random);
+// EAP-TLS, PEAP and EAP-TTLS as a tenant's eap: section (`eap`) lists them,
+// with the certificates of its tls: section (`tls`) and the TLS options of
+// the gateway's top-level eap section; null when none is listed. A file
+// that does not load is an error at that tls: section.
+[[nodiscard]] Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_method_set(
+    const config::GatewayConfig& config, const config::EapConfig& eap,
+    const std::optional<config::ClusterTlsConfig>& tls);
+
+// The gateway's EAP conversations, shared by its workers and tenants
+// (docs/design.md "EAP across several gateways"), sized by the top-level
+// eap section; null when no tenant has an EAP method on. The State key is
+// drawn from `random`, and so is the gateway id when eap.gateway_id is not set.
+[[nodiscard]] std::unique_ptr<gateway::EapConversations> make_eap_conversations(
+    const config::GatewayConfig& config, RandomSource& random);
 
 // The workers' handler factory. `random`, `observer` and `sink` (null: no
 // accounting) must outlive it. Each worker may hold as many deferred

@@ -152,6 +152,10 @@ std::string Chain::decision(const DecisionRecord& record) {
   append_json_string(body, record.client);
   body += ",\"address\":";
   append_json_string(body, record.address);
+  if (!record.tenant.empty()) {
+    body += ",\"tenant\":";
+    append_json_string(body, record.tenant);
+  }
   body += "},\"identity\":";
   append_json_string(body, record.identity);
   body += ",\"method\":";

@@ -58,6 +58,7 @@ struct DecisionRecord {
   std::int64_t unix_ms = 0;   // When it was decided (UTC).
   std::string_view client;    // The client entry's shortname.
   std::string_view address;   // The NAS's source address, as text.
+  std::string_view tenant{};  // The client's tenant; empty: none written (lines before tenants).
   std::string_view identity;  // The User-Name as the NAS sent it.
   std::string_view method;    // PAP, CHAP, MS-CHAPv2, MAB, EAP, none.
   bool accepted = false;      // "accept" or "reject".

@@ -51,8 +51,10 @@ bool valid_decision(const Json& object) {
   if (!has_keys(object, kDecisionKeys)) return false;
   const Json& client = object["client"];
   constexpr std::array<std::string_view, 2> kClientKeys = {"name", "address"};
-  if (!client.is_object() || !has_keys(client, kClientKeys) || !is_text(client, "name") ||
-      !is_text(client, "address"))
+  // Lines of a tenant's writer name the tenant too (docs/operations.md "Audit log").
+  constexpr std::array<std::string_view, 3> kTenantClientKeys = {"name", "address", "tenant"};
+  if (!client.is_object() || !is_text(client, "name") || !is_text(client, "address")) return false;
+  if (!has_keys(client, kClientKeys) && !(has_keys(client, kTenantClientKeys) && is_text(client, "tenant")))
     return false;
   for (const char* key : {"identity", "method", "rule", "reason"}) {
     if (!is_text(object, key)) return false;

@@ -55,6 +55,20 @@ TEST(AuditVerify, IntactFileVerifiesWithItsHead) {
   EXPECT_EQ(*result.head, chain.head());
 }
 
+TEST(AuditVerify, ATenantsLinesNameItAndVerify) {
+  Chain chain(ChainKey(), Head{});
+  Lines lines{chain.header(0, HeaderReason::kNew)};
+  DecisionRecord tenant_record = record("alice", true);
+  tenant_record.tenant = "acme";
+  lines.push_back(chain.decision(tenant_record));
+  lines.push_back(chain.decision(record("bob", true)));  // A line of before tenants.
+  EXPECT_NE(lines[1].find("\"address\":\"127.0.0.1\",\"tenant\":\"acme\"},\"identity\""), std::string::npos)
+      << lines[1];
+  const Verification result = verify({join(lines)});
+  EXPECT_TRUE(result.intact()) << problems(result);
+  EXPECT_EQ(result.lines, 3u);
+}
+
 TEST(AuditVerify, DeletedLineIsNamedAsMissing) {
   Chain chain(ChainKey(), Head{});
   Lines lines = write_file(chain, 5);

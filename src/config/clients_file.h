@@ -66,6 +66,10 @@ struct ClientDef {
   // Where the section starts, for messages.
   std::string file;
   int line = 0;
+  // The tenant whose clients file this entry came from, as an index into
+  // the gateway state's tenants (0: `default`); set by the loader of the
+  // gateway state, never by the clients file (docs/design.md "Tenants").
+  std::uint16_t tenant = 0;
 
   [[nodiscard]] Bytes secret_bytes() const { return as_bytes(secret); }
 };

@@ -187,20 +187,25 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
   for (const ListenAddress& address : config.listen) listen.push_back(address.text);
   ordered_json dictionary_files = ordered_json::array();
   for (const ConfiguredPath& file : config.dictionary_files) dictionary_files.push_back(file.path);
-  ordered_json stores = ordered_json::array();
-  for (UsersStore store : config.users_stores) stores.push_back(std::string(to_string(store)));
-  ordered_json sql = nullptr;
-  if (config.sql_users) {
-    const SqlUsersConfig& s = *config.sql_users;
-    sql = ordered_json{{"sqlite", path_or_null(s.sqlite)},
-                       {"postgresql", conninfo_or_null(s.postgresql)},
-                       {"read_replica", conninfo_or_null(s.read_replica)},
-                       {"connections", s.connections},
-                       {"cache_ttl_s", s.cache_ttl.ns / 1'000'000'000},
-                       {"negative_ttl_s", s.negative_ttl.ns / 1'000'000'000},
-                       {"cache_entries_max", s.cache_entries_max},
-                       {"miss_wait_ms", milliseconds(s.miss_wait)}};
-  }
+  const auto stores_json = [](const std::vector<UsersStore>& list) {
+    ordered_json stores = ordered_json::array();
+    for (UsersStore store : list) stores.push_back(std::string(to_string(store)));
+    return stores;
+  };
+  ordered_json stores = stores_json(config.users_stores);
+  const auto sql_json = [](const std::optional<SqlUsersConfig>& section) {
+    if (!section) return ordered_json(nullptr);
+    const SqlUsersConfig& s = *section;
+    return ordered_json{{"sqlite", path_or_null(s.sqlite)},
+                        {"postgresql", conninfo_or_null(s.postgresql)},
+                        {"read_replica", conninfo_or_null(s.read_replica)},
+                        {"connections", s.connections},
+                        {"cache_ttl_s", s.cache_ttl.ns / 1'000'000'000},
+                        {"negative_ttl_s", s.negative_ttl.ns / 1'000'000'000},
+                        {"cache_entries_max", s.cache_entries_max},
+                        {"miss_wait_ms", milliseconds(s.miss_wait)}};
+  };
+  ordered_json sql = sql_json(config.sql_users);
   ordered_json accounting = nullptr;
   if (config.accounting) {
     const AccountingConfig& a = *config.accounting;
@@ -218,12 +223,25 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                               {"key", a.key ? ordered_json(*a.key) : ordered_json(nullptr)}};
   }
   const EapConfig& e = config.eap;
+  ordered_json forward = nullptr;
+  if (e.forward) {
+    // The key file's path, never its octets (as audit.key_file).
+    ordered_json peers = ordered_json::array();
+    for (const EapForwardPeer& peer : e.forward->peers)
+      peers.push_back(ordered_json{{"id", peer.gateway_id}, {"address", peer.address.text}});
+    forward = ordered_json{{"listen", e.forward->listen.text},
+                           {"key_file", e.forward->key_file.path},
+                           {"peers", std::move(peers)},
+                           {"timeout_ms", milliseconds(e.forward->timeout)},
+                           {"in_flight_max", e.forward->in_flight_max}};
+  }
   const ordered_json eap{{"methods", e.methods},
                          {"md5", e.md5},
                          {"conversations_max", e.conversations_max},
                          {"idle_timeout_s", e.idle_timeout.ns / 1'000'000'000},
                          {"rounds_max", e.rounds_max},
-                         {"gateway_id", e.gateway_id ? ordered_json(*e.gateway_id) : ordered_json(nullptr)}};
+                         {"gateway_id", e.gateway_id ? ordered_json(*e.gateway_id) : ordered_json(nullptr)},
+                         {"forward", std::move(forward)}};
   ordered_json radsec = nullptr;
   if (config.radsec) {
     const RadSecConfig& r = *config.radsec;
@@ -238,20 +256,40 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                           {"client_connections_max", r.client_connections_max},
                           {"buffered_bytes_max", r.buffered_bytes_max}};
   }
-  ordered_json audit = nullptr;
-  if (config.audit) {
-    const AuditConfig& a = *config.audit;
-    audit = ordered_json{{"path", a.path.path},
-                         {"rotate_bytes", a.rotate_bytes},
-                         {"keep", a.keep},
-                         {"fsync_interval_ms", milliseconds(a.fsync_interval)},
-                         {"key_file", path_or_null(a.key_file)},
-                         {"queue_lines_max", a.queue_lines_max}};
+  const auto audit_json = [](const std::optional<AuditConfig>& section) {
+    if (!section) return ordered_json(nullptr);
+    const AuditConfig& a = *section;
+    return ordered_json{{"path", a.path.path},
+                        {"rotate_bytes", a.rotate_bytes},
+                        {"keep", a.keep},
+                        {"fsync_interval_ms", milliseconds(a.fsync_interval)},
+                        {"key_file", path_or_null(a.key_file)},
+                        {"queue_lines_max", a.queue_lines_max}};
+  };
+  ordered_json audit = audit_json(config.audit);
+  ordered_json tenants = ordered_json::array();
+  for (const TenantConfig& t : config.tenants) {
+    tenants.push_back(ordered_json{
+        {"name", t.name},
+        {"users_file", t.users_file.path},
+        {"clients_file", t.clients_file.path},
+        {"users_stores", stores_json(t.users_stores)},
+        {"sql_users", sql_json(t.sql_users)},
+        {"radsec_clients_file", path_or_null(t.radsec_clients_file)},
+        {"policy", path_or_null(t.policy_file)},
+        {"eap",
+         ordered_json{{"methods", t.eap.methods}, {"md5", t.eap.md5}, {"rounds_max", t.eap.rounds_max}}},
+        {"tls", tls_json(t.tls)},
+        {"audit", audit_json(t.audit)}});
   }
   ordered_json client_list = ordered_json::array();
   for (const ClientDef& client : clients) {
+    const std::string tenant = client.tenant == 0 || client.tenant > config.tenants.size()
+                                   ? std::string(kDefaultTenantName)
+                                   : config.tenants[client.tenant - 1].name;
     client_list.push_back(ordered_json{
         {"name", client.name},
+        {"tenant", tenant},
         {"shortname", client.shortname},
         {"ipaddr", address_text(client)},
         {"secret", std::string(kRedacted)},
@@ -289,6 +327,7 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
       {"share_ports", config.share_ports},
       {"tls", tls_json(config.tls)},
       {"radsec", std::move(radsec)},
+      {"tenants", std::move(tenants)},
       {"clients", std::move(client_list)},
   };
 }
@@ -408,6 +447,16 @@ std::vector<LoadedFile> named_files(const GatewayConfig& config) {
     if (config.tls->crl) files.push_back(named(config.tls->crl->path, "TLS CRL"));
   }
   if (config.radsec) files.push_back(named(config.radsec->clients_file.path, "RadSec clients file"));
+  for (const TenantConfig& tenant : config.tenants) {
+    files.push_back(named(tenant.users_file.path, "users file"));
+    files.push_back(named(tenant.clients_file.path, "clients file"));
+    if (tenant.radsec_clients_file)
+      files.push_back(named(tenant.radsec_clients_file->path, "RadSec clients file"));
+    if (tenant.policy_file) files.push_back(named(tenant.policy_file->path, "policy file"));
+    if (tenant.sql_users && tenant.sql_users->sqlite)
+      files.push_back(named(tenant.sql_users->sqlite->path, "SQLite users database"));
+    add_tls_files(files, tenant.tls);
+  }
   return files;
 }
 

@@ -15,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -74,6 +76,28 @@ void validate_radsec(const GatewayConfig& config, const SourceLocation& where, C
         where.error("radsec needs a 'tls' section (the server certificate and key, and the CA of the client "
                     "certificates)"));
   }
+}
+
+// EAP-TLS, PEAP and EAP-TTLS present the gateway's certificate and verify
+// client certificates against its CA: they need the `tls` section.
+void validate_eap_tls(const EapConfig& eap, const std::optional<ClusterTlsConfig>& tls,
+                      const SourceLocation& where, ConfigErrors& errors) {
+  if (tls) return;
+  for (const std::string& method : eap.methods) {
+    if (!is_tls_eap_method(method)) continue;
+    errors.push_back(where.error(fmt::format(
+        "eap.methods lists {} but there is no 'tls' section (the server certificate and key, and the CA "
+        "of the client certificates)",
+        method)));
+  }
+}
+
+void validate_eap_tls(const GatewayConfig& config, const SourceLocation& where, ConfigErrors& errors) {
+  validate_eap_tls(config.eap, config.tls, where, errors);
+  // A tenant's TLS-based methods use the tenant's own certificates and CA.
+  for (const TenantConfig& tenant : config.tenants)
+    validate_eap_tls(tenant.eap, tenant.tls, tenant.eap.where.line > 0 ? tenant.eap.where : tenant.where,
+                     errors);
 }
 
 // The accounting section's transport: TLS with every member's id, or an
@@ -137,20 +161,16 @@ class Parser : YamlReader {
         {"tls", &Parser::on_tls},
         {"radsec", &Parser::on_radsec},
         {"audit", &Parser::on_audit},
+        {"tenants", &Parser::on_tenants},
     };
     const std::set<std::string> seen = read_section(root, "", kTopLevel);
     require(seen, "", "users_file", at(root));
     require(seen, "", "clients_file", at(root));
-    const bool wants_sql = std::find(config_.users_stores.begin(), config_.users_stores.end(),
-                                     UsersStore::kSql) != config_.users_stores.end();
-    if (wants_sql && !config_.sql_users) {
-      errors_.push_back(at(root).error("users_stores lists sql but there is no 'sql_users' section"));
-    } else if (!wants_sql && config_.sql_users) {
-      errors_.push_back(
-          config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
-    }
+    check_sql_stores(at(root));
     validate_ports(config_, auth_port_where_.value_or(at(root)), errors_);
     validate_radsec(config_, config_.radsec ? config_.radsec->where : at(root), errors_);
+    validate_tenants(config_, errors_);
+    validate_eap_tls(config_, eap_methods_where_.value_or(at(root)), errors_);
     check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
                     config_.admin_token_file.has_value(), at(root), errors_);
   }
@@ -165,6 +185,19 @@ class Parser : YamlReader {
  private:
   using KeyHandler = void (Parser::*)(const YAML::Node& value, const SourceLocation& where);
   using Table = std::vector<std::pair<std::string_view, KeyHandler>>;
+
+  // users_stores lists sql exactly when there is an sql_users section (at
+  // the top level or in the tenant being read).
+  void check_sql_stores(const SourceLocation& where) {
+    const bool wants_sql = std::find(config_.users_stores.begin(), config_.users_stores.end(),
+                                     UsersStore::kSql) != config_.users_stores.end();
+    if (wants_sql && !config_.sql_users) {
+      errors_.push_back(where.error("users_stores lists sql but there is no 'sql_users' section"));
+    } else if (!wants_sql && config_.sql_users) {
+      errors_.push_back(
+          config_.sql_users->where.error("'sql_users' is set but users_stores does not list sql"));
+    }
+  }
 
   // Reads the keys of one mapping through the handlers `table` names.
   std::set<std::string> read_section(const YAML::Node& map, std::string_view section, const Table& table) {
@@ -404,15 +437,233 @@ class Parser : YamlReader {
         {"idle_timeout_s", &Parser::on_eap_idle_timeout_s},
         {"rounds_max", &Parser::on_eap_rounds_max},
         {"gateway_id", &Parser::on_eap_gateway_id},
+        {"forward", &Parser::on_eap_forward},
+        {"tls_fragment_octets", &Parser::on_eap_tls_fragment_octets},
+        {"tls_min_version", &Parser::on_eap_tls_min_version},
+        {"tls_max_version", &Parser::on_eap_tls_max_version},
+        {"peap_crypto_binding", &Parser::on_eap_peap_crypto_binding},
+        {"ttls_inner_methods", &Parser::on_eap_ttls_inner_methods},
+        {"pool_threads", &Parser::on_eap_pool_threads},
+        {"pool_queue_max", &Parser::on_eap_pool_queue_max},
+        {"tls_resumption_sessions", &Parser::on_eap_tls_resumption_sessions},
+        {"tls_resumption_lifetime_s", &Parser::on_eap_tls_resumption_lifetime_s},
+        {"ocsp", &Parser::on_eap_ocsp},
     };
+    eap_section(value, where, "eap.", kEap);
+  }
+  // A tenant's eap section: its methods and rounds; the conversation
+  // table (its size, idle timeout and State key) is the gateway's.
+  void on_tenant_eap(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kTenantEap = {
+        {"methods", &Parser::on_eap_methods},
+        {"md5", &Parser::on_eap_md5},
+        {"rounds_max", &Parser::on_eap_rounds_max},
+    };
+    eap_section(value, where, "tenants.eap.", kTenantEap);
+  }
+  void eap_section(const YAML::Node& value, const SourceLocation& where, std::string_view prefix,
+                   const Table& table) {
     if (!expect_map(value, where, "with 'md5', 'methods' and bounds")) return;
     config_.eap.where = where;
-    read_section(value, "eap.", kEap);
+    read_section(value, prefix, table);
     const EapConfig& eap = config_.eap;
     if (eap.md5 && std::find(eap.methods.begin(), eap.methods.end(), "md5") == eap.methods.end()) {
       errors_.push_back(
           eap_methods_where_.value_or(where).error("eap.md5 is true but eap.methods does not list md5"));
     }
+    if (eap.tls_min_version > eap.tls_max_version) {
+      errors_.push_back(
+          tls_version_where_.value_or(where).error("eap.tls_min_version is above eap.tls_max_version"));
+    }
+    if (eap.forward) check_eap_forward(*eap.forward, eap.gateway_id);
+  }
+  void on_eap_tls_fragment_octets(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.tls_fragment_octets, value, where, kEapTlsFragmentOctetsMin,
+                kEapTlsFragmentOctetsMax);
+  }
+  static std::optional<EapTlsVersion> tls_version(const std::string& word) {
+    if (word == "1.2") return EapTlsVersion::k1_2;
+    if (word == "1.3") return EapTlsVersion::k1_3;
+    return std::nullopt;
+  }
+  void on_eap_tls_min_version(const YAML::Node& value, const SourceLocation& where) {
+    tls_version_where_ = where;
+    if (auto version = choice<EapTlsVersion>(value, where, "a TLS version: 1.2 or 1.3", tls_version))
+      config_.eap.tls_min_version = *version;
+  }
+  void on_eap_tls_max_version(const YAML::Node& value, const SourceLocation& where) {
+    tls_version_where_ = where;
+    if (auto version = choice<EapTlsVersion>(value, where, "a TLS version: 1.2 or 1.3", tls_version))
+      config_.eap.tls_max_version = *version;
+  }
+  void on_eap_peap_crypto_binding(const YAML::Node& value, const SourceLocation& where) {
+    auto binding =
+        choice<EapPeapCryptoBinding>(value, where, "off, optional or required",
+                                     [](const std::string& word) -> std::optional<EapPeapCryptoBinding> {
+                                       if (word == "off") return EapPeapCryptoBinding::kOff;
+                                       if (word == "optional") return EapPeapCryptoBinding::kOptional;
+                                       if (word == "required") return EapPeapCryptoBinding::kRequired;
+                                       return std::nullopt;
+                                     });
+    if (binding) config_.eap.peap_crypto_binding = *binding;
+  }
+  void on_eap_ttls_inner_methods(const YAML::Node& value, const SourceLocation& where) {
+    bool pap = false;
+    bool mschapv2 = false;
+    sequence(value, where, "EAP-TTLS inner methods", [&](const YAML::Node& element) {
+      std::optional<std::string> text = scalar(element, at(element), "an inner method: pap or mschapv2");
+      if (!text) return;
+      bool& flag = *text == "pap" ? pap : mschapv2;
+      if (*text != "pap" && *text != "mschapv2") {
+        invalid(element, "an inner method: pap or mschapv2", *text);
+      } else if (flag) {
+        errors_.push_back(at(element).error(fmt::format("inner method '{}' is listed twice", *text)));
+      } else {
+        flag = true;
+      }
+    });
+    if (value.IsSequence() && value.size() == 0) {
+      errors_.push_back(at(value).error("eap.ttls_inner_methods needs at least one method"));
+    }
+    config_.eap.ttls_pap = pap;
+    config_.eap.ttls_mschapv2 = mschapv2;
+  }
+  void on_eap_pool_threads(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.pool_threads, value, where, 1, kEapPoolThreadsMax);
+  }
+  void on_eap_pool_queue_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.pool_queue_max, value, where, 1, kEapPoolQueueMax);
+  }
+  void on_eap_tls_resumption_sessions(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.tls_resumption_sessions, value, where, 0, kEapTlsResumptionSessionsMax);
+  }
+  void on_eap_tls_resumption_lifetime_s(const YAML::Node& value, const SourceLocation& where) {
+    if (auto lifetime = duration(value, where, DurationUnit::kSeconds, 1, kEapTlsResumptionLifetimeSMax)) {
+      config_.eap.tls_resumption_lifetime = *lifetime;
+    }
+  }
+  void on_eap_ocsp(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kOcsp = {
+        {"responder", &Parser::on_eap_ocsp_responder},
+        {"required", &Parser::on_eap_ocsp_required},
+        {"timeout_ms", &Parser::on_eap_ocsp_timeout_ms},
+    };
+    if (!expect_map(value, where, "with 'responder', 'required' and 'timeout_ms'")) return;
+    config_.eap.ocsp.emplace();
+    config_.eap.ocsp->where = where;
+    read_section(value, "eap.ocsp.", kOcsp);
+  }
+  void on_eap_ocsp_responder(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> text = scalar(value, where, "an http:// URL");
+    if (!text) return;
+    // The URL's parts are checked where the checker is made (app::eap_method_set).
+    if (!text->starts_with("http://")) {
+      errors_.push_back(at(value).error(fmt::format(
+          "eap.ocsp.responder '{}' is not an http:// URL (OCSP answers are signed; https is not used)",
+          *text)));
+      return;
+    }
+    config_.eap.ocsp->responder = std::move(*text);
+    config_.eap.ocsp->responder_where = at(value);
+  }
+  void on_eap_ocsp_required(const YAML::Node& value, const SourceLocation& where) {
+    if (auto flag = boolean(value, where)) config_.eap.ocsp->required = *flag;
+  }
+  void on_eap_ocsp_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout =
+            duration(value, where, DurationUnit::kMilliseconds, kEapOcspTimeoutMsMin, kEapOcspTimeoutMsMax)) {
+      config_.eap.ocsp->timeout = *timeout;
+    }
+  }
+  // Peers name each other by gateway id: a random one would be unknown to them.
+  void check_eap_forward(const EapForwardConfig& forward, std::optional<std::uint32_t> self) {
+    // Forwards leave from the listener, and peers check where they come from.
+    const std::array<std::uint8_t, 16> any{};
+    if (!forward.listen.text.empty() && forward.listen.bytes == any) {
+      errors_.push_back(forward.listen.where.error(
+          fmt::format("eap.forward.listen '{}' must be this gateway's own address, which its peers expect "
+                      "forwards from, not a wildcard",
+                      forward.listen.text)));
+    }
+    if (!self) {
+      errors_.push_back(forward.where.error("eap.forward needs eap.gateway_id, which its peers name it by"));
+      return;
+    }
+    for (const EapForwardPeer& peer : forward.peers) {
+      if (peer.gateway_id == *self) {
+        errors_.push_back(peer.where.error(
+            fmt::format("peer id {} is this gateway's own eap.gateway_id", peer.gateway_id)));
+      }
+      if (peer.address.same_endpoint(forward.listen)) {
+        errors_.push_back(peer.address.where.error(
+            fmt::format("peer address '{}' is this gateway's own eap.forward.listen", peer.address.text)));
+      }
+    }
+  }
+  void on_eap_forward(const YAML::Node& value, const SourceLocation& where) {
+    static const Table kForward = {
+        {"listen", &Parser::on_eap_forward_listen},
+        {"key_file", &Parser::on_eap_forward_key_file},
+        {"peers", &Parser::on_eap_forward_peers},
+        {"timeout_ms", &Parser::on_eap_forward_timeout_ms},
+        {"in_flight_max", &Parser::on_eap_forward_in_flight_max},
+    };
+    if (!expect_map(value, where, "with 'listen', 'key_file' and 'peers'")) return;
+    config_.eap.forward.emplace();
+    config_.eap.forward->where = where;
+    const std::set<std::string> seen = read_section(value, "eap.forward.", kForward);
+    for (const char* key : {"listen", "key_file", "peers"}) require(seen, "eap.forward.", key, at(value));
+  }
+  void on_eap_forward_listen(const YAML::Node& value, const SourceLocation& where) {
+    if (auto listen = address(value, where)) config_.eap.forward->listen = std::move(*listen);
+  }
+  void on_eap_forward_key_file(const YAML::Node& value, const SourceLocation& where) {
+    if (auto file = path(value, where)) config_.eap.forward->key_file = std::move(*file);
+  }
+  void on_eap_forward_timeout_ms(const YAML::Node& value, const SourceLocation& where) {
+    if (auto timeout = duration(value, where, DurationUnit::kMilliseconds, kEapForwardTimeoutMsMin,
+                                kEapForwardTimeoutMsMax)) {
+      config_.eap.forward->timeout = *timeout;
+    }
+  }
+  void on_eap_forward_in_flight_max(const YAML::Node& value, const SourceLocation& where) {
+    set_integer(config_.eap.forward->in_flight_max, value, where, 1, kEapForwardInFlightMax);
+  }
+  void on_eap_forward_peers(const YAML::Node& value, const SourceLocation& where) {
+    std::vector<EapForwardPeer>& peers = config_.eap.forward->peers;
+    sequence(value, where, "peer gateways ({id, address})", [&](const YAML::Node& element) {
+      std::optional<EapForwardPeer> peer = eap_forward_peer(element);
+      if (!peer) return;
+      for (const EapForwardPeer& other : peers) {
+        if (other.gateway_id == peer->gateway_id) {
+          errors_.push_back(peer->where.error(fmt::format("peer id {} is listed twice", peer->gateway_id)));
+          return;
+        }
+        if (other.address.same_endpoint(peer->address)) {
+          errors_.push_back(peer->address.where.error(
+              fmt::format("peer address '{}' is listed twice", peer->address.text)));
+          return;
+        }
+      }
+      peers.push_back(std::move(*peer));
+    });
+    if (value.IsSequence() && (value.size() == 0 || value.size() > kEapForwardPeersMax)) {
+      errors_.push_back(
+          at(value).error(fmt::format("eap.forward.peers needs 1 to {} peers", kEapForwardPeersMax)));
+    }
+  }
+  std::optional<EapForwardPeer> eap_forward_peer(const YAML::Node& element) {
+    const SourceLocation where = at(element);
+    if (!element.IsMap()) {
+      errors_.push_back(where.error("expected a peer gateway {id, address}"));
+      return std::nullopt;
+    }
+    std::optional<IdAndAddress> entry =
+        id_and_address(element, "eap.forward.peers.", "a peer", 4'294'967'295);
+    if (!entry) return std::nullopt;
+    return EapForwardPeer{.gateway_id = static_cast<std::uint32_t>(entry->id),
+                          .address = std::move(entry->address),
+                          .where = where};
   }
   void on_eap_methods(const YAML::Node& value, const SourceLocation& where) {
     eap_methods_where_ = where;
@@ -524,6 +775,147 @@ class Parser : YamlReader {
     config_.audit = audit_section(value, where, "audit.");
   }
 
+  // `tenants:`: a list of maps, each read with the handlers of the
+  // top-level keys it repeats. Those handlers write into config_, so the
+  // default tenant's values are set aside while a tenant is read and put
+  // back after.
+  void on_tenants(const YAML::Node& value, const SourceLocation& where) {
+    sequence(value, where, "tenants", [&](const YAML::Node& element) {
+      if (config_.tenants.size() == kTenantsMax) {
+        if (!tenants_overflow_)
+          errors_.push_back(at(element).error(
+              fmt::format("at most {} tenants besides '{}'", kTenantsMax, kDefaultTenantName)));
+        tenants_overflow_ = true;
+        return;
+      }
+      if (!expect_map(element, at(element), "with 'name', 'users_file' and 'clients_file'")) return;
+      config_.tenants.push_back(tenant(element));
+    });
+  }
+
+  TenantConfig tenant(const YAML::Node& element) {
+    static const Table kTenant = {
+        {"name", &Parser::on_tenant_name},
+        {"users_file", &Parser::on_users_file},
+        {"clients_file", &Parser::on_clients_file},
+        {"users_stores", &Parser::on_users_stores},
+        {"sql_users", &Parser::on_sql_users},
+        {"eap", &Parser::on_tenant_eap},
+        {"policy", &Parser::on_policy},
+        {"tls", &Parser::on_tls},
+        {"radsec", &Parser::on_tenant_radsec},
+        {"audit", &Parser::on_audit},
+    };
+    const SourceLocation where = at(element);
+    GatewayConfig saved = default_gateway_config();
+    swap_tenant_keys(saved, config_);
+    const std::optional<SourceLocation> saved_methods_where = std::exchange(eap_methods_where_, std::nullopt);
+    tenant_name_.clear();
+    tenant_radsec_clients_.reset();
+    const std::set<std::string> seen = read_section(element, "tenants.", kTenant);
+    require(seen, "tenants.", "name", where);
+    require(seen, "tenants.", "users_file", where);
+    require(seen, "tenants.", "clients_file", where);
+    check_sql_stores(where);
+    TenantConfig tenant{.name = tenant_name_,
+                        .users_file = std::move(config_.users_file),
+                        .clients_file = std::move(config_.clients_file),
+                        .radsec_clients_file = std::move(tenant_radsec_clients_),
+                        .users_stores = std::move(config_.users_stores),
+                        .sql_users = std::move(config_.sql_users),
+                        .policy_file = std::move(config_.policy_file),
+                        .eap = std::move(config_.eap),
+                        .tls = std::move(config_.tls),
+                        .audit = std::move(config_.audit),
+                        .where = where};
+    swap_tenant_keys(saved, config_);
+    eap_methods_where_ = saved_methods_where;
+    return tenant;
+  }
+
+  // The top-level keys a tenant repeats.
+  static void swap_tenant_keys(GatewayConfig& a, GatewayConfig& b) {
+    std::swap(a.users_file, b.users_file);
+    std::swap(a.clients_file, b.clients_file);
+    std::swap(a.users_stores, b.users_stores);
+    std::swap(a.sql_users, b.sql_users);
+    std::swap(a.policy_file, b.policy_file);
+    std::swap(a.eap, b.eap);
+    std::swap(a.tls, b.tls);
+    std::swap(a.audit, b.audit);
+  }
+
+  void on_tenant_name(const YAML::Node& value, const SourceLocation& where) {
+    std::optional<std::string> name = scalar(value, where, "a tenant name");
+    if (!name) return;
+    const bool well_formed = !name->empty() && name->size() <= kTenantNameBytesMax &&
+                             std::all_of(name->begin(), name->end(), [](char c) {
+                               return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+                             });
+    if (!well_formed) {
+      errors_.push_back(
+          at(value).error(fmt::format("a tenant name is 1 to {} of a-z, 0-9 and '-'", kTenantNameBytesMax)));
+      return;
+    }
+    tenant_name_ = std::move(*name);
+    tenant_name_where_[tenant_name_].push_back(at(value));
+  }
+
+  // A tenant's radsec section names only its clients file: the listener is the gateway's.
+  void on_tenant_radsec(const YAML::Node& value, const SourceLocation& where) {
+    if (!expect_map(value, where, "with 'clients_file'")) return;
+    const std::set<std::string> seen =
+        each_key(value, "tenants.radsec.",
+                 [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+                   if (key != "clients_file") return false;
+                   tenant_radsec_clients_ = path(item, at_key);
+                   return true;
+                 });
+    require(seen, "tenants.radsec.", "clients_file", at(value));
+  }
+
+  // What only the whole list can say: names unique and not `default`, one
+  // writer per audit file, RadSec clients with a listener and a CA.
+  void validate_tenants(const GatewayConfig& config, ConfigErrors& errors) {
+    for (const auto& [name, places] : tenant_name_where_) {
+      if (name == kDefaultTenantName) {
+        for (const SourceLocation& place : places)
+          errors.push_back(place.error(fmt::format(
+              "tenant name '{}' is the top-level keys' tenant; choose another name", kDefaultTenantName)));
+        continue;
+      }
+      for (std::size_t i = 1; i < places.size(); ++i) {
+        errors.push_back(places[i].error(
+            fmt::format("tenant '{}' is already named at line {}", name, places.front().line)));
+      }
+    }
+    std::map<std::string, const AuditConfig*> audit_files;
+    const auto claim = [&](const std::optional<AuditConfig>& audit, std::string_view tenant) {
+      if (!audit) return;
+      const std::string canonical = std::filesystem::path(audit->path.path).lexically_normal().string();
+      auto [found, inserted] = audit_files.emplace(canonical, &*audit);
+      if (!inserted) {
+        errors.push_back(audit->path.where.error(fmt::format(
+            "tenant '{}': audit file '{}' is already the audit file at line {} (one writer per file)", tenant,
+            audit->path.path, found->second->path.where.line)));
+      }
+    };
+    claim(config.audit, kDefaultTenantName);
+    for (const TenantConfig& tenant : config.tenants) {
+      claim(tenant.audit, tenant.name);
+      if (!tenant.radsec_clients_file) continue;
+      if (!config.radsec) {
+        errors.push_back(tenant.radsec_clients_file->where.error(
+            "a tenant's RadSec clients need the gateway's 'radsec' section (the listener)"));
+      }
+      if (!tenant.tls) {
+        errors.push_back(
+            tenant.radsec_clients_file->where.error("a tenant's RadSec clients need the tenant's 'tls' "
+                                                    "section (the CA their certificates chain to)"));
+      }
+    }
+  }
+
   // The keys of an audit section, wherever it sits (`prefix` names it in
   // errors): the gateway's today, a tenant's later.
   std::optional<AuditConfig> audit_section(const YAML::Node& value, const SourceLocation& where,
@@ -582,30 +974,43 @@ class Parser : YamlReader {
       if (!bare) return std::nullopt;
       return SubmissionAddress{.address = std::move(*bare), .where = where};
     }
-    SubmissionAddress member{.where = where};
+    std::optional<IdAndAddress> entry =
+        id_and_address(element, "accounting.members.", "a member", kMemberIdMax);
+    if (!entry) return std::nullopt;
+    return SubmissionAddress{.address = std::move(entry->address), .member_id = entry->id, .where = where};
+  }
+
+  // An {id, address} mapping (a member, a peer gateway): both keys required,
+  // the id in 1..id_max. Nothing when either is missing or wrong (said).
+  struct IdAndAddress {
+    std::uint64_t id = 0;
+    HostPort address{};
+  };
+  std::optional<IdAndAddress> id_and_address(const YAML::Node& element, std::string_view section,
+                                             std::string_view what, std::int64_t id_max) {
+    IdAndAddress entry;
     bool valid = true;
-    const std::set<std::string> seen =
-        each_key(element, "accounting.members.",
-                 [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
-                   if (key == "id") {
-                     std::optional<std::int64_t> id = integer(item, at_key, 1, kMemberIdMax);
-                     if (id) member.member_id = static_cast<std::uint64_t>(*id);
-                     valid = valid && id.has_value();
-                   } else if (key == "address") {
-                     std::optional<HostPort> written = address(item, at_key);
-                     if (written) member.address = std::move(*written);
-                     valid = valid && written.has_value();
-                   } else {
-                     return false;
-                   }
-                   return true;
-                 });
+    const std::set<std::string> seen = each_key(
+        element, section, [&](const std::string& key, const YAML::Node& item, const SourceLocation& at_key) {
+          if (key == "id") {
+            std::optional<std::int64_t> id = integer(item, at_key, 1, id_max);
+            if (id) entry.id = static_cast<std::uint64_t>(*id);
+            valid = valid && id.has_value();
+          } else if (key == "address") {
+            std::optional<HostPort> written = address(item, at_key);
+            if (written) entry.address = std::move(*written);
+            valid = valid && written.has_value();
+          } else {
+            return false;
+          }
+          return true;
+        });
     if (!seen.contains("id") || !seen.contains("address")) {
-      errors_.push_back(where.error("a member entry needs 'id' and 'address'"));
+      errors_.push_back(at(element).error(fmt::format("{} entry needs 'id' and 'address'", what)));
       return std::nullopt;
     }
     if (!valid) return std::nullopt;
-    return member;
+    return entry;
   }
 
   void on_pending_records_max(const YAML::Node& value, const SourceLocation& where) {
@@ -641,6 +1046,14 @@ class Parser : YamlReader {
   std::optional<SourceLocation> auth_port_where_{};
   // Where eap.methods was written.
   std::optional<SourceLocation> eap_methods_where_{};
+  // The tenant being read: its name and RadSec clients file.
+  std::string tenant_name_{};
+  std::optional<ConfiguredPath> tenant_radsec_clients_{};
+  // Where each tenant name was written, for duplicates.
+  std::map<std::string, std::vector<SourceLocation>> tenant_name_where_{};
+  bool tenants_overflow_ = false;
+  // Where eap.tls_min_version or tls_max_version was written last.
+  std::optional<SourceLocation> tls_version_where_{};
 };
 
 ConfigError flag_error(std::string_view flag, std::string message) {
@@ -776,6 +1189,13 @@ void check_file(const ConfiguredPath& file, std::string_view what, ConfigErrors&
   }
 }
 
+void check_tls_files(const ClusterTlsConfig& tls, ConfigErrors& errors) {
+  check_file(tls.cert, "TLS certificate", errors);
+  check_file(tls.key, "TLS private key", errors);
+  check_file(tls.ca, "TLS CA certificate", errors);
+  if (tls.crl) check_file(*tls.crl, "TLS CRL", errors);
+}
+
 }  // namespace
 
 std::string ConfigError::to_string() const {
@@ -898,6 +1318,8 @@ GatewayConfig default_gateway_config() {
   return config;
 }
 
+bool is_tls_eap_method(std::string_view name) { return name == "tls" || name == "peap" || name == "ttls"; }
+
 GatewayConfig quick_start_gateway_config() {
   GatewayConfig config = default_gateway_config();
   config.eap.md5 = true;
@@ -952,6 +1374,12 @@ Result<GatewayConfig, ConfigErrors> apply_overrides(GatewayConfig base, const Ga
   }
   apply_tls(overrides, base, errors);
   apply_radsec(overrides, base, errors);
+  // Without a config file, the --tls-* flags also serve EAP-TLS, PEAP and
+  // EAP-TTLS with the same certificate (docs/operations.md "Trying it out").
+  if (base.tls && base.eap.md5 && base.eap.methods == std::vector<std::string>{"md5"} &&
+      !base.eap.where.line) {
+    base.eap.methods = {"tls", "peap", "ttls", "md5"};
+  }
   if (base.users_file.path.empty()) errors.push_back(flag_error("--users", "required without --config"));
   if (base.clients_file.path.empty()) errors.push_back(flag_error("--clients", "required without --config"));
   validate_ports(base, SourceLocation{.file = "--auth-port"}, errors);
@@ -978,12 +1406,7 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
   check_file(config.clients_file, "clients file", errors);
   if (config.admin_token_file) check_file(*config.admin_token_file, "admin token file", errors);
   if (config.policy_file) check_file(*config.policy_file, "policy file", errors);
-  if (config.tls) {
-    check_file(config.tls->cert, "TLS certificate", errors);
-    check_file(config.tls->key, "TLS private key", errors);
-    check_file(config.tls->ca, "TLS CA certificate", errors);
-    if (config.tls->crl) check_file(*config.tls->crl, "TLS CRL", errors);
-  }
+  if (config.tls) check_tls_files(*config.tls, errors);
   if (config.radsec) check_file(config.radsec->clients_file, "RadSec clients file", errors);
   if (config.audit && config.audit->key_file) check_file(*config.audit->key_file, "audit key file", errors);
   if (config.sql_users && config.sql_users->sqlite)
@@ -1001,6 +1424,16 @@ ConfigErrors check_referenced_files(const GatewayConfig& config) {
     }
   }
   for (const ConfiguredPath& file : config.dictionary_files) check_file(file, "dictionary file", errors);
+  for (const TenantConfig& tenant : config.tenants) {
+    check_file(tenant.users_file, "users file", errors);
+    check_file(tenant.clients_file, "clients file", errors);
+    if (tenant.radsec_clients_file) check_file(*tenant.radsec_clients_file, "RadSec clients file", errors);
+    if (tenant.policy_file) check_file(*tenant.policy_file, "policy file", errors);
+    if (tenant.tls) check_tls_files(*tenant.tls, errors);
+    if (tenant.audit && tenant.audit->key_file) check_file(*tenant.audit->key_file, "audit key file", errors);
+    if (tenant.sql_users && tenant.sql_users->sqlite)
+      check_file(*tenant.sql_users->sqlite, "SQLite users database", errors);
+  }
   return errors;
 }
 

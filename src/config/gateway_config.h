@@ -220,18 +220,77 @@ struct SqlUsersConfig {
   friend bool operator==(const SqlUsersConfig&, const SqlUsersConfig&) = default;
 };
 
-// The EAP methods `eap.methods` may name, in the order offered when it is
-// not given (docs/configuration.md, `eap.methods`).
-inline constexpr std::array<std::string_view, 1> kEapMethodNames = {"md5"};
+// The EAP methods `eap.methods` may name (docs/configuration.md, `eap.methods`),
+// in the order the flag-only quick start offers them.
+inline constexpr std::array<std::string_view, 4> kEapMethodNames = {"tls", "peap", "ttls", "md5"};
+// The TLS-based ones, which need the `tls:` section (the server certificate).
+[[nodiscard]] bool is_tls_eap_method(std::string_view name);
 inline constexpr std::int64_t kEapConversationsMax = 16'777'215;
 inline constexpr std::int64_t kEapIdleTimeoutSMax = 300;
 inline constexpr std::int64_t kEapRoundsMin = 3;
 inline constexpr std::int64_t kEapRoundsMax = 1000;
+// RFC 5216 §2.1.5 fragments (eap/tls_fragments.h's bounds).
+inline constexpr std::int64_t kEapTlsFragmentOctetsMin = 64;
+inline constexpr std::int64_t kEapTlsFragmentOctetsMax = 3000;
+inline constexpr std::int64_t kEapPoolThreadsMax = 64;
+inline constexpr std::int64_t kEapPoolQueueMax = 65536;
+inline constexpr std::int64_t kEapTlsResumptionSessionsMax = 1'000'000;
+inline constexpr std::int64_t kEapTlsResumptionLifetimeSMax = 86'400;
+inline constexpr std::int64_t kEapOcspTimeoutMsMin = 50;
+inline constexpr std::int64_t kEapOcspTimeoutMsMax = 30'000;
+
+// `eap.ocsp`: OCSP for EAP-TLS client certificates (docs/security.md "OCSP").
+struct EapOcspConfig {
+  // The responder asked for every certificate (an http:// URL); absent: the
+  // certificate's own (Authority Information Access).
+  std::optional<std::string> responder{};
+  SourceLocation responder_where{};
+  // True: no usable answer refuses the certificate (hard fail).
+  bool required = false;
+  Duration timeout = Duration::seconds(2);
+  SourceLocation where{};
+
+  friend bool operator==(const EapOcspConfig&, const EapOcspConfig&) = default;
+};
+
+enum class EapTlsVersion : std::uint8_t { k1_2, k1_3 };
+// Whether PEAP asks for cryptobinding ([MS-PEAP] §3.1.5.5).
+enum class EapPeapCryptoBinding : std::uint8_t { kOff, kOptional, kRequired };
+
+// Bounds of `eap.forward` (docs/limits.md "EAP forwarding").
+inline constexpr std::size_t kEapForwardPeersMax = 64;
+inline constexpr std::int64_t kEapForwardTimeoutMsMin = 50;
+inline constexpr std::int64_t kEapForwardTimeoutMsMax = 10'000;
+inline constexpr std::int64_t kEapForwardInFlightMax = 65'536;
+
+// A gateway of `eap.forward.peers`: its eap.gateway_id and the address of
+// its forwarding listener.
+struct EapForwardPeer {
+  std::uint32_t gateway_id = 0;
+  HostPort address{};
+  SourceLocation where{};
+
+  friend bool operator==(const EapForwardPeer&, const EapForwardPeer&) = default;
+};
+
+// `eap.forward`: follow-ups of another gateway's conversation are forwarded
+// to it (docs/design.md "EAP across several gateways").
+struct EapForwardConfig {
+  HostPort listen{};          // This gateway's forwarding listener (UDP).
+  ConfiguredPath key_file{};  // The deployment's forwarding key, the same on every gateway.
+  std::vector<EapForwardPeer> peers{};
+  Duration timeout = Duration::seconds(1);  // A forward not answered by then is dropped.
+  std::size_t in_flight_max = 1024;         // Forwards in flight at once (and peers' requests decided here).
+  SourceLocation where{};
+
+  friend bool operator==(const EapForwardConfig&, const EapForwardConfig&) = default;
+};
 
 // The `eap:` section: EAP over RADIUS (docs/authentication.md "EAP").
 struct EapConfig {
   // The methods offered, in the order of preference (kEapMethodNames).
-  std::vector<std::string> methods{kEapMethodNames.begin(), kEapMethodNames.end()};
+  // EAP-MD5 alone unless listed: the TLS-based ones need the `tls:` section.
+  std::vector<std::string> methods{"md5"};
   // EAP-MD5, for wired devices that have nothing else; never over wireless
   // NAS-Port-Types. Off by default in a config file; on in the flag-only
   // quick start (quick_start_gateway_config).
@@ -246,6 +305,28 @@ struct EapConfig {
   // The gateway id its States carry (docs/wire_formats.md "EAP State");
   // absent: drawn at random at start.
   std::optional<std::uint32_t> gateway_id{};
+  // Forwarding to and from the other gateways; absent: another gateway's
+  // State is refused.
+  std::optional<EapForwardConfig> forward{};
+  // EAP-TLS, PEAP and EAP-TTLS (docs/authentication.md "EAP"): TLS octets
+  // per EAP-Request, the TLS versions, PEAP's cryptobinding and the inner
+  // methods of EAP-TTLS. The certificates are the `tls:` section's.
+  std::size_t tls_fragment_octets = 1000;
+  EapTlsVersion tls_min_version = EapTlsVersion::k1_2;
+  EapTlsVersion tls_max_version = EapTlsVersion::k1_3;
+  EapPeapCryptoBinding peap_crypto_binding = EapPeapCryptoBinding::kOptional;
+  bool ttls_pap = true;
+  bool ttls_mschapv2 = true;
+  // The pool that runs the TLS work off the UDP workers and the RadSec
+  // thread (docs/limits.md "EAP"): its threads and the steps waiting for one.
+  std::size_t pool_threads = 2;
+  std::size_t pool_queue_max = 256;
+  // EAP-TLS session resumption (docs/security.md "EAP-TLS resumption"):
+  // sessions kept per tenant, 0 for none, and for how long.
+  std::size_t tls_resumption_sessions = 0;
+  Duration tls_resumption_lifetime = Duration::seconds(3600);
+  // OCSP for EAP-TLS client certificates; absent: the CRLs alone.
+  std::optional<EapOcspConfig> ocsp{};
   SourceLocation where{};
 
   friend bool operator==(const EapConfig&, const EapConfig&) = default;
@@ -304,6 +385,43 @@ struct AuditConfig {
   SourceLocation where{};
 
   friend bool operator==(const AuditConfig&, const AuditConfig&) = default;
+};
+
+// Tenants (docs/design.md "Tenants", docs/configuration.md "Tenants"): the
+// top-level per-tenant keys are the tenant named `default`; `tenants:` adds
+// more. Names are [a-z0-9-], 1..kTenantNameBytesMax bytes.
+inline constexpr std::string_view kDefaultTenantName = "default";
+inline constexpr std::size_t kTenantNameBytesMax = 32;
+// Tenants besides `default`: bounds the /metrics series a tenant label adds.
+inline constexpr std::size_t kTenantsMax = 64;
+
+// One entry of `tenants:`: what a tenant owns besides its name. A NAS's
+// tenant is its client entry's (clients_file, radsec_clients_file); the
+// rest is that tenant's alone. The gateway-wide keys (listen, ports, the
+// RadSec listener, EAP's conversation table) stay at the top level.
+struct TenantConfig {
+  std::string name{};
+  ConfiguredPath users_file{};
+  ConfiguredPath clients_file{};
+  // The tenant's RadSec clients (`radsec: {clients_file: F}`); needs the
+  // gateway's `radsec` section (the listener) and the tenant's `tls` (the CA
+  // its peers' certificates must chain to).
+  std::optional<ConfiguredPath> radsec_clients_file{};
+  std::vector<UsersStore> users_stores{UsersStore::kFiles};
+  // The tenant's own SQL user tables and cache (required when users_stores
+  // lists sql): the same user name in two tenants is two users.
+  std::optional<SqlUsersConfig> sql_users{};
+  std::optional<ConfiguredPath> policy_file{};
+  // Only methods, md5 and rounds_max are the tenant's; the conversation
+  // table's keys are the top-level eap section's.
+  EapConfig eap{};
+  // The tenant's TLS identity and the CA (and CRL) its client certificates
+  // (RadSec, EAP-TLS) must chain to.
+  std::optional<ClusterTlsConfig> tls{};
+  std::optional<AuditConfig> audit{};
+  SourceLocation where{};  // The list element.
+
+  friend bool operator==(const TenantConfig&, const TenantConfig&) = default;
 };
 
 // A validated gateway configuration. Built once at start and never changed;
@@ -392,6 +510,10 @@ struct GatewayConfig {
   // port (SO_REUSEPORT). Off: a port another process holds is an error, so
   // that a second start by mistake fails instead of sharing traffic.
   bool share_ports = false;
+
+  // The tenants besides `default` (whose keys are the top-level ones), in
+  // the order written; names unique and never "default".
+  std::vector<TenantConfig> tenants{};
 
   // Where each top-level key was written, for errors about a key as a whole
   // (a reload that changes one needing a restart). Keys not written are absent.

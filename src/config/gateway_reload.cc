@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,12 +138,47 @@ ConfigErrors gateway_restart_changes(const GatewayConfig& running, const Gateway
   EapConfig running_eap = running.eap;
   EapConfig next_eap = next.eap;
   running_eap.where = next_eap.where = {};
+  // Where eap.forward's keys were written is no change of it.
+  for (EapConfig* eap : {&running_eap, &next_eap}) {
+    if (!eap->forward) continue;
+    eap->forward->where = eap->forward->listen.where = eap->forward->key_file.where = {};
+    for (EapForwardPeer& peer : eap->forward->peers) peer.where = peer.address.where = {};
+  }
   if (running_eap != next_eap) section_changed("eap");
   // The RadSec listener binds its port and loads its certificates at start.
   if (without_positions(running.tls) != without_positions(next.tls)) section_changed("tls");
   if (without_positions(running.radsec) != without_positions(next.radsec)) section_changed("radsec");
   // The audit writer holds its file and chain from start to stop.
   if (without_positions(running.audit) != without_positions(next.audit)) section_changed("audit");
+  // A tenant's audit writer and TLS contexts are made at start too; its
+  // clients, users, policy and EAP methods reload.
+  for (const TenantConfig& tenant : next.tenants) {
+    const auto same_name = [&](const TenantConfig& other) { return other.name == tenant.name; };
+    const auto found = std::find_if(running.tenants.begin(), running.tenants.end(), same_name);
+    const TenantConfig none{};
+    const TenantConfig& before = found != running.tenants.end() ? *found : none;
+    for (const auto& [name, differs] :
+         {std::pair{"audit", without_positions(before.audit) != without_positions(tenant.audit)},
+          std::pair{"tls", without_positions(before.tls) != without_positions(tenant.tls)},
+          std::pair{"sql_users",
+                    without_positions(before.sql_users) != without_positions(tenant.sql_users)}}) {
+      if (!differs) continue;
+      errors.push_back(tenant.where.error(
+          fmt::format("the {} section of tenant '{}' changed: needs a restart (nothing was reloaded)", name,
+                      tenant.name)));
+    }
+  }
+  for (const TenantConfig& tenant : running.tenants) {
+    const auto same_name = [&](const TenantConfig& other) { return other.name == tenant.name; };
+    if ((tenant.audit || tenant.tls || tenant.sql_users) &&
+        std::none_of(next.tenants.begin(), next.tenants.end(), same_name)) {
+      errors.push_back(
+          where_of(next, "tenants")
+              .error(fmt::format("tenant '{}' with an audit, tls or sql_users section was removed: "
+                                 "needs a restart (nothing was reloaded)",
+                                 tenant.name)));
+    }
+  }
   return errors;
 }
 

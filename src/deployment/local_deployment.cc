@@ -160,6 +160,19 @@ std::string gateway_config_text(const GatewaySettings& settings, const MemberTab
       "  md5: true\n",
       settings.auth_port, settings.acct_port, yaml_quoted(settings.users_file),
       yaml_quoted(settings.clients_file));
+  if (!settings.tls_cert.empty()) {
+    text += fmt::format(
+        "  # EAP-TLS, PEAP and EAP-TTLS with the certificates of `tls:` (test\n"
+        "  # certificates radiusward dev made; docs/operations.md \"Trying EAP\").\n"
+        "  methods: [tls, peap, ttls, md5]\n"
+        "tls:\n"
+        "  cert: {}\n"
+        "  key: {}\n"
+        "  ca: {}\n"
+        "  crl: {}\n",
+        yaml_quoted(settings.tls_cert), yaml_quoted(settings.tls_key), yaml_quoted(settings.tls_ca),
+        yaml_quoted(settings.tls_crl));
+  }
   if (with_accounting) {
     text += "accounting:\n  members:\n";
     for (const MemberPorts& member : members) {

@@ -45,6 +45,12 @@ struct GatewaySettings {
   std::string clients_file{};
   std::uint16_t auth_port = 1812;
   std::uint16_t acct_port = 1813;
+  // The `tls:` section (server certificate, key, CA, CRL) that EAP-TLS,
+  // PEAP and EAP-TTLS are served with; empty cert: EAP-MD5 only.
+  std::string tls_cert{};
+  std::string tls_key{};
+  std::string tls_ca{};
+  std::string tls_crl{};
 
   friend bool operator==(const GatewaySettings&, const GatewaySettings&) = default;
 };

@@ -100,6 +100,24 @@ TEST(GatewayConfigText, ListensOnLoopbackWithTheAdminSocketAndTheMembers) {
   EXPECT_EQ(*settings, kGateway);
 }
 
+TEST(GatewayConfigText, ServesTheTlsMethodsWithTheGivenCertificates) {
+  GatewaySettings settings = kGateway;
+  settings.tls_cert = "eap-certs/gateway-eap-server.pem";
+  settings.tls_key = "eap-certs/gateway-eap-server.key";
+  settings.tls_ca = "eap-certs/ca.pem";
+  settings.tls_crl = "eap-certs/crl.pem";
+  const std::string text = gateway_config_text(settings, kMembers, true);
+  EXPECT_NE(text.find("\neap:\n  md5: true\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  methods: [tls, peap, ttls, md5]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntls:\n  cert: \"eap-certs/gateway-eap-server.pem\"\n  key: "
+                      "\"eap-certs/gateway-eap-server.key\"\n"
+                      "  ca: \"eap-certs/ca.pem\"\n  crl: \"eap-certs/crl.pem\"\n"),
+            std::string::npos)
+      << text;
+  // Without certificates, EAP-MD5 alone.
+  EXPECT_EQ(gateway_config_text(kGateway, kMembers, true).find("methods:"), std::string::npos);
+}
+
 TEST(GatewayConfigText, LeavesAccountingOutWhenAsked) {
   EXPECT_EQ(gateway_config_text(kGateway, kMembers, false).find("accounting"), std::string::npos);
 }

@@ -110,6 +110,8 @@ class Conversation {
   [[nodiscard]] std::string_view decided_identity() const;
   // The method proposed or running, if any.
   [[nodiscard]] std::optional<Type> method_type() const;
+  // That method itself; null before one was proposed.
+  [[nodiscard]] const Method* method() const { return method_.get(); }
   // The Identifier of the last EAP-Request sent.
   [[nodiscard]] std::uint8_t identifier() const { return identifier_; }
   // EAP-Requests sent so far.

@@ -21,6 +21,8 @@ struct Credential;
 
 namespace rw::eap {
 
+struct PeerCertificate;  // tls_session.h
+
 // EAP Types (RFC 3748 §5, IANA "Method Types").
 enum class Type : std::uint8_t {
   kIdentity = 1,
@@ -86,6 +88,9 @@ class Method {
   // gateway can use. Returns kSuccess or kFailure (or kRequest for a method
   // that goes on). A method that never asks fails.
   [[nodiscard]] virtual MethodStep on_credential(const auth::Credential* /*known_good*/);
+  // The client certificate the method verified (EAP-TLS, after success),
+  // for the authorization policy; null for the others.
+  [[nodiscard]] virtual const PeerCertificate* verified_certificate() const { return nullptr; }
 };
 
 // Shorthands for the steps a method returns.

@@ -94,6 +94,7 @@ MethodStep TlsMethod::on_handshake_done() {
   // RFC 5216 §2.1.1: EAP-TLS authenticates the peer by its certificate.
   if (!session_->peer_certificate()) return tls_failure(TlsFailure::kNoClientCertificate);
   version_ = session_->version();
+  resumed_ = session_->resumed();
   Result<std::vector<std::uint8_t>, TlsFailure> material = fail(TlsFailure::kInternal);
   if (*version_ == TlsVersion::k1_3) {
     // RFC 9190 §2.5: one octet 0x00 of application data is the protected
@@ -112,6 +113,9 @@ MethodStep TlsMethod::on_handshake_done() {
   std::fill(material->begin(), material->end(), 0);
   msk_ = msk;
   std::vector<std::uint8_t> output = session_->take_output();
+  // RFC 5216 §2.1.2: a resumed TLS 1.2 session ends with the peer's
+  // Finished, the server's went first; EAP-Success follows it directly.
+  if (output.empty() && resumed_ && *version_ == TlsVersion::k1_2) return success();
   if (output.empty()) return failure(TlsMethodError::kIncompleteFlight);
   phase_ = Phase::kFinalSent;
   return send(std::move(output));

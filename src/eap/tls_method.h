@@ -70,9 +70,14 @@ class TlsMethod final : public Method {
   // The verified client certificate's names, for policy; nothing before
   // success.
   [[nodiscard]] const std::optional<PeerCertificate>& peer_certificate() const;
+  [[nodiscard]] const PeerCertificate* verified_certificate() const override {
+    return succeeded_ && peer_certificate() ? &*peer_certificate() : nullptr;
+  }
   [[nodiscard]] std::string_view eap_identity() const { return eap_identity_; }
   // The negotiated version, once the handshake finished.
   [[nodiscard]] std::optional<TlsVersion> version() const { return version_; }
+  // Whether the handshake resumed an earlier session (its chain verified again first).
+  [[nodiscard]] bool resumed() const { return resumed_; }
   // Why it failed; nothing unless on_response returned kFailure.
   [[nodiscard]] std::optional<TlsMethodError> error() const { return error_; }
   [[nodiscard]] std::optional<TlsFrameError> frame_error() const { return frame_error_; }
@@ -96,6 +101,7 @@ class TlsMethod final : public Method {
   TlsServerContext context_;
   std::string eap_identity_;
   TlsMethodOptions options_;
+  bool resumed_ = false;
   std::unique_ptr<TlsServerSession> session_{};
   TlsTransfer transfer_;
   Phase phase_ = Phase::kHandshake;

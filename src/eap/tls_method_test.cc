@@ -179,6 +179,142 @@ TEST_P(EapTls, TooManyRoundTripsFail) {
   EXPECT_EQ(tls.error(), std::optional<TlsMethodError>(TlsMethodError::kTooManyResponses));
 }
 
+// A RevocationChecker that answers what the test sets, and records what it was asked.
+class SetRevocation final : public RevocationChecker {
+ public:
+  explicit SetRevocation(RevocationVerdict verdict) : verdict_(verdict) {}
+  RevocationVerdict check(const RevocationQuery& query) override {
+    asked_++;
+    leaf_ = query.leaf != nullptr
+                ? X509_NAME_oneline(X509_get_subject_name(query.leaf), buffer_, sizeof buffer_)
+                : std::string();
+    issuer_ = query.issuer != nullptr
+                  ? X509_NAME_oneline(X509_get_subject_name(query.issuer), buffer_, sizeof buffer_)
+                  : std::string();
+    return verdict_;
+  }
+  RevocationVerdict verdict_;
+  int asked_ = 0;
+  std::string leaf_{};
+  std::string issuer_{};
+
+ private:
+  char buffer_[256]{};
+};
+
+TlsServerContext context_with(std::shared_ptr<RevocationChecker> revocation, bool required,
+                              std::size_t resumption_sessions = 0) {
+  TlsServerConfig config = TlsTestPki::get().server_config();
+  config.revocation = std::move(revocation);
+  config.revocation_required = required;
+  config.resumption_sessions_max = resumption_sessions;
+  auto context = TlsServerContext::create(config);
+  if (!context) ADD_FAILURE() << context.error().to_string();
+  return *context;
+}
+
+TEST_P(EapTls, TheRevocationCheckerIsAskedOfTheClientCertificateAndItsIssuer) {
+  auto checker = std::make_shared<SetRevocation>(RevocationVerdict::kGood);
+  TlsMethod tls(context_with(checker, /*required=*/true), "alice");
+  TlsTestPeer client = peer(&TlsTestPki::get().valid);
+  EXPECT_EQ(run_conversation(tls, client).kind, MethodStep::Kind::kSuccess);
+  EXPECT_EQ(checker->asked_, 1);
+  EXPECT_EQ(checker->leaf_, "/CN=alice");
+  EXPECT_EQ(checker->issuer_, "/CN=radiusward-test-eap-ca");
+}
+
+TEST_P(EapTls, ARevokedAnswerRejectsWithTheRevokedAlert) {
+  TlsMethod tls(context_with(std::make_shared<SetRevocation>(RevocationVerdict::kRevoked), false), "alice");
+  TlsTestPeer client = peer(&TlsTestPki::get().valid);
+  expect_rejected(tls, client, TlsFailure::kCertificateRevoked);
+}
+
+TEST_P(EapTls, NoUsableAnswerRejectsOnlyWhenRevocationIsRequired) {
+  TlsMethod hard(context_with(std::make_shared<SetRevocation>(RevocationVerdict::kUnknown), true), "alice");
+  TlsTestPeer first = peer(&TlsTestPki::get().valid);
+  expect_rejected(hard, first, TlsFailure::kRevocationUnknown);
+  TlsMethod soft(context_with(std::make_shared<SetRevocation>(RevocationVerdict::kUnknown), false), "alice");
+  TlsTestPeer second = peer(&TlsTestPki::get().valid);
+  EXPECT_EQ(run_conversation(soft, second).kind, MethodStep::Kind::kSuccess);
+}
+
+TEST_P(EapTls, ASessionIsResumedWithItsCertificateAndANewMsk) {
+  auto checker = std::make_shared<SetRevocation>(RevocationVerdict::kGood);
+  const TlsServerContext context = context_with(checker, true, /*resumption_sessions=*/16);
+  TlsMethod full(context, "alice");
+  TlsTestPeer first = peer(&TlsTestPki::get().valid);
+  const MethodStep one = run_conversation(full, first);
+  ASSERT_EQ(one.kind, MethodStep::Kind::kSuccess) << one.reason;
+  EXPECT_FALSE(full.resumed());
+  SSL_SESSION* session = first.session();
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(context.resumable_sessions(), 1u);
+
+  TlsMethod again(context, "anonymous");
+  TlsTestPeer second(TlsTestPeer::Options{.version = GetParam(), .resume = session});
+  const MethodStep two = run_conversation(again, second);
+  SSL_SESSION_free(session);
+  ASSERT_EQ(two.kind, MethodStep::Kind::kSuccess) << two.reason;
+  EXPECT_TRUE(again.resumed());
+  EXPECT_TRUE(second.resumed());
+  // The certificate of the full handshake decides, verified again: the
+  // checker was asked a second time.
+  EXPECT_EQ(again.decided_identity(), "alice");
+  EXPECT_EQ(checker->asked_, 2);
+  ASSERT_TRUE(two.msk && one.msk);
+  EXPECT_EQ(*two.msk, second.msk());
+  EXPECT_NE(*two.msk, *one.msk);
+}
+
+TEST_P(EapTls, ASessionWhoseCertificateWasRevokedSinceIsNotResumed) {
+  auto checker = std::make_shared<SetRevocation>(RevocationVerdict::kGood);
+  const TlsServerContext context = context_with(checker, true, 16);
+  TlsMethod full(context, "alice");
+  TlsTestPeer first = peer(&TlsTestPki::get().valid);
+  ASSERT_EQ(run_conversation(full, first).kind, MethodStep::Kind::kSuccess);
+  SSL_SESSION* session = first.session();
+  ASSERT_NE(session, nullptr);
+
+  checker->verdict_ = RevocationVerdict::kRevoked;
+  TlsMethod again(context, "alice");
+  TlsTestPeer second(TlsTestPeer::Options{
+      .version = GetParam(), .certificate = &TlsTestPki::get().valid, .resume = session});
+  const MethodStep two = run_conversation(again, second);
+  SSL_SESSION_free(session);
+  // Not resumed: a full handshake, whose certificate is refused.
+  EXPECT_EQ(two.kind, MethodStep::Kind::kFailure);
+  EXPECT_EQ(two.reason, to_string(TlsFailure::kCertificateRevoked));
+  EXPECT_FALSE(second.resumed());
+  EXPECT_EQ(context.resumable_sessions(), 0u);
+}
+
+TEST_P(EapTls, WithoutResumptionAnOfferedSessionIsNotResumed) {
+  const TlsServerContext context = server_context();
+  TlsMethod full(context, "alice");
+  TlsTestPeer first = peer(&TlsTestPki::get().valid);
+  ASSERT_EQ(run_conversation(full, first).kind, MethodStep::Kind::kSuccess);
+  SSL_SESSION* session = first.session();
+  // No ticket, no session ID to resume with.
+  if (session != nullptr) {
+    TlsMethod again(context, "alice");
+    TlsTestPeer second(TlsTestPeer::Options{
+        .version = GetParam(), .certificate = &TlsTestPki::get().valid, .resume = session});
+    EXPECT_EQ(run_conversation(again, second).kind, MethodStep::Kind::kSuccess);
+    EXPECT_FALSE(second.resumed());
+    SSL_SESSION_free(session);
+  }
+}
+
+TEST_P(EapTls, ResumptionKeepsAtMostItsBound) {
+  const TlsServerContext context = context_with(nullptr, false, 2);
+  for (int i = 0; i < 4; ++i) {
+    TlsMethod tls(context, "alice");
+    TlsTestPeer client = peer(&TlsTestPki::get().valid);
+    ASSERT_EQ(run_conversation(tls, client).kind, MethodStep::Kind::kSuccess);
+  }
+  EXPECT_EQ(context.resumable_sessions(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Versions, EapTls, ::testing::Values(TlsVersion::k1_2, TlsVersion::k1_3),
                          [](const auto& version) {
                            return version.param == TlsVersion::k1_2 ? "Tls12" : "Tls13";
@@ -371,6 +507,15 @@ TEST(TlsServerContext, VersionBoundsAreEnforced) {
   const MethodStep last = run_conversation(tls, client);
   EXPECT_EQ(last.kind, MethodStep::Kind::kFailure);
   EXPECT_EQ(tls.tls_failure(), std::optional<TlsFailure>(TlsFailure::kHandshakeFailed));
+}
+
+TEST(TlsServerContext, OnlyAContextRequiringACertificateResumes) {
+  TlsServerConfig config = TlsTestPki::get().server_config();
+  config.require_client_certificate = false;
+  config.resumption_sessions_max = 8;
+  auto context = TlsServerContext::create(config);
+  ASSERT_FALSE(context.has_value());
+  EXPECT_EQ(context.error().kind, TlsContextError::Kind::kResumption);
 }
 
 TEST(TlsFailure, EveryFailureHasAName) {

@@ -44,6 +44,9 @@ struct TlsTestPki {
   io::PemPair other_ca_client{};  // Issued by a CA the server does not trust.
   std::string other_ca_file{};    // That CA.
   std::string other_crl_file{};   // That CA's CRL, revoking nothing.
+  // Each CA's certificate and key in one PEM (an OCSP responder signing as the CA).
+  std::string ca_key_pair_file{};
+  std::string other_ca_key_pair_file{};
 
   ~TlsTestPki() {
     if (!dir.empty()) std::filesystem::remove_all(dir);
@@ -101,6 +104,8 @@ struct TlsTestPki {
     pki.revoked = issued(*ca, "carol-revoked", 30);
     pki.other_ca_client = issued(*other, "mallory", 30);
     pki.other_ca_file = pki.write("other_ca.pem", other->pem().cert);
+    pki.ca_key_pair_file = pki.write("ca_signer.pem", ca->pem().cert + ca->pem().key);
+    pki.other_ca_key_pair_file = pki.write("other_ca_signer.pem", other->pem().cert + other->pem().key);
     auto other_crl = other->crl({});
     if (!other_crl) abort();
     pki.other_crl_file = pki.write("other_crl.pem", *other_crl);
@@ -130,6 +135,8 @@ class TlsTestPeer {
     // completes; what it returns is written back (nothing: an ACK).
     std::function<Octets(SSL* ssl, const Octets& received)> respond{};
     bool respond_first = false;
+    // A session of an earlier handshake to resume (borrowed; none: a full handshake).
+    SSL_SESSION* resume = nullptr;
   };
 
   explicit TlsTestPeer(Options options)
@@ -166,6 +173,7 @@ class TlsTestPeer {
     BIO_set_mem_eof_return(in, -1);
     BIO_set_mem_eof_return(out, -1);
     SSL_set_bio(ssl_.get(), in, out);
+    if (options.resume != nullptr) SSL_set_session(ssl_.get(), options.resume);
     SSL_set_connect_state(ssl_.get());
   }
 
@@ -236,6 +244,17 @@ class TlsTestPeer {
     return msk;
   }
   [[nodiscard]] SSL* ssl() const { return ssl_.get(); }
+  // The session to resume later (the caller frees it), once the handshake
+  // is done and, in TLS 1.3, its ticket was read; null when none came.
+  [[nodiscard]] SSL_SESSION* session() const {
+    SSL_SESSION* session = SSL_get1_session(ssl_.get());
+    if (session != nullptr && SSL_SESSION_is_resumable(session) != 1) {
+      SSL_SESSION_free(session);
+      return nullptr;
+    }
+    return session;
+  }
+  [[nodiscard]] bool resumed() const { return SSL_session_reused(ssl_.get()) == 1; }
 
  private:
   static Octets ack() { return Octets{0x00}; }
@@ -350,6 +369,33 @@ inline MethodStep run_conversation(Method& method, TlsTestPeer& peer, int* reque
   }
   if (requests != nullptr) *requests = sent;
   return step;
+}
+
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+using OwnedX509 = std::unique_ptr<X509, X509Free>;
+
+// The first certificate of a PEM text; null when there is none.
+inline OwnedX509 parse_certificate(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  OwnedX509 cert(PEM_read_bio_X509(bio, nullptr, nullptr, nullptr));
+  BIO_free(bio);
+  return cert;
+}
+
+// One line of an `openssl ca` database index, which `openssl ocsp -index`
+// answers from: 'V' (valid) or 'R' (revoked) for `cert`'s serial.
+inline std::string ocsp_index_line(char status, X509* cert) {
+  BIGNUM* serial = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr);
+  char* hex = BN_bn2hex(serial);
+  std::string line(1, status);
+  line += "\t301231235959Z\t";
+  if (status == 'R') line += "240101000000Z";
+  line += std::string("\t") + hex + "\tunknown\t/CN=x\n";
+  OPENSSL_free(hex);
+  BN_free(serial);
+  return line;
 }
 
 }  // namespace rw::eap::testing

@@ -12,6 +12,8 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "base/time.h"
+#include "eap/revocation.h"
 
 struct ssl_ctx_st;  // OpenSSL's SSL_CTX, kept out of the header.
 
@@ -36,6 +38,20 @@ struct TlsServerConfig {
   // Most intermediate CA certificates between a client certificate and its
   // trust anchor (OpenSSL's verify depth; docs/limits.md "EAP-TLS").
   int verify_depth_max = 5;
+  // OCSP for the client certificate (docs/security.md "OCSP"), asked once
+  // the chain verified, on the handshake's thread; null: the CRLs alone.
+  // Shared by every session of the context.
+  std::shared_ptr<RevocationChecker> revocation{};
+  // True: a certificate the checker cannot vouch for (no usable answer) is
+  // refused; false: only a revoked answer refuses (soft fail).
+  bool revocation_required = false;
+  // Session resumption (docs/security.md "EAP-TLS resumption"): sessions
+  // kept for resumption, 0 for none. Only with require_client_certificate:
+  // a resumed PEAP or EAP-TTLS session would skip nothing but the
+  // certificate, which they never had.
+  std::size_t resumption_sessions_max = 0;
+  // How long a session may be resumed after the full handshake that made it.
+  Duration resumption_lifetime = Duration::seconds(3600);
 };
 
 // Why a context could not be built: the kind, the file at fault (empty when
@@ -48,6 +64,7 @@ struct TlsContextError {
     kCaPath,            // The CA folder cannot be used.
     kCrlFile,           // The CRL file cannot be read or holds no CRL.
     kVersions,          // min_version is above max_version.
+    kResumption,        // Resumption asked for a context that requires no client certificate.
     kOpenSsl,           // OpenSSL could not allocate the context.
   };
   Kind kind = Kind::kOpenSsl;
@@ -60,13 +77,19 @@ struct TlsContextError {
 // made from it (each SSL holds its own reference). Copyable; immutable once
 // built, so sessions on several threads may use it at once.
 //
-// Session resumption is not built: no session cache, no tickets (TLS 1.2
-// session IDs and TLS 1.3 tickets are both off). Resuming must re-check the
-// client certificate's validity and revocation at resumption time (RFC 9190
-// §5.7), which OpenSSL does not do for a cached session. OCSP is not built.
+// Session resumption, when configured, keeps sessions in the context's own
+// bounded cache (TLS 1.2 session IDs, TLS 1.3 stateful tickets; never
+// stateless tickets, whose keys would have to be managed). Before a session
+// is resumed its client certificate chain is verified again against the
+// trust store, CRLs and OCSP as they are now (RFC 9190 §5.7, RFC 5216
+// §5.6); a session that no longer verifies is dropped and the peer does a
+// full handshake.
 class TlsServerContext {
  public:
   [[nodiscard]] static Result<TlsServerContext, TlsContextError> create(const TlsServerConfig& config);
+
+  // Sessions held for resumption now.
+  [[nodiscard]] std::size_t resumable_sessions() const;
 
   [[nodiscard]] ssl_ctx_st* get() const { return context_.get(); }
 

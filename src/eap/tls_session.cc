@@ -25,6 +25,8 @@ std::string_view to_string(TlsFailure failure) {
       return "certificate not yet valid";
     case TlsFailure::kCertificateRevoked:
       return "certificate revoked";
+    case TlsFailure::kRevocationUnknown:
+      return "certificate revocation unknown";
     case TlsFailure::kUnknownCa:
       return "unknown CA";
     case TlsFailure::kCrlUnavailable:
@@ -54,6 +56,8 @@ TlsFailure failure_of_verify(long result) {
       return TlsFailure::kCertificateNotYetValid;
     case X509_V_ERR_CERT_REVOKED:
       return TlsFailure::kCertificateRevoked;
+    case X509_V_ERR_OCSP_VERIFY_FAILED:
+      return TlsFailure::kRevocationUnknown;
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
     case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
@@ -159,7 +163,13 @@ Result<std::unique_ptr<TlsServerSession>, TlsFailure> TlsServerSession::create(
   return std::unique_ptr<TlsServerSession>(new TlsServerSession(ssl, limits));
 }
 
-TlsServerSession::~TlsServerSession() { SSL_free(ssl_); }
+TlsServerSession::~TlsServerSession() {
+  // OpenSSL drops from the cache the session of an SSL freed without a
+  // shutdown; a session whose handshake succeeded stays resumable (its
+  // chain is verified again before it is resumed).
+  if (handshake_done_ && !failed_) SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+  SSL_free(ssl_);
+}
 
 Result<void, TlsFailure> TlsServerSession::on_records(Bytes records) {
   if (failed_) return fail(TlsFailure::kHandshakeFailed);
@@ -243,6 +253,8 @@ std::vector<std::uint8_t> TlsServerSession::take_output() {
   output.resize(read > 0 ? static_cast<std::size_t>(read) : 0);
   return output;
 }
+
+bool TlsServerSession::resumed() const { return SSL_session_reused(ssl_) == 1; }
 
 TlsVersion TlsServerSession::version() const {
   return SSL_version(ssl_) == TLS1_3_VERSION ? TlsVersion::k1_3 : TlsVersion::k1_2;

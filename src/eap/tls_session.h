@@ -28,7 +28,8 @@ enum class TlsFailure : std::uint8_t {
   kNoClientCertificate,      // The peer sent no certificate, and one is required.
   kCertificateExpired,       // X509_V_ERR_CERT_HAS_EXPIRED.
   kCertificateNotYetValid,   // X509_V_ERR_CERT_NOT_YET_VALID.
-  kCertificateRevoked,       // X509_V_ERR_CERT_REVOKED: listed in the CRL.
+  kCertificateRevoked,       // X509_V_ERR_CERT_REVOKED: listed in the CRL, or OCSP said revoked.
+  kRevocationUnknown,        // OCSP is required and gave no usable answer (X509_V_ERR_OCSP_VERIFY_FAILED).
   kUnknownCa,                // The chain does not reach a configured CA.
   kCrlUnavailable,           // No current, valid CRL for a certificate of the chain.
   kCertificateInvalid,       // Any other verify error (signature, purpose, constraints, depth).
@@ -75,6 +76,8 @@ class TlsServerSession {
   [[nodiscard]] bool handshake_done() const { return handshake_done_; }
   // The negotiated version. Requires: handshake_done().
   [[nodiscard]] TlsVersion version() const;
+  // Whether the handshake resumed an earlier session. Requires: handshake_done().
+  [[nodiscard]] bool resumed() const;
   // The verified client certificate's names; nothing before the handshake
   // finished or when the peer sent none.
   [[nodiscard]] const std::optional<PeerCertificate>& peer_certificate() const { return peer_; }

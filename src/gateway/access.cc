@@ -228,19 +228,20 @@ const auth::Credential* apply_users_policy(const GatewayState& state, const radi
                                            const AccessInputs& inputs, std::string_view lookup_name, bool mab,
                                            bool password_needed, AccessOutcome& outcome) {
   const bool mab_default_accept = state.options().access.mab_default == MabDefault::kAccept;
+  const TenantState& tenant = tenant_of(state, inputs);
 
   // The first store that knows the user decides; when none does, the users
   // file (its DEFAULT entries) does if it is listed. Finding a name in the
   // users file's index allocates nothing; SQL answers from memory, or the
   // decision waits for its fetch.
   const config::UsersFile* users = nullptr;
-  const auth::UserCredentials* credentials = &state.credentials();
+  const auth::UserCredentials* credentials = &tenant.credentials();
   bool files_listed = false;
-  for (const config::UsersStore store : state.options().access.users_stores) {
+  for (const config::UsersStore store : tenant.users_stores()) {
     if (store == config::UsersStore::kFiles) {
       files_listed = true;
-      if (!state.users().entries_named(lookup_name).empty()) {
-        users = &state.users();
+      if (!tenant.users().entries_named(lookup_name).empty()) {
+        users = &tenant.users();
         break;
       }
       continue;
@@ -279,7 +280,7 @@ const auth::Credential* apply_users_policy(const GatewayState& state, const radi
       reject(outcome, mab ? RejectReason::kUnlistedMac : RejectReason::kUnknownUser);
       return nullptr;
     }
-    users = &state.users();
+    users = &tenant.users();
   }
 
   const PacketAttributes attributes(request);
@@ -378,6 +379,7 @@ void clear_outcome(AccessOutcome& outcome) {
   outcome.rule = {};
   outcome.policy_reply = nullptr;
   outcome.eap = EapReply{};
+  outcome.eap_job.reset();
 }
 
 const auth::Credential* decide_user(const GatewayState& state, const radius::Packet& request,

@@ -16,6 +16,7 @@
 #include "eap/method.h"
 #include "eap/state.h"
 #include "gateway/datagram.h"
+#include "gateway/eap_forward.h"
 #include "gateway/gateway_state.h"
 #include "gateway/reasons.h"
 #include "gateway/user_store.h"
@@ -49,6 +50,14 @@ struct AccessInputs {
   bool crypt_elsewhere = false;
   // The pool's verdict for this request, once it came.
   const Answer* crypt_verdict = nullptr;
+  // Where an EAP follow-up for a peer gateway's conversation goes
+  // (eap.forward); null: such a request is refused.
+  const EapForwardSink* forwarder = nullptr;
+  // Steps of TLS-based EAP methods are handed to a pool (need = kEapStep)
+  // rather than run on the calling thread.
+  bool eap_elsewhere = false;
+  // The pool's step for this request, once it came (it holds the conversation).
+  EapStepJob* eap_stepped = nullptr;
   // Where and when the request came from, for the authorization policy
   // (docs/policy.md); AccessHandler::decide sets them. Null client: no
   // policy conditions on the NAS hold.
@@ -62,6 +71,7 @@ enum class AccessNeed : std::uint8_t {
   kNothing,     // Decided: accepted or rejected.
   kUserLookup,  // The SQL store does not hold `lookup_name` in memory: fetch it.
   kCryptCheck,  // The password must be checked against `crypt_setting` by the pool.
+  kEapStep,     // The EAP pool must step the conversation `eap_job` holds.
 };
 
 // What the reply to an Access-Request with EAP-Message carries (RFC 3579
@@ -76,6 +86,13 @@ struct EapReply {
   std::string_view outer_identity{};       // The request's User-Name (the NAS's copy of the EAP-Identity).
   std::optional<DropReason> drop{};        // Send nothing: count this.
   Duration session_timeout{};              // An Access-Challenge's Session-Timeout.
+  // The State names this other gateway: the request is refused unless it
+  // can be forwarded there (docs/design.md "EAP across several gateways").
+  std::optional<std::uint32_t> forward_to{};
+  // EAP-TLS: the verified client certificate's subject CN and issuer, for
+  // the authorization policy; empty otherwise.
+  std::string_view cert_subject_cn{};
+  std::string_view cert_issuer{};
 };
 
 // What was decided, and what the reply must carry beyond the users-file
@@ -103,12 +120,21 @@ struct AccessOutcome {
   std::string_view crypt_setting;  // kCryptCheck: the stored crypt(3) string, in the state or `sql_user`.
   auth::MacText mac_text{};        // Storage of a canonical MAC `lookup_name` may point at.
   EapReply eap{};
+  // kEapStep: the step to run elsewhere; it holds the conversation, which
+  // goes back to the table whatever becomes of the job.
+  std::shared_ptr<EapStepJob> eap_job{};
   // The authorization policy's part (docs/policy.md): the rule that decided
   // (empty without a policy, or when authentication already rejected) and
   // what it adds to the reply; both point into the state's policy.
   std::string_view rule;
   const policy::Reply* policy_reply = nullptr;
 };
+
+// The tenant whose users, policy and EAP methods decide a request: its
+// client's (docs/design.md "Tenants"); `default` without a client (tools).
+[[nodiscard]] inline const TenantState& tenant_of(const GatewayState& state, const AccessInputs& inputs) {
+  return inputs.client != nullptr ? state.tenant_of(*inputs.client) : state.tenants().front();
+}
 
 // Decides `request`. Requires: its Message-Authenticator was verified when
 // required. `outcome` is cleared first; it is an out-parameter because it is

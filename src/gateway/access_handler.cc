@@ -180,9 +180,16 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
   inputs.unix_ms = request.arrival.unix_ms;
   // EAP (RFC 3579) when served; otherwise decide_access rejects EAP-Message
   // as eap_not_enabled, after the users policy as before.
-  if (conversations_ != nullptr && !request.state.options().access.eap.methods.empty() &&
+  if (conversations_ != nullptr && !request.tenant().eap().methods.empty() &&
       request.packet.find(attr::kEapMessage)) {
     eap_.decide(request, inputs, *conversations_, outcome_);
+    // Another gateway's conversation goes there when it is a peer; a
+    // request forwarded here is never forwarded on (no loops).
+    if (const std::optional<std::uint32_t> owner = outcome_.eap.forward_to;
+        owner && inputs.forwarder != nullptr && !request.arrival.forwarded &&
+        inputs.forwarder->knows(*owner)) {
+      return Action{.kind = Action::Kind::kForward, .gateway = *owner};
+    }
     // A finished conversation is authorized like any other request
     // (docs/policy.md "Semantics"); a round trip is not a decision.
     if (!outcome_.eap.challenge && !outcome_.eap.drop && outcome_.need == AccessNeed::kNothing &&
@@ -202,6 +209,8 @@ Action AccessHandler::decide(const RequestContext& request, const AccessInputs& 
       return Action{.kind = Action::Kind::kVerify,
                     .crypt_setting = outcome.crypt_setting,
                     .password = inputs.password.value_or(std::string_view())};
+    case AccessNeed::kEapStep:
+      return Action{.kind = Action::Kind::kEapStep};
     case AccessNeed::kNothing:
       break;
   }

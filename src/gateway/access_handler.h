@@ -67,6 +67,9 @@ class AccessHandler {
 
   // The last decision; valid until the next decide().
   [[nodiscard]] const AccessOutcome& outcome() const { return outcome_; }
+  // The EAP step the last decision handed off (Action::Kind::kEapStep); the
+  // caller queues it or puts its conversation back.
+  [[nodiscard]] std::shared_ptr<EapStepJob> take_eap_job() { return std::move(outcome_.eap_job); }
   // What the EAP handler did with the last EAP request, in words.
   [[nodiscard]] std::string_view eap_note() const { return eap_.note(); }
 

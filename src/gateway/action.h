@@ -34,6 +34,11 @@ struct RequestContext {
   const GatewayState& state;  // The state `client` and `secret` belong to.
   const config::ClientDef& client;
   const radius::SharedSecret& secret;
+
+  // The tenant of `client`: the users, policy and EAP methods that decide.
+  [[nodiscard]] const TenantState& tenant() const { return state.tenant_of(client); }
+  // Who may continue an EAP conversation `client` began: the client within its tenant.
+  [[nodiscard]] std::string_view conversation_owner() const { return state.conversation_owner(client); }
 };
 
 // An Access-Request's decision, for the counters and the decision log.
@@ -67,6 +72,8 @@ struct Action {
     kVerify,         // Wait for the crypt(3) pool's verdict on `password` against `crypt_setting`.
     kCountSessions,  // Wait for the cluster's count of `name`'s sessions; the Access-Accept
                      // (`length` octets in the reply buffer) goes out below `limit`.
+    kForward,        // Forward the request to the gateway `gateway` and relay its reply.
+    kEapStep,        // Wait for the EAP pool to step the conversation (AccessHandler::take_eap_job).
   };
   Kind kind = Kind::kDrop;
   std::size_t length = 0;
@@ -76,6 +83,7 @@ struct Action {
   std::string_view crypt_setting{};
   std::string_view password{};
   std::uint32_t limit = 0;
+  std::uint32_t gateway = 0;  // kForward: the gateway id the State names.
   const accounting::RecordKey* record_key = nullptr;
   Bytes record{};
 

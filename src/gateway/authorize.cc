@@ -77,9 +77,27 @@ policy::Method policy_method(AuthMethod method) {
   return policy::Method::kNone;
 }
 
+// EAP names its method (docs/policy.md: `method: EAP-TLS` holds for EAP-TLS
+// only); a type the policy does not name counts as EAP.
+policy::Method policy_method_of(const AccessOutcome& outcome) {
+  if (outcome.method != AuthMethod::kEap) return policy_method(outcome.method);
+  switch (static_cast<eap::Type>(outcome.eap.type)) {
+    case eap::Type::kTls:
+      return policy::Method::kEapTls;
+    case eap::Type::kPeap:
+      return policy::Method::kPeap;
+    case eap::Type::kTtls:
+      return policy::Method::kEapTtls;
+    case eap::Type::kMd5Challenge:
+      return policy::Method::kEapMd5;
+    default:
+      return policy::Method::kEap;
+  }
+}
+
 void authorize(const GatewayState& state, const radius::Packet& request, const AccessInputs& inputs,
                AccessOutcome& outcome) {
-  const policy::Policy* policy = state.policy();
+  const policy::Policy* policy = tenant_of(state, inputs).policy();
   if (policy == nullptr) return;
   if (outcome.method == AuthMethod::kMab) {
     // MAB: the User-Name is the MAC (auth/mab.h). Deny wins over everything.
@@ -111,7 +129,9 @@ void authorize(const GatewayState& state, const radius::Packet& request, const A
       .nas_identifier = text_of(request, attr::kNasIdentifier),
       .called_station_id = text_of(request, attr::kCalledStationId),
       .calling_station_id = text_of(request, attr::kCallingStationId),
-      .method = policy_method(outcome.method),
+      .method = policy_method_of(outcome),
+      .cert_subject_cn = outcome.eap.cert_subject_cn,
+      .cert_issuer = outcome.eap.cert_issuer,
       .unix_ms = inputs.unix_ms};
   const policy::Decision decision = policy->decide(facts);
   if (!decision.accept) return policy_reject(outcome, decision.rule_name(), decision.reply());

@@ -115,6 +115,9 @@ struct GatewayCounters {
   Counter user_lookups;                // Access-Requests parked for an SQL lookup.
   Counter crypt_checks;                // crypt(3) checks handed to the pool.
   Counter parked_stale;                // Lookup or crypt answers for a request no longer waiting.
+  Counter eap_forwarded;               // EAP follow-ups forwarded to the gateway of their State.
+  Counter eap_forward_answered;        // Their replies relayed to the NAS.
+  Counter eap_forward_stale;           // Replies for a forward no longer waiting.
   std::array<Counter, kDropReasonCount> drops;
   std::array<Counter, kRejectReasonCount> rejects;  // Access-Rejects by reason (also in access_rejects).
   std::array<Counter, kDecodeErrorCount> malformed_by_reason;
@@ -123,6 +126,10 @@ struct GatewayCounters {
   std::array<Counter, kEapMethodSlots> eap_accepts;
   std::array<Counter, kEapMethodSlots> eap_rejects;
   ClientCounterTable clients;  // The same answers and drops, by client label.
+  // Access-Accepts, -Rejects and -Challenges by tenant name (the other
+  // fields of its rows stay zero): /metrics's tenant label, bounded by
+  // config::kTenantsMax per configuration.
+  ClientCounterTable tenants;
 
   void drop(DropReason reason) { drops[static_cast<std::size_t>(reason)].add(); }
   void reject(RejectReason reason) { rejects[static_cast<std::size_t>(reason)].add(); }

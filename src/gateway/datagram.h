@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "auth/auth_error.h"
 #include "base/bytes.h"
@@ -71,6 +72,9 @@ struct Arrival {
   // start of the reply latency the shell measures (docs/admin_api.md
   // "/metrics"). The handler only carries it.
   Instant received{};
+  // Another gateway forwarded the request here (gateway/eap_forward.h): it
+  // is decided as if it had come from the NAS, and never forwarded again.
+  bool forwarded = false;
 };
 
 // Names one request whose reply comes later: the worker whose handler holds
@@ -93,11 +97,15 @@ using Ticket = std::uint64_t;
 }
 
 // What can answer a parked request, and the answer.
+struct EapStepJob;  // eap_step.h
+
 enum class AnswerKind : std::uint8_t {
   kRecord,        // Its accounting record was committed or refused.
   kSessionCount,  // The cluster's count of the user's open sessions (Simultaneous-Use).
   kUserLookup,    // The SQL user store's answer.
   kCryptVerdict,  // The crypt(3) pool's verdict on the User-Password.
+  kForwarded,     // The reply of the gateway an EAP follow-up was forwarded to.
+  kEapStep,       // The EAP pool stepped a conversation (eap_step.h).
 };
 struct Answer {
   Ticket ticket = 0;
@@ -112,6 +120,11 @@ struct Answer {
   // kCryptVerdict: whether the password matched; why not otherwise.
   bool crypt_matched = false;
   auth::AuthError crypt_error = auth::AuthError::kCryptFailed;
+  // kForwarded: the RADIUS reply that gateway sent, signed for the NAS
+  // (one allocation per relayed reply, made on the forwarder's thread).
+  std::shared_ptr<const std::vector<std::uint8_t>> forwarded{};
+  // kEapStep: the job, with the conversation it held and the step it made.
+  std::shared_ptr<EapStepJob> eap_step{};
 };
 
 // A reply produced after its request: `length` bytes written into the

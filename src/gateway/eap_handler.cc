@@ -28,45 +28,25 @@ bool is_wireless_nas_port_type(std::uint32_t value) {
   }
 }
 
-// The methods this build makes for a conversation. A conversation moves
-// between workers, so its method may later be called on another worker's
-// thread than the one that made it: what a method keeps (`random_`) must be
-// usable from any thread, as the gateway's thread-local CSPRNG is.
-class EapHandler::Methods final : public eap::MethodFactory {
- public:
-  explicit Methods(RandomSource& random) : random_(random) {}
-  [[nodiscard]] std::unique_ptr<eap::Method> make(eap::Type type, std::string_view identity) override {
-    switch (type) {
-      case eap::Type::kMd5Challenge:
-        return std::make_unique<eap::Md5Method>(identity, random_);
-      default:
-        return nullptr;
-    }
-  }
-
- private:
-  RandomSource& random_;
-};
-
-EapHandler::EapHandler(RandomSource& random) : random_(random), methods_(std::make_unique<Methods>(random)) {}
+EapHandler::EapHandler(RandomSource& random) : random_(random), methods_(random) {}
 
 EapHandler::~EapHandler() = default;
 
 eap::Offer EapHandler::offer_for(const RequestContext& request) {
   offer_.clear();
   md5_withheld_ = false;
+  methods_.set_tenant(&request.tenant());
   const std::optional<std::uint32_t> port_type = request.packet.find_u32(attr::kNasPortType);
   const bool wireless = port_type && is_wireless_nas_port_type(*port_type);
-  for (const eap::Type type : request.state.options().access.eap.methods) {
+  for (const eap::Type type : request.tenant().eap().methods) {
     if (type == eap::Type::kMd5Challenge && wireless) {
       md5_withheld_ = true;
       continue;
     }
     offer_.push_back(type);
   }
-  return eap::Offer{
-      .methods = offer_,
-      .factory = factory_ != nullptr ? factory_ : static_cast<eap::MethodFactory*>(methods_.get())};
+  return eap::Offer{.methods = offer_,
+                    .factory = factory_ != nullptr ? factory_ : static_cast<eap::MethodFactory*>(&methods_)};
 }
 
 void EapHandler::decide(const RequestContext& request, const AccessInputs& inputs,
@@ -76,6 +56,8 @@ void EapHandler::decide(const RequestContext& request, const AccessInputs& input
   outcome.eap.active = true;
   note_.clear();
   identity_.clear();
+  cert_subject_cn_.clear();
+  cert_issuer_.clear();
   if (const auto user_name = request.packet.find(attr::kUserName)) {
     outcome.user_name = as_chars(user_name->value);
     outcome.eap.outer_identity = outcome.user_name;
@@ -101,14 +83,22 @@ void EapHandler::decide(const RequestContext& request, const AccessInputs& input
     return refuse(outcome, RejectReason::kEapMalformed, std::nullopt);
   }
   if (!state) return begin_with_identity(request, *response, conversations, outcome);
-  continue_conversation(request, inputs, *response, state->value, conversations, outcome);
+  if (inputs.eap_stepped != nullptr) {
+    // The pool stepped the conversation this request took: carry the step out.
+    EapStepJob& job = *inputs.eap_stepped;
+    RW_ASSERT(job.stepped && job.held.conversation != nullptr);
+    (void)offer_for(request);
+    return finish(request, inputs, conversations, std::move(job.held), std::move(job.step),
+                  response->identifier, outcome);
+  }
+  continue_conversation(request, inputs, *response, *assembled, state->value, conversations, outcome);
 }
 
 void EapHandler::begin_with_start(const RequestContext& request, EapConversations& conversations,
                                   AccessOutcome& outcome) {
   auto conversation = std::make_unique<eap::Conversation>(
-      eap::ConversationOptions{.rounds_max = request.state.options().access.eap.rounds_max},
-      request.client.name);
+      eap::ConversationOptions{.rounds_max = request.tenant().eap().rounds_max},
+      std::string(request.conversation_owner()));
   std::uint8_t identifier = 0;
   random_.fill(MutableBytes(&identifier, 1));
   const eap::Step step = conversation->start(identifier, out_);
@@ -130,8 +120,8 @@ void EapHandler::begin_with_identity(const RequestContext& request, const eap::P
     return refuse(outcome, RejectReason::kEapNoConversation, response.identifier);
   }
   auto conversation = std::make_unique<eap::Conversation>(
-      eap::ConversationOptions{.rounds_max = request.state.options().access.eap.rounds_max},
-      request.client.name);
+      eap::ConversationOptions{.rounds_max = request.tenant().eap().rounds_max},
+      std::string(request.conversation_owner()));
   const eap::Step step = conversation->on_response(response, offer_for(request), out_);
   decided_by(*conversation, outcome);
   if (step.kind != eap::Step::Kind::kRequest) {
@@ -150,7 +140,7 @@ void EapHandler::begin_with_identity(const RequestContext& request, const eap::P
 }
 
 void EapHandler::continue_conversation(const RequestContext& request, const AccessInputs& inputs,
-                                       const eap::Packet& response, Bytes state,
+                                       const eap::Packet& response, Bytes response_octets, Bytes state,
                                        EapConversations& conversations, AccessOutcome& outcome) {
   auto held = conversations.take(request.now, state);
   if (!held) {
@@ -163,7 +153,10 @@ void EapHandler::continue_conversation(const RequestContext& request, const Acce
         note_ = "State: not one this gateway process minted";
         return refuse(outcome, RejectReason::kEapStateInvalid, response.identifier);
       case EapRefusal::kOtherGateway:
+        // Forwarded there when that gateway is a peer (the dispatcher's
+        // call); refused otherwise.
         note_ = "State: another gateway's conversation";
+        outcome.eap.forward_to = eap::state_gateway_id(state);
         return refuse(outcome, RejectReason::kEapStateOtherGateway, response.identifier);
       case EapRefusal::kExpired:
         note_ = "State: the conversation expired";
@@ -175,14 +168,48 @@ void EapHandler::continue_conversation(const RequestContext& request, const Acce
     note_ = "State: the conversation ended or is unknown";
     return refuse(outcome, RejectReason::kEapStateUnknown, response.identifier);
   }
-  if (held->conversation->owner() != request.client.name) {
+  if (held->conversation->owner() != request.conversation_owner()) {
     // Another NAS's conversation: it goes on for its own NAS.
     conversations.put_back(request.now, std::move(*held));
     note_ = "State: the conversation of another NAS client";
     return refuse(outcome, RejectReason::kEapStateOtherClient, response.identifier);
   }
+  const std::optional<eap::Type> type = held->conversation->method_type();
+  if (inputs.eap_elsewhere && type && is_tls_based(*type) && !held->conversation->finished()) {
+    return hand_off(request, response, response_octets, std::move(*held), inputs, outcome);
+  }
   eap::Step step = held->conversation->on_response(response, offer_for(request), out_);
   finish(request, inputs, conversations, std::move(*held), std::move(step), response.identifier, outcome);
+}
+
+void EapHandler::hand_off(const RequestContext& request, const eap::Packet& response, Bytes response_octets,
+                          EapConversations::Held held, const AccessInputs& inputs, AccessOutcome& outcome) {
+  decided_by(*held.conversation, outcome);
+  auto job = std::make_shared<EapStepJob>();
+  job->held = std::move(held);
+  job->response.assign(response_octets.begin(), response_octets.end());
+  job->response_identifier = response.identifier;
+  const eap::Offer offer = offer_for(request);
+  job->offer.assign(offer.methods.begin(), offer.methods.end());
+  job->state = request.state.shared_from_this();
+  job->client = &request.client;
+  const Bytes wire = request.packet.wire();
+  job->datagram.assign(wire.begin(), wire.end());
+  job->user_store = inputs.user_store;
+  job->random = &random_;
+  outcome.need = AccessNeed::kEapStep;
+  outcome.eap_job = std::move(job);
+  note_ = "the TLS step goes to the EAP pool";
+}
+
+void EapHandler::keep_certificate(const eap::Conversation& conversation, AccessOutcome& outcome) {
+  const eap::PeerCertificate* certificate =
+      conversation.method() != nullptr ? conversation.method()->verified_certificate() : nullptr;
+  if (certificate == nullptr) return;
+  cert_subject_cn_ = certificate->subject_common_name;
+  cert_issuer_ = certificate->issuer;
+  outcome.eap.cert_subject_cn = cert_subject_cn_;
+  outcome.eap.cert_issuer = cert_issuer_;
 }
 
 void EapHandler::finish(const RequestContext& request, const AccessInputs& inputs,
@@ -190,6 +217,7 @@ void EapHandler::finish(const RequestContext& request, const AccessInputs& input
                         std::uint8_t response_identifier, AccessOutcome& outcome) {
   eap::Conversation& conversation = *held.conversation;
   decided_by(conversation, outcome);
+  keep_certificate(conversation, outcome);
   bool policy_applied = false;
   if (step.kind == eap::Step::Kind::kCredential) {
     const auth::Credential* credential = decide_user(request.state, request.packet, inputs, identity_,

@@ -23,6 +23,7 @@
 #include "gateway/access.h"
 #include "gateway/action.h"
 #include "gateway/eap_conversations.h"
+#include "gateway/eap_step.h"
 
 namespace rw::gateway {
 
@@ -56,20 +57,24 @@ class EapHandler {
   [[nodiscard]] std::string_view note() const { return note_; }
 
   // Makes the methods through `factory` (borrowed, outliving the handler)
-  // instead of the ones built in (EAP-MD5); null: the built-in ones again.
+  // instead of the state's (EAP-MD5 and its EapMethodSet); null: the
+  // state's again.
   // For tests, and for methods built elsewhere.
   void set_methods(eap::MethodFactory* factory) { factory_ = factory; }
 
  private:
-  class Methods;
-
+  // Hands the step of a TLS-based method to the EAP pool (need = kEapStep).
+  void hand_off(const RequestContext& request, const eap::Packet& response, Bytes response_octets,
+                EapConversations::Held held, const AccessInputs& inputs, AccessOutcome& outcome);
+  // Keeps what policy reads of an EAP-TLS client certificate before the conversation ends.
+  void keep_certificate(const eap::Conversation& conversation, AccessOutcome& outcome);
   void begin_with_start(const RequestContext& request, EapConversations& conversations,
                         AccessOutcome& outcome);
   void begin_with_identity(const RequestContext& request, const eap::Packet& response,
                            EapConversations& conversations, AccessOutcome& outcome);
   void continue_conversation(const RequestContext& request, const AccessInputs& inputs,
-                             const eap::Packet& response, Bytes state, EapConversations& conversations,
-                             AccessOutcome& outcome);
+                             const eap::Packet& response, Bytes response_octets, Bytes state,
+                             EapConversations& conversations, AccessOutcome& outcome);
   // Carries out a step of a held conversation: back into the table, or ended.
   void finish(const RequestContext& request, const AccessInputs& inputs, EapConversations& conversations,
               EapConversations::Held held, eap::Step step, std::uint8_t response_identifier,
@@ -83,13 +88,15 @@ class EapHandler {
   void decided_by(const eap::Conversation& conversation, AccessOutcome& outcome);
 
   RandomSource& random_;
-  std::unique_ptr<Methods> methods_;
+  EapMethodFactory methods_;
   eap::MethodFactory* factory_ = nullptr;  // Null: methods_.
   std::vector<eap::Type> offer_;           // The offer of the request at hand.
   bool md5_withheld_ = false;              // EAP-MD5 is configured but the request is wireless.
   std::array<std::uint8_t, eap::kEapPacketBytesMax> in_{};   // The reassembled EAP-Response.
   std::array<std::uint8_t, eap::kEapPacketBytesMax> out_{};  // The EAP packet of the reply.
-  std::string identity_;  // The decided identity of the last decision (outcome.user_name).
+  std::string identity_;         // The decided identity of the last decision (outcome.user_name).
+  std::string cert_subject_cn_;  // EAP-TLS: outcome.eap.cert_subject_cn.
+  std::string cert_issuer_;
   std::string note_;
 };
 

@@ -158,6 +158,19 @@ class SlowStore final : public UserStore {
   std::vector<std::pair<std::string, Ticket>> fetched;
 };
 
+// The EAP pool as a test drives it: it keeps the steps it is given until
+// the test runs them, or refuses them all.
+class HoldingStepper final : public EapStepper {
+ public:
+  bool step(std::shared_ptr<EapStepJob> job, Ticket ticket) override {
+    if (refuse) return false;
+    held.emplace_back(std::move(job), ticket);
+    return true;
+  }
+  bool refuse = false;
+  std::vector<std::pair<std::shared_ptr<EapStepJob>, Ticket>> held;
+};
+
 class EapTest : public ::testing::Test {
  protected:
   EapTest() : random_(11) { build({eap::Type::kMd5Challenge}); }
@@ -185,7 +198,7 @@ class EapTest : public ::testing::Test {
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       workers_[i] = std::make_unique<RequestHandler>(state_, random_, counters_[i], &observer_,
                                                      AccountingSetup{}, static_cast<std::uint16_t>(i),
-                                                     ParkingSetup{.user_store = &store_});
+                                                     ParkingSetup{.user_store = &store_, .eap = stepper_});
       workers_[i]->set_eap_conversations(conversations_.get());
     }
   }
@@ -288,6 +301,7 @@ class EapTest : public ::testing::Test {
   std::array<std::unique_ptr<RequestHandler>, 2> workers_;
   RecordingObserver observer_;
   SlowStore store_;
+  EapStepper* stepper_ = nullptr;  // The EAP pool of the workers build() makes; null: none.
   std::array<std::uint8_t, 4096> request_{};
   std::array<std::uint8_t, 4096> reply_{};
   std::vector<std::uint8_t> last_request_;
@@ -639,6 +653,104 @@ TEST_F(EapTest, TheDecisionLogNamesTheOuterIdentity) {
   EXPECT_EQ(observer_.decisions[0].user, "alice");  // The method's decided identity.
   EXPECT_EQ(observer_.decisions[0].outer, "anonymous");
   EXPECT_EQ(observer_.decisions[0].method, "EAP-TLS");
+}
+
+// The stand-in of a TLS-based method (Type 13) with `stepper` as the EAP
+// pool: the conversation is begun (its Start is made on the worker) and
+// its first response is what the tests send next.
+class EapPoolTest : public EapTest {
+ protected:
+  void SetUp() override {
+    stepper_ = &stepper;
+    build({eap::Type::kTls});
+    for (auto& worker : workers_) worker->set_eap_methods(&factory);
+    challenge = send(identity(3, "alice"));
+    ASSERT_TRUE(challenge.has_value());
+    ASSERT_EQ(challenge->code, Code::kAccessChallenge);
+    EXPECT_TRUE(stepper.held.empty());
+    response = eap_packet(eap::Code::kResponse, challenge->eap_parsed().identifier, eap::Type::kTls);
+  }
+  // Sends the response from `port` to `worker`; the pool keeps its step.
+  void send_response(std::size_t worker = 0, std::uint16_t port = 40000) {
+    EXPECT_FALSE(send(response, Bytes(*challenge->state), worker, endpoint(1, port)).has_value());
+  }
+  // Runs the pool's first step and posts it back to `worker`.
+  std::optional<DeferredReply> run_step(std::size_t worker = 0) {
+    auto [job, ticket] = stepper.held.front();
+    job->run();
+    last_job = job;
+    return workers_[worker]->on_answer(
+        now_, Answer{.ticket = ticket, .kind = AnswerKind::kEapStep, .eap_step = job}, reply_);
+  }
+
+  KeyedFactory factory;
+  HoldingStepper stepper;
+  std::optional<Reply> challenge;
+  std::vector<std::uint8_t> response;
+  std::shared_ptr<EapStepJob> last_job;
+  const radius::SharedSecret secret = *radius::SharedSecret::create(as_bytes("testing123"));
+};
+
+// With an EAP pool, the steps of a TLS-based method leave the worker: the
+// request is parked until the pool posts the step back. The NAS
+// retransmitting meanwhile steps nothing twice: the same datagram is
+// coalesced by the duplicate cache, a new Access-Request of the
+// conversation finds it held; the late answer is the same reply.
+TEST_F(EapPoolTest, ATlsStepWaitsInThePoolAndRetransmissionsDoNotStepItTwice) {
+  send_response();
+  ASSERT_EQ(stepper.held.size(), 1u);
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 1u);
+  const std::vector<std::uint8_t> first = last_request_;
+  const auto first_authenticator = authenticator_;
+
+  EXPECT_FALSE(deliver(first, 0, endpoint(1, 40000), secret, now_).has_value());
+  EXPECT_EQ(drops(DropReason::kDuplicateInProgress), 1u);
+  send_response(1, 40001);
+  EXPECT_EQ(drops(DropReason::kEapConversationBusy), 1u);
+  EXPECT_EQ(stepper.held.size(), 1u);
+
+  const auto deferred = run_step();
+  ASSERT_TRUE(deferred.has_value());
+  authenticator_ = first_authenticator;
+  const Reply accept = read(Bytes(reply_.data(), deferred->length), secret);
+  EXPECT_EQ(accept.code, Code::kAccessAccept);
+  EXPECT_TRUE(accept.microsoft.contains(radius::ms::kMppeRecvKey));
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
+  const auto again = deliver(first, 0, endpoint(1, 40000), secret, now_);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->wire, accept.wire);
+}
+
+// A step that comes back after its request gave up: the request was
+// dropped (eap_unavailable), and the conversation, whose response the step
+// consumed, ends; its State names nothing after.
+TEST_F(EapPoolTest, AStepBackAfterItsRequestGaveUpEndsTheConversation) {
+  send_response();
+  ASSERT_EQ(stepper.held.size(), 1u);
+  workers_[0]->on_tick(now_ + Duration::seconds(6));
+  EXPECT_EQ(drops(DropReason::kEapUnavailable), 1u);
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
+  EXPECT_FALSE(run_step().has_value());
+  EXPECT_EQ(last_job->held.conversation, nullptr);
+  const auto refused = send(response, Bytes(*challenge->state));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code, Code::kAccessReject);
+  EXPECT_EQ(rejects(RejectReason::kEapStateUnknown), 1u);
+}
+
+// At the pool's bound the request is dropped and its conversation put back
+// unchanged: the NAS's retransmission continues it.
+TEST_F(EapPoolTest, AStepRefusedAtThePoolsBoundIsDroppedAndTheConversationGoesOn) {
+  stepper.refuse = true;
+  send_response();
+  EXPECT_EQ(drops(DropReason::kEapQueueFull), 1u);
+  EXPECT_EQ(workers_[0]->pending(PendingKind::kEapStep), 0u);
+  stepper.refuse = false;
+  send_response(1, 40002);
+  ASSERT_EQ(stepper.held.size(), 1u);
+  const auto deferred = run_step(1);
+  ASSERT_TRUE(deferred.has_value());
+  EXPECT_EQ(read(Bytes(reply_.data(), deferred->length), secret).code, Code::kAccessAccept);
 }
 
 }  // namespace

@@ -106,7 +106,10 @@ void explain_access(const GatewayState& state, const AccessOutcome& outcome, Exp
   if (outcome.method == AuthMethod::kMab) {
     trace.step(std::string("MAB: looked up as ") + std::string(auth::view(outcome.mac_text)));
   }
-  const config::UsersFile& users = outcome.sql_user ? outcome.sql_user->users : state.users();
+  // The users file the decision read: the SQL user's, or its tenant's.
+  const config::UsersFile& users = outcome.users_file != nullptr ? *outcome.users_file
+                                   : outcome.sql_user            ? outcome.sql_user->users
+                                                                 : state.users();
   trace.step(outcome.sql_user ? "user store: sql (the user's rows)" : "user store: users file");
   if (outcome.users.matched()) {
     std::string entries = "entries applied:";

@@ -69,6 +69,7 @@ struct ExplainTrace {
   Instant started{};
   Endpoint from{};
   std::string client{};   // Shortname, or empty when no client matched.
+  std::string tenant{};   // The client's tenant, or empty when no client matched.
   std::string request{};  // "Access-Request id 7", or what was received.
   std::string user{};     // User-Name as received (printable), or empty.
   std::vector<std::string> steps{};

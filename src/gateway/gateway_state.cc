@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #include "auth/mab.h"
@@ -23,9 +24,37 @@ config::UsersLimits gateway_users_limits() {
 
 Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inputs inputs) {
   RW_ASSERT(inputs.dictionary != nullptr);
-  auto table = config::ClientTable::build(std::move(inputs.clients));
+  RW_ASSERT(inputs.tenants.size() < std::numeric_limits<std::uint16_t>::max());
+  // The default tenant from the top-level inputs, then the others; every
+  // client is marked with its tenant and goes into the one table of its
+  // listener, so that a prefix in two tenants is refused like a prefix
+  // listed twice (a NAS has exactly one tenant).
+  std::vector<TenantState::Inputs> tenants;
+  tenants.reserve(inputs.tenants.size() + 1);
+  tenants.push_back(TenantState::Inputs{.name = std::string(config::kDefaultTenantName),
+                                        .users = std::move(inputs.users),
+                                        .users_stores = inputs.options.access.users_stores,
+                                        .eap = inputs.options.access.eap,
+                                        .policy = std::move(inputs.policy),
+                                        .clients = std::move(inputs.clients),
+                                        .radsec_clients = std::move(inputs.radsec_clients),
+                                        .eap_methods = std::move(inputs.eap_methods)});
+  for (TenantState::Inputs& tenant : inputs.tenants) tenants.push_back(std::move(tenant));
+  std::vector<config::ClientDef> all_clients;
+  std::vector<config::ClientDef> all_radsec_clients;
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    for (auto [from, to] : {std::pair{&tenants[i].clients, &all_clients},
+                            std::pair{&tenants[i].radsec_clients, &all_radsec_clients}}) {
+      for (config::ClientDef& client : *from) {
+        client.tenant = static_cast<std::uint16_t>(i);
+        to->push_back(std::move(client));
+      }
+      from->clear();
+    }
+  }
+  auto table = config::ClientTable::build(std::move(all_clients));
   if (!table) return fail(table.error());
-  auto radsec_table = config::ClientTable::build(std::move(inputs.radsec_clients));
+  auto radsec_table = config::ClientTable::build(std::move(all_radsec_clients));
   if (!radsec_table) return fail(radsec_table.error());
   std::vector<radius::SharedSecret> secrets;
   std::vector<std::string> labels;
@@ -42,32 +71,52 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
       labels.push_back(client_label(client));
     }
   }
-  std::shared_ptr<GatewayState> state(
-      new GatewayState(std::move(inputs.dictionary), std::move(*table), std::move(*radsec_table),
-                       std::move(secrets), std::move(labels), std::move(inputs.users), inputs.options));
-  if (auto parsed = state->parse_credentials(); !parsed) return fail(parsed.error());
-  state->policy_ = std::move(inputs.policy);
+  std::shared_ptr<GatewayState> state(new GatewayState(std::move(inputs.dictionary), std::move(*table),
+                                                       std::move(*radsec_table), std::move(secrets),
+                                                       std::move(labels), inputs.options));
+  // A NUL never occurs in a clients file's names, so a tenant's owners
+  // never equal a default client's name.
+  for (const config::ClientTable* clients : {&state->clients_, &state->radsec_clients_}) {
+    for (const config::ClientDef& client : clients->clients()) {
+      state->owners_.push_back(client.tenant == 0 ? client.name
+                                                  : tenants[client.tenant].name + '\0' + client.name);
+    }
+  }
+  state->tenants_.reserve(tenants.size());
+  for (TenantState::Inputs& inputs_of : tenants) {
+    TenantState tenant;
+    tenant.name_ = std::move(inputs_of.name);
+    tenant.users_ = std::move(inputs_of.users);
+    tenant.users_stores_ = std::move(inputs_of.users_stores);
+    tenant.eap_ = std::move(inputs_of.eap);
+    tenant.policy_ = std::move(inputs_of.policy);
+    tenant.eap_methods_ = std::move(inputs_of.eap_methods);
+    // Every password the users file stores, parsed in place (credentials
+    // are keyed by the items' addresses), so that a malformed one is a load
+    // error with its position instead of a reject at 3 a.m.
+    state->tenant_names_.push_back(tenant.name_);
+    TenantState& placed = state->tenants_.emplace_back(std::move(tenant));
+    if (auto parsed = placed.credentials_.load(placed.users_, state->known_.nt_password); !parsed)
+      return fail(parsed.error());
+  }
   return std::shared_ptr<const GatewayState>(std::move(state));
 }
 
-// Parses every password the users file stores, so that a malformed one is a
-// load error with its position instead of a reject at 3 a.m.
-Result<void, std::string> GatewayState::parse_credentials() {
-  auto parsed = auth::UserCredentials::parse(users_, known_.nt_password);
-  if (!parsed) return fail(parsed.error());
-  credentials_ = std::move(*parsed);
-  return {};
+const TenantState* GatewayState::find_tenant(std::string_view name) const {
+  for (const TenantState& tenant : tenants_) {
+    if (tenant.name() == name) return &tenant;
+  }
+  return nullptr;
 }
 
 GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
                            config::ClientTable radsec_clients, std::vector<radius::SharedSecret> secrets,
-                           std::vector<std::string> labels, config::UsersFile users, GatewayOptions options)
+                           std::vector<std::string> labels, GatewayOptions options)
     : dictionary_(std::move(dictionary)),
       clients_(std::move(clients)),
       radsec_clients_(std::move(radsec_clients)),
       secrets_(std::move(secrets)),
       labels_(std::move(labels)),
-      users_(std::move(users)),
       options_(options) {
   const radius::Dictionary& d = *dictionary_;
   known_.auth_type = d.find("Auth-Type");

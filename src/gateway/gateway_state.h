@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "eap/method.h"
 #include "gateway/datagram.h"
 #include "gateway/duplicate_cache.h"
+#include "gateway/eap_method_set.h"
 #include "policy/policy.h"
 #include "radius/authenticator.h"
 #include "radius/dictionary.h"
@@ -95,7 +97,53 @@ struct KnownAttributes {
 // label values as UTF-8). Clients with the same label share its counts.
 [[nodiscard]] std::string client_label(const config::ClientDef& client);
 
-class GatewayState {
+// What one tenant owns in the state (docs/design.md "Tenants"): its users
+// file and their parsed passwords, its user stores, EAP methods and
+// authorization policy. A request reads the tenant of its client entry
+// (GatewayState::tenant_of), never another.
+class TenantState {
+ public:
+  // What a tenant is built from. Its clients go into the gateway's client
+  // tables (one lookup finds the client and so the tenant).
+  struct Inputs {
+    std::string name;
+    config::UsersFile users;
+    std::vector<config::UsersStore> users_stores{config::UsersStore::kFiles};
+    EapOptions eap{};
+    std::shared_ptr<const policy::Policy> policy{};
+    std::vector<config::ClientDef> clients{};
+    std::vector<config::ClientDef> radsec_clients{};
+    // EAP-TLS, PEAP and EAP-TTLS with the tenant's certificates; null: none served.
+    std::shared_ptr<const EapMethodSet> eap_methods{};
+  };
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const config::UsersFile& users() const { return users_; }
+  [[nodiscard]] const auth::Credential* credential_of(const config::UsersItem& item) const {
+    return credentials_.find(item);
+  }
+  [[nodiscard]] const auth::UserCredentials& credentials() const { return credentials_; }
+  [[nodiscard]] std::span<const config::UsersStore> users_stores() const { return users_stores_; }
+  [[nodiscard]] const EapOptions& eap() const { return eap_; }
+  // The authorization policy, or null when the tenant has none.
+  [[nodiscard]] const policy::Policy* policy() const { return policy_.get(); }
+  // The tenant's TLS-based EAP methods, or null when none is served.
+  [[nodiscard]] const EapMethodSet* eap_methods() const { return eap_methods_.get(); }
+
+ private:
+  friend class GatewayState;
+  std::string name_;
+  config::UsersFile users_;
+  auth::UserCredentials credentials_;
+  std::vector<config::UsersStore> users_stores_;
+  EapOptions eap_;
+  std::shared_ptr<const policy::Policy> policy_;
+  std::shared_ptr<const EapMethodSet> eap_methods_;
+};
+
+// Shares itself (shared_from_this) with work handed to other threads: the
+// EAP pool steps a conversation against the state its request arrived with.
+class GatewayState : public std::enable_shared_from_this<GatewayState> {
  public:
   struct Inputs {
     std::shared_ptr<const radius::Dictionary> dictionary;
@@ -107,6 +155,11 @@ class GatewayState {
     // The RadSec clients (RFC 6614; config::ClientsLimits::radsec), looked
     // up for packets of Listener::kRadSec only. Empty without RadSec.
     std::vector<config::ClientDef> radsec_clients{};
+    // The tenants besides `default`, whose clients, users, options.access
+    // (users_stores, eap) and policy are the members above.
+    std::vector<TenantState::Inputs> tenants{};
+    // The default tenant's EAP-TLS, PEAP and EAP-TTLS; null: none served.
+    std::shared_ptr<const EapMethodSet> eap_methods{};
   };
 
   // Validates and indexes the inputs. Errors are for the operator (two
@@ -128,20 +181,41 @@ class GatewayState {
   // the UDP clients first, then the RadSec clients.
   [[nodiscard]] std::size_t index_of(const config::ClientDef& client) const;
 
-  [[nodiscard]] const config::UsersFile& users() const { return users_; }
-  // The known good password of a users-file control item (Cleartext-Password,
-  // NT-Password, Crypt-Password, Password-With-Header), parsed once at load
-  // so that the packet path allocates nothing; nullptr for other items.
-  [[nodiscard]] const auth::Credential* credential_of(const config::UsersItem& item) const {
-    return credentials_.find(item);
+  // The tenant of a client returned by find_client: the one whose users,
+  // policy and EAP methods its requests are decided with.
+  [[nodiscard]] const TenantState& tenant_of(const config::ClientDef& client) const {
+    return tenants_[client.tenant];
   }
-  // Every password of the users file, parsed.
-  [[nodiscard]] const auth::UserCredentials& credentials() const { return credentials_; }
+  // The owner of the EAP conversations a client begins (eap::Conversation):
+  // its name, within its tenant for tenants other than `default`, so that
+  // a conversation cannot move to a client of the same name in another tenant.
+  [[nodiscard]] std::string_view conversation_owner(const config::ClientDef& client) const {
+    return owners_[index_of(client)];
+  }
+  // Every tenant's name, by index (the counters' rows, counters.h).
+  [[nodiscard]] std::span<const std::string> tenant_names() const { return tenant_names_; }
+  // Every tenant, `default` first (index 0), then those of `tenants:` in order.
+  [[nodiscard]] std::span<const TenantState> tenants() const { return tenants_; }
+  // The tenant named `name`, or null.
+  [[nodiscard]] const TenantState* find_tenant(std::string_view name) const;
+
+  // The default tenant's users file (tools, tests and requests without a
+  // client; the packet path reads tenant_of(client)).
+  [[nodiscard]] const config::UsersFile& users() const { return tenants_.front().users(); }
+  // The known good password of a users-file control item (Cleartext-Password,
+  // NT-Password, Crypt-Password, Password-With-Header) of the default tenant,
+  // parsed once at load so that the packet path allocates nothing; nullptr
+  // for other items.
+  [[nodiscard]] const auth::Credential* credential_of(const config::UsersItem& item) const {
+    return tenants_.front().credential_of(item);
+  }
+  // Every password of the default tenant's users file, parsed.
+  [[nodiscard]] const auth::UserCredentials& credentials() const { return tenants_.front().credentials(); }
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
-  // The authorization policy, or null when none is configured.
-  [[nodiscard]] const policy::Policy* policy() const { return policy_.get(); }
+  // The default tenant's authorization policy, or null when none is configured.
+  [[nodiscard]] const policy::Policy* policy() const { return tenants_.front().policy(); }
   // UDP and RadSec clients together.
   [[nodiscard]] std::size_t client_count() const { return labels_.size(); }
   // Every UDP client, in the order of the clients file (the admin API's /config).
@@ -157,19 +231,18 @@ class GatewayState {
  private:
   GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
                config::ClientTable radsec_clients, std::vector<radius::SharedSecret> secrets,
-               std::vector<std::string> labels, config::UsersFile users, GatewayOptions options);
-  [[nodiscard]] Result<void, std::string> parse_credentials();
+               std::vector<std::string> labels, GatewayOptions options);
 
   std::shared_ptr<const radius::Dictionary> dictionary_;
   config::ClientTable clients_;
   config::ClientTable radsec_clients_;
   std::vector<radius::SharedSecret> secrets_;  // By index_of.
   std::vector<std::string> labels_;            // By index_of.
-  config::UsersFile users_;
+  std::vector<std::string> owners_;            // By index_of: conversation_owner.
   GatewayOptions options_;
   KnownAttributes known_;
-  auth::UserCredentials credentials_;
-  std::shared_ptr<const policy::Policy> policy_;
+  std::vector<TenantState> tenants_;  // Never empty: `default` first.
+  std::vector<std::string> tenant_names_;
 };
 
 }  // namespace rw::gateway

@@ -27,6 +27,8 @@ enum class PendingKind : std::uint8_t {
   kUserLookup,    // An Access-Request waiting for the SQL user store.
   kCryptCheck,    // An Access-Request waiting for the crypt(3) pool.
   kSessionCount,  // An accepted Access-Request waiting for its user's count of open sessions.
+  kForward,       // An EAP follow-up waiting for the reply of the gateway it was forwarded to.
+  kEapStep,       // An Access-Request whose EAP conversation the EAP pool is stepping.
   kCount,
 };
 
@@ -39,13 +41,14 @@ struct PendingRequest {
   // The row its client counts in (counters.h), found on arrival: the request
   // is counted under that client's label even if a reload removed it.
   ClientCounters* client_counters = nullptr;
+  ClientCounters* tenant_counters = nullptr;  // Its tenant's row: decisions by tenant.
   Instant deadline{};
   std::vector<std::uint8_t> proxy_states{};  // kRecord, kSessionCount: TLVs copied into the reply.
 
   // kRecord: the request had a Message-Authenticator, so does the reply.
   bool message_authenticator = false;
 
-  // kUserLookup, kCryptCheck: the request itself, decided again with the
+  // kUserLookup, kCryptCheck, kEapStep: the request itself, decided again with the
   // answer, and its User-Password as unhidden on arrival (wiped on release).
   std::vector<std::uint8_t> datagram{};
   std::array<char, radius::kMaxUserPasswordLength> password{};
@@ -58,6 +61,7 @@ struct PendingRequest {
   // kSessionCount: what deciding the check needs.
   std::vector<std::uint8_t> accept{};  // The signed Access-Accept, sent below the limit.
   std::string_view client{};           // The client's shortname, in `state`.
+  std::string_view tenant{};           // The client's tenant's name, in `state`.
   std::array<char, 253> user_name{};
   std::size_t user_name_length = 0;
   AuthMethod method = AuthMethod::kNone;

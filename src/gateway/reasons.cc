@@ -49,6 +49,16 @@ std::string_view to_string(DropReason reason) {
       return "eap_table_full";
     case DropReason::kEapConversationBusy:
       return "eap_conversation_busy";
+    case DropReason::kEapForwardQueueFull:
+      return "eap_forward_queue_full";
+    case DropReason::kEapForwardTimeout:
+      return "eap_forward_timeout";
+    case DropReason::kEapForwardBadReply:
+      return "eap_forward_bad_reply";
+    case DropReason::kEapQueueFull:
+      return "eap_queue_full";
+    case DropReason::kEapUnavailable:
+      return "eap_unavailable";
     case DropReason::kCount:
       break;
   }

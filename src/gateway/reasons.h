@@ -37,6 +37,11 @@ enum class DropReason : std::uint8_t {
   kEapWrongIdentifier,           // RFC 3748 §4.1: an EAP-Response that does not answer the last EAP-Request.
   kEapTableFull,         // eap.conversations_max conversations are in progress: no room for a new one.
   kEapConversationBusy,  // Another worker is working on the same EAP conversation right now.
+  kEapForwardQueueFull,  // The forwarder's queue to peer gateways is full (eap.forward.in_flight_max).
+  kEapForwardTimeout,    // The gateway a follow-up was forwarded to did not answer in time.
+  kEapForwardBadReply,   // Its reply does not answer the request (identifier, authenticator, code).
+  kEapQueueFull,         // The EAP pool's queue is full: the NAS retransmits.
+  kEapUnavailable,       // An EAP step did not come back from the pool in time.
   kCount,
 };
 std::string_view to_string(DropReason reason);

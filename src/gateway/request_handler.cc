@@ -14,6 +14,7 @@
 #include "gateway/explain.h"
 #include "gateway/replies.h"
 #include "radius/attribute_crypto.h"
+#include "radius/authenticator.h"
 #include "radius/packet.h"
 
 namespace rw::gateway {
@@ -41,6 +42,7 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
       }()),
       learned_message_authenticator_(state_->client_count(), false),
       client_rows_(counters_.clients.rows_for(state_->client_labels())),
+      tenant_rows_(counters_.tenants.rows_for(state_->tenant_names())),
       accounting_(std::move(accounting)),
       parking_(parking),
       worker_(worker),
@@ -66,6 +68,7 @@ void RequestHandler::set_state(std::shared_ptr<const GatewayState> state) {
   state_ = std::move(state);
   learned_message_authenticator_.assign(state_->client_count(), false);
   client_rows_ = counters_.clients.rows_for(state_->client_labels());
+  tenant_rows_ = counters_.tenants.rows_for(state_->tenant_names());
 }
 
 void RequestHandler::on_tick(Instant now) {
@@ -74,6 +77,7 @@ void RequestHandler::on_tick(Instant now) {
   pending_.for_each_used([&](PendingRequest& pending) {
     if (now < pending.deadline) return;
     client_counters_ = pending.client_counters;
+    tenant_counters_ = pending.tenant_counters;
     switch (pending.kind) {
       case PendingKind::kRecord:
         counters_.accounting_expired.add();
@@ -83,6 +87,13 @@ void RequestHandler::on_tick(Instant now) {
         break;
       case PendingKind::kCryptCheck:
         note_drop(DropReason::kCryptUnavailable);
+        break;
+      case PendingKind::kForward:
+        note_drop(DropReason::kEapForwardTimeout);
+        break;
+      case PendingKind::kEapStep:
+        // The conversation ends when its step comes back (a stale answer).
+        note_drop(DropReason::kEapUnavailable);
         break;
       case PendingKind::kSessionCount:
       case PendingKind::kCount:
@@ -103,6 +114,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
   const Listener listener = arrival.listener;
   counters_.received.add();
   client_counters_ = nullptr;
+  tenant_counters_ = nullptr;
   if (explain_.control != nullptr) explain_.control->refresh(explain_filter_, explain_seen_);
   auto packet = radius::Packet::parse(datagram);
   if (!packet) {
@@ -123,6 +135,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     return 0;
   }
   client_counters_ = client_rows_[state_->index_of(*client)];
+  tenant_counters_ = tenant_rows_[client->tenant];
   const Code code = packet->code();
   // RFC 6614 §2.3: one RadSec connection carries both kinds of request.
   const bool expected = code == Code::kStatusServer ||
@@ -266,8 +279,10 @@ Action RequestHandler::decide_fresh(const RequestContext& request, MutableBytes 
   fresh_password_.reset();
   fresh_password_malformed_ = false;
   AccessInputs inputs;
-  inputs.user_store = parking_.user_store;
+  inputs.user_store = user_store_for(request);
   inputs.crypt_elsewhere = parking_.crypt != nullptr;
+  inputs.forwarder = parking_.forwarder;
+  inputs.eap_elsewhere = parking_.eap != nullptr && eap_ != nullptr;
   if (const auto hidden = request.packet.find(attr::kUserPassword)) {
     auto plain = radius::unhide_user_password(hidden->value, request.packet.authenticator(), request.secret,
                                               password_);
@@ -298,9 +313,13 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
       break;
     case PendingKind::kUserLookup:
     case PendingKind::kCryptCheck:
+    case PendingKind::kForward:
+    case PendingKind::kEapStep:
       // A lookup that moves on to a crypt check keeps its place.
       room = (parked != nullptr && parked->kind != PendingKind::kSessionCount) ||
-             used(PendingKind::kUserLookup) + used(PendingKind::kCryptCheck) < parking_.parked_max;
+             used(PendingKind::kUserLookup) + used(PendingKind::kCryptCheck) + used(PendingKind::kForward) +
+                     used(PendingKind::kEapStep) <
+                 parking_.parked_max;
       break;
     case PendingKind::kCount:
       RW_ASSERT(false);
@@ -319,6 +338,7 @@ PendingRequest* RequestHandler::park(const RequestContext& request, const Reques
     pending->state = state_;
     pending->secret = &request.secret;
     pending->client_counters = client_counters_;
+    pending->tenant_counters = tenant_counters_;
   } else {
     --pending_by_kind_[index_of(pending->kind)];
   }
@@ -334,7 +354,9 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
   const Outcome parked_outcome{.what = Outcome::What::kParked};
   switch (action.kind) {
     case Action::Kind::kReply:
-      if (action.verdict) report(request.now, request.from, request.client.shortname, *action.verdict);
+      if (action.verdict) {
+        report(request.now, request.from, request.client.shortname, request.tenant().name(), *action.verdict);
+      }
       return Outcome{.what = Outcome::What::kReply, .length = action.length};
     case Action::Kind::kDrop:
       count_drop(action.drop);
@@ -357,6 +379,26 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       counters_.accounting_submitted.add();
       return parked_outcome;
     }
+    case Action::Kind::kEapStep: {
+      // The job holds the conversation: whatever happens here, it goes back.
+      std::shared_ptr<EapStepJob> job = access_.take_eap_job();
+      RW_ASSERT(job != nullptr && eap_ != nullptr && parking_.eap != nullptr);
+      PendingRequest* pending = park(request, key, PendingKind::kEapStep, parked);
+      if (pending == nullptr) {
+        eap_->put_back(request.now, std::move(job->held));
+        return drop;
+      }
+      if (parked == nullptr) keep_request(request, *pending);
+      pending->deadline = request.now + parking_.eap_timeout;
+      if (!parking_.eap->step(job, pending_.ticket_of(*pending))) {
+        // Unchanged: the NAS's retransmission continues it.
+        eap_->put_back(request.now, std::move(job->held));
+        note_drop(DropReason::kEapQueueFull);
+        if (parked == nullptr) release(*pending);  // A resumed request's slot is freed by its caller.
+        return drop;
+      }
+      return parked_outcome;
+    }
     case Action::Kind::kLookup:
     case Action::Kind::kVerify: {
       const bool lookup = action.kind == Action::Kind::kLookup;
@@ -364,23 +406,11 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
           park(request, key, lookup ? PendingKind::kUserLookup : PendingKind::kCryptCheck, parked);
       if (pending == nullptr) return drop;
       const Ticket ticket = pending_.ticket_of(*pending);
-      if (parked == nullptr) {
-        // Kept to decide the request again with the answer, with the
-        // plaintext unhidden on arrival.
-        const Bytes datagram = request.packet.wire();
-        pending->datagram.assign(datagram.begin(), datagram.end());
-        pending->has_password = fresh_password_.has_value();
-        pending->password_malformed = fresh_password_malformed_;
-        pending->password_length = fresh_password_ ? fresh_password_->size() : 0;
-        if (fresh_password_)
-          std::copy(fresh_password_->begin(), fresh_password_->end(), pending->password.begin());
-        pending->fetched = false;
-        pending->fetched_user.reset();
-      }
+      if (parked == nullptr) keep_request(request, *pending);
       bool asked = false;
       if (lookup) {
         pending->deadline = request.now + parking_.lookup_timeout;
-        asked = parking_.user_store->fetch(action.name, ticket);
+        asked = user_store_for(request)->fetch(action.name, ticket);
         if (asked) counters_.user_lookups.add();
       } else {
         pending->deadline = request.now + parking_.crypt_timeout;
@@ -407,6 +437,7 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       }
       counters_.session_checks.add();
       pending->client = request.client.shortname;
+      pending->tenant = request.tenant().name();
       copy_proxy_state_tlvs(request.packet, pending->proxy_states);
       pending->accept.assign(reply.begin(), reply.begin() + static_cast<std::ptrdiff_t>(action.length));
       pending->user_name_length = action.name.size();
@@ -418,16 +449,45 @@ RequestHandler::Outcome RequestHandler::carry_out(const RequestContext& request,
       pending->deadline = request.now + request.state.options().access.session_query_timeout;
       return parked_outcome;
     }
+    case Action::Kind::kForward: {
+      // Only a fresh request forwards (EapHandler never parks one).
+      RW_ASSERT(parked == nullptr && parking_.forwarder != nullptr);
+      PendingRequest* pending = park(request, key, PendingKind::kForward, nullptr);
+      if (pending == nullptr) return drop;
+      if (!parking_.forwarder->forward(action.gateway, pending_.ticket_of(*pending), request.arrival.listener,
+                                       request.from, request.packet.wire())) {
+        note_drop(DropReason::kEapForwardQueueFull);
+        release(*pending);
+        return drop;
+      }
+      counters_.eap_forwarded.add();
+      pending->deadline = request.now + parking_.forward_timeout;
+      return parked_outcome;
+    }
   }
   return drop;
 }
 
+void RequestHandler::keep_request(const RequestContext& request, PendingRequest& pending) {
+  // Kept to decide the request again with the answer, with the plaintext
+  // unhidden on arrival.
+  const Bytes datagram = request.packet.wire();
+  pending.datagram.assign(datagram.begin(), datagram.end());
+  pending.has_password = fresh_password_.has_value();
+  pending.password_malformed = fresh_password_malformed_;
+  pending.password_length = fresh_password_ ? fresh_password_->size() : 0;
+  if (fresh_password_) std::copy(fresh_password_->begin(), fresh_password_->end(), pending.password.begin());
+  pending.fetched = false;
+  pending.fetched_user.reset();
+}
+
 void RequestHandler::report(Instant now, const Endpoint& from, std::string_view client,
-                            const Verdict& verdict) {
+                            std::string_view tenant, const Verdict& verdict) {
   if (verdict.challenge) {
     // A round trip of an EAP conversation, not a decision.
     counters_.access_challenges.add();
     if (client_counters_ != nullptr) client_counters_->access_challenges.add();
+    if (tenant_counters_ != nullptr) tenant_counters_->access_challenges.add();
     return;
   }
   if (verdict.method == AuthMethod::kEap) {
@@ -443,6 +503,9 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
   if (client_counters_ != nullptr) {
     (verdict.accepted ? client_counters_->access_accepts : client_counters_->access_rejects).add();
   }
+  if (tenant_counters_ != nullptr) {
+    (verdict.accepted ? tenant_counters_->access_accepts : tenant_counters_->access_rejects).add();
+  }
   if (verdict.reject == RejectReason::kSimultaneousUse && !verdict.accepted) {
     counters_.simultaneous_use_rejects.add();
   }
@@ -454,6 +517,7 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
   observer_->on_decision({.now = now,
                           .from = from,
                           .client = client,
+                          .tenant = tenant,
                           .user_name = verdict.user_name,
                           .method = verdict.method,
                           .eap_type = verdict.eap_type,
@@ -464,6 +528,16 @@ void RequestHandler::report(Instant now, const Endpoint& from, std::string_view 
                           .rule = verdict.rule,
                           .rule_file = verdict.rule_file,
                           .rule_line = verdict.rule_line});
+}
+
+UserStore* RequestHandler::user_store_for(const RequestContext& request) const {
+  if (request.client.tenant == 0) return parking_.user_store;
+  // A short list, scanned without allocating: one entry per tenant with SQL.
+  const std::string& tenant = request.tenant().name();
+  for (const auto& [name, store] : parking_.tenant_user_stores) {
+    if (name == tenant) return store;
+  }
+  return nullptr;
 }
 
 void RequestHandler::count_drop(DropReason reason) {
@@ -488,7 +562,9 @@ void RequestHandler::release(PendingRequest& pending) {
   pending.state.reset();
   pending.secret = nullptr;
   pending.client_counters = nullptr;
+  pending.tenant_counters = nullptr;
   pending.client = {};
+  pending.tenant = {};
   pending.fetched_user.reset();
   // The plaintext must not outlive the request.
   std::fill(pending.password.begin(), pending.password.end(), '\0');
@@ -525,12 +601,26 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
   // the state the slot holds: it parses again, and its client is still there.
   trace_ = std::move(pending.trace);
   client_counters_ = pending.client_counters;
-  if (trace_)
-    trace_->step(verdict != nullptr ? "resumed: the crypt(3) pool answered"
-                                    : "resumed: the SQL store answered");
+  tenant_counters_ = pending.tenant_counters;
+  EapStepJob* stepped =
+      verdict != nullptr && verdict->kind == AnswerKind::kEapStep ? verdict->eap_step.get() : nullptr;
+  if (trace_) {
+    trace_->step(stepped != nullptr   ? "resumed: the EAP pool stepped the conversation"
+                 : verdict != nullptr ? "resumed: the crypt(3) pool answered"
+                                      : "resumed: the SQL store answered");
+  }
+  // Whatever becomes of the request, the conversation the step holds goes
+  // back to the table or ends.
+  const auto end_held = [&] {
+    if (stepped != nullptr && stepped->held.conversation != nullptr && eap_ != nullptr)
+      eap_->end(std::move(stepped->held));
+  };
   auto packet = radius::Packet::parse(pending.datagram);
   const config::ClientDef* client = pending.state->find_client(pending.key.from, pending.key.listener);
-  if (!packet || client == nullptr) return finish(now, pending, Outcome{}, reply);
+  if (!packet || client == nullptr) {
+    end_held();
+    return finish(now, pending, Outcome{}, reply);
+  }
   const RequestContext request{.now = now,
                                .arrival = pending.arrival,
                                .from = pending.key.from,
@@ -540,13 +630,43 @@ std::optional<DeferredReply> RequestHandler::resume_access(Instant now, PendingR
                                .secret = *pending.secret};
   const AccessInputs inputs{.password = pending.plaintext(),
                             .password_malformed = pending.password_malformed,
-                            .user_store = parking_.user_store,
+                            .user_store = user_store_for(request),
                             .fetched_user = pending.fetched ? &pending.fetched_user : nullptr,
                             .crypt_elsewhere = parking_.crypt != nullptr,
-                            .crypt_verdict = verdict};
+                            .crypt_verdict = stepped == nullptr ? verdict : nullptr,
+                            .eap_elsewhere = parking_.eap != nullptr && eap_ != nullptr,
+                            .eap_stepped = stepped};
   const Action action = access_.decide(request, inputs, reply);
+  end_held();
   if (trace_) explain_decision(request, action);
   return finish(now, pending, carry_out(request, pending.key, action, reply, &pending), reply);
+}
+
+std::optional<DeferredReply> RequestHandler::relay_forwarded(Instant now, PendingRequest& pending,
+                                                             const Answer& answer, MutableBytes reply) {
+  trace_ = std::move(pending.trace);
+  client_counters_ = pending.client_counters;
+  // The peer is trusted to decide, not to send the NAS anything: its reply
+  // must answer this very request under the NAS's secret, as if decided here.
+  const std::vector<std::uint8_t>* wire = answer.forwarded.get();
+  std::size_t length = 0;
+  if (wire != nullptr && wire->size() <= reply.size()) {
+    auto packet = radius::Packet::parse(*wire);
+    const bool answers =
+        packet && packet->identifier() == pending.key.identifier &&
+        (packet->code() == Code::kAccessAccept || packet->code() == Code::kAccessReject ||
+         packet->code() == Code::kAccessChallenge) &&
+        radius::verify_response_authenticator(*packet, pending.key.authenticator, *pending.secret);
+    if (answers) length = packet->wire().size();
+  }
+  if (length == 0) {
+    note_drop(DropReason::kEapForwardBadReply);
+    return finish(now, pending, Outcome{}, reply);
+  }
+  if (trace_) trace_->step("relayed: the reply of the gateway that holds the conversation");
+  std::copy_n(wire->begin(), length, reply.begin());
+  counters_.eap_forward_answered.add();
+  return finish(now, pending, Outcome{.what = Outcome::What::kReply, .length = length}, reply);
 }
 
 std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, PendingRequest& pending,
@@ -554,6 +674,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
                                                                   MutableBytes reply) {
   trace_ = std::move(pending.trace);
   client_counters_ = pending.client_counters;
+  tenant_counters_ = pending.tenant_counters;
   if (trace_) {
     trace_->step(open_sessions ? "Simultaneous-Use: the cluster counts " + std::to_string(*open_sessions) +
                                      " open session(s), limit " + std::to_string(pending.limit)
@@ -572,7 +693,7 @@ std::optional<DeferredReply> RequestHandler::finish_session_check(Instant now, P
   const Action action = access_.decide_check(check, open_sessions, reply);
   Outcome outcome;
   if (action.kind == Action::Kind::kReply) {
-    report(now, pending.key.from, pending.client, *action.verdict);
+    report(now, pending.key.from, pending.client, pending.tenant, *action.verdict);
     outcome = Outcome{.what = Outcome::What::kReply, .length = action.length};
   } else {
     count_drop(action.drop);
@@ -584,6 +705,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
                                                        MutableBytes reply) {
   PendingRequest* pending = pending_.find(answer.ticket);
   client_counters_ = nullptr;
+  tenant_counters_ = nullptr;
   const auto stale = [&](Counter& counter) {
     counter.add();
     return std::nullopt;
@@ -594,6 +716,7 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
         return stale(counters_.accounting_stale);
       trace_ = std::move(pending->trace);
       client_counters_ = pending->client_counters;
+      tenant_counters_ = pending->tenant_counters;
       if (trace_)
         trace_->step(answer.committed ? "accounting: committed on a majority" : "accounting: refused");
       if (!answer.committed) {
@@ -625,6 +748,19 @@ std::optional<DeferredReply> RequestHandler::on_answer(Instant now, const Answer
       if (pending == nullptr || pending->kind != PendingKind::kCryptCheck)
         return stale(counters_.parked_stale);
       return resume_access(now, *pending, &answer, reply);
+    case AnswerKind::kForwarded:
+      if (pending == nullptr || pending->kind != PendingKind::kForward)
+        return stale(counters_.eap_forward_stale);
+      return relay_forwarded(now, *pending, answer, reply);
+    case AnswerKind::kEapStep:
+      if (pending == nullptr || pending->kind != PendingKind::kEapStep) {
+        // Its request was dropped meanwhile: the conversation cannot go on
+        // (the peer's response was consumed), so it ends.
+        if (answer.eap_step != nullptr && answer.eap_step->held.conversation != nullptr && eap_ != nullptr)
+          eap_->end(std::move(answer.eap_step->held));
+        return stale(counters_.parked_stale);
+      }
+      return resume_access(now, *pending, &answer, reply);
   }
   return std::nullopt;
 }
@@ -642,6 +778,7 @@ void RequestHandler::follow(Instant now, const Endpoint& from, Listener listener
   trace_->started = now;
   trace_->from = from;
   trace_->client = name;
+  if (client != nullptr) trace_->tenant = state_->tenant_of(*client).name();
   const std::string port = listener == Listener::kAuthentication ? "authentication"
                            : listener == Listener::kAccounting   ? "accounting"
                                                                  : "RadSec";
@@ -668,12 +805,20 @@ void RequestHandler::explain_decision(const RequestContext& request, const Actio
       trace_->step("user store: sql holds no row for " + printable(as_bytes(outcome.lookup_name)) +
                    " in memory; waiting for the database");
       return;
+    case AccessNeed::kEapStep:
+      trace_->step("EAP: the TLS step is handed to the EAP pool");
+      return;
     case AccessNeed::kCryptCheck:
     case AccessNeed::kNothing:
       break;
   }
   if (outcome.eap.active) {
     trace_->step("EAP: " + std::string(access_.eap_note()));
+    if (action.kind == Action::Kind::kForward) {
+      trace_->step("forwarded to gateway " + std::to_string(action.gateway) +
+                   ", which holds the conversation");
+      return;
+    }
     if (outcome.eap.drop) return;
     if (outcome.eap.challenge) {
       trace_->step("Access-Challenge: the conversation goes on");

@@ -40,6 +40,7 @@ struct Decision {
   Instant now;
   Endpoint from;
   std::string_view client;     // The client's shortname.
+  std::string_view tenant{};   // The client's tenant (docs/design.md "Tenants"); empty: `default`.
   std::string_view user_name;  // For EAP the decided identity.
   AuthMethod method = AuthMethod::kNone;
   std::uint8_t eap_type = 0;          // The EAP method (eap::Type), 0 when none or not EAP.
@@ -84,8 +85,13 @@ struct AccountingSetup {
 // Where Access-Requests wait off the worker: the SQL user store and the
 // crypt(3) pool (docs/limits.md).
 struct ParkingSetup {
-  // Serves `sql` in users_stores; borrowed, outlives every handler. Null: SQL is skipped.
+  // Serves `sql` in the default tenant's users_stores; borrowed, outlives
+  // every handler. Null: SQL is skipped.
   UserStore* user_store = nullptr;
+  // The same for other tenants, by tenant name (docs/design.md "Tenants"):
+  // a tenant's requests are looked up in its own store only; a tenant
+  // without one here skips SQL.
+  std::vector<std::pair<std::string, UserStore*>> tenant_user_stores{};
   // Checks crypt(3) passwords; borrowed. Null: they are checked on the
   // worker (tests and tools; the gateway always has a pool).
   CryptVerifier* crypt = nullptr;
@@ -95,9 +101,21 @@ struct ParkingSetup {
   // A request whose crypt(3) verdict does not come within this is dropped
   // (crypt_unavailable); the pool's queue bound keeps it from happening.
   Duration crypt_timeout = Duration::seconds(2);
-  // Access-Requests waiting for SQL or crypt(3), per worker. At the bound new
-  // ones are dropped (parked_table_full). Requires: 1..16384.
+  // Steps EAP-TLS, PEAP and EAP-TTLS conversations; borrowed. Null: they
+  // are stepped on the worker (tests and tools).
+  EapStepper* eap = nullptr;
+  // A request whose EAP step does not come back within this is dropped
+  // (eap_unavailable) and its conversation ends when the step comes back.
+  Duration eap_timeout = Duration::seconds(5);
+  // Access-Requests waiting for SQL, crypt(3) or an EAP step, per worker. At
+  // the bound new ones are dropped (parked_table_full). Requires: 1..16384.
   std::size_t parked_max = 1024;
+  // Takes EAP follow-ups whose State names a peer gateway (eap.forward);
+  // borrowed. Null: they are refused (eap_state_other_gateway). They wait
+  // in the parked share, up to forward_timeout, then are dropped
+  // (eap_forward_timeout) and the NAS retransmits.
+  EapForwardSink* forwarder = nullptr;
+  Duration forward_timeout = Duration::seconds(1);
 };
 
 // The dispatcher of one worker: checks each datagram (structure, client,
@@ -172,6 +190,8 @@ class RequestHandler final : public DatagramHandler {
   // already pending (a resumed Access-Request), else null.
   Outcome carry_out(const RequestContext& request, const RequestKey& key, const Action& action,
                     MutableBytes reply, PendingRequest* parked);
+  // Copies the request (and its unhidden password) into `pending`, to decide it again.
+  void keep_request(const RequestContext& request, PendingRequest& pending);
   // Takes a slot of `kind` for the request (or moves `parked` to `kind`);
   // null when `kind`'s share of the table is used up (counted as a drop).
   PendingRequest* park(const RequestContext& request, const RequestKey& key, PendingKind kind,
@@ -179,17 +199,23 @@ class RequestHandler final : public DatagramHandler {
   // Decides a parked Access-Request again with what its slot now holds.
   std::optional<DeferredReply> resume_access(Instant now, PendingRequest& pending, const Answer* verdict,
                                              MutableBytes reply);
+  // Relays the reply of the gateway a pending follow-up was forwarded to.
+  std::optional<DeferredReply> relay_forwarded(Instant now, PendingRequest& pending, const Answer& answer,
+                                               MutableBytes reply);
   std::optional<DeferredReply> finish_session_check(Instant now, PendingRequest& pending,
                                                     std::optional<std::uint32_t> open_sessions,
                                                     MutableBytes reply);
   // Sends or drops the reply of a pending request and frees its slot.
   std::optional<DeferredReply> finish(Instant now, PendingRequest& pending, const Outcome& outcome,
                                       MutableBytes reply);
-  void report(Instant now, const Endpoint& from, std::string_view client, const Verdict& verdict);
+  void report(Instant now, const Endpoint& from, std::string_view client, std::string_view tenant,
+              const Verdict& verdict);
   void count_drop(DropReason reason);
   // Counts a drop, and says so in the trace of a followed request.
   void note_drop(DropReason reason);
   void release(PendingRequest& pending);
+  // The SQL store of the request's tenant, or null.
+  [[nodiscard]] UserStore* user_store_for(const RequestContext& request) const;
 
   // Explain log: starts a trace when the filter in force selects the
   // request; `client` null when none matched, `packet` null when it did not parse.
@@ -214,6 +240,10 @@ class RequestHandler final : public DatagramHandler {
   // The row of the client of the request in hand (a parked request keeps
   // its own); null when no client matched.
   ClientCounters* client_counters_ = nullptr;
+  // The row of each tenant of state_ in counters_.tenants, by index, and
+  // that of the request in hand's tenant (decisions only).
+  std::vector<ClientCounters*> tenant_rows_;
+  ClientCounters* tenant_counters_ = nullptr;
 
   AccountingSetup accounting_;
   ParkingSetup parking_;

@@ -182,6 +182,9 @@ Result<std::unique_ptr<AuditLog>, std::string> AuditLog::open(AuditLogOptions op
 AuditLog::~AuditLog() { stop(); }
 
 void AuditLog::on_decision(const gateway::Decision& decision) {
+  // Decisions without a tenant come from tools and tests: the default tenant's.
+  const std::string_view tenant = decision.tenant.empty() ? config::kDefaultTenantName : decision.tenant;
+  if (tenant != options_.tenant) return;
   Queued item{.unix_ms = io::unix_now_ms(),
               .client = std::string(decision.client),
               .address = io::to_string(decision.from),
@@ -209,6 +212,7 @@ void AuditLog::chain_lines(const std::vector<Queued>& batch, std::uint64_t lost)
     pending_ += chain_.decision(audit::DecisionRecord{.unix_ms = item.unix_ms,
                                                       .client = item.client,
                                                       .address = item.address,
+                                                      .tenant = options_.tenant,
                                                       .identity = item.identity,
                                                       .method = item.method,
                                                       .accepted = item.accepted,
@@ -345,38 +349,54 @@ AuditLogStatus AuditLog::status() const {
   return status;
 }
 
-void add_audit_metrics(io::PrometheusText& page, const AuditLog& log) {
-  const AuditLogStatus status = log.status();
+void add_audit_metrics(io::PrometheusText& page, std::span<const AuditLog* const> logs) {
+  std::vector<AuditLogStatus> statuses;
+  for (const AuditLog* log : logs) statuses.push_back(log->status());
+  // A family's samples go together (PrometheusText), so one loop per family.
   constexpr std::string_view kLines =
       "Audit log lines by event: written to the file, or dropped at the queue bound (recorded in a gap "
       "line).";
-  page.counter("radiusward_audit_lines_total", kLines, status.written,
-               {{"path", status.path}, {"event", "written"}});
-  page.counter("radiusward_audit_lines_total", kLines, status.dropped,
-               {{"path", status.path}, {"event", "dropped"}});
-  page.counter("radiusward_audit_write_errors_total",
-               "Failed writes, fsyncs, opens and renames of the audit log (each retried).",
-               status.write_errors, {{"path", status.path}});
-  page.counter("radiusward_audit_rotations_total", "Rotations of the audit log.", status.rotations,
-               {{"path", status.path}});
-  page.gauge("radiusward_audit_head_sequence", "Sequence number of the audit log's last written line.",
-             static_cast<std::int64_t>(status.head.sequence), {{"path", status.path}});
-  page.gauge("radiusward_audit_queued_lines", "Decisions waiting for the audit writer.",
-             static_cast<std::int64_t>(status.queued), {{"path", status.path}});
+  for (const AuditLogStatus& status : statuses) {
+    page.counter("radiusward_audit_lines_total", kLines, status.written,
+                 {{"path", status.path}, {"event", "written"}});
+    page.counter("radiusward_audit_lines_total", kLines, status.dropped,
+                 {{"path", status.path}, {"event", "dropped"}});
+  }
+  for (const AuditLogStatus& status : statuses) {
+    page.counter("radiusward_audit_write_errors_total",
+                 "Failed writes, fsyncs, opens and renames of the audit log (each retried).",
+                 status.write_errors, {{"path", status.path}});
+  }
+  for (const AuditLogStatus& status : statuses) {
+    page.counter("radiusward_audit_rotations_total", "Rotations of the audit log.", status.rotations,
+                 {{"path", status.path}});
+  }
+  for (const AuditLogStatus& status : statuses) {
+    page.gauge("radiusward_audit_head_sequence", "Sequence number of the audit log's last written line.",
+               static_cast<std::int64_t>(status.head.sequence), {{"path", status.path}});
+  }
+  for (const AuditLogStatus& status : statuses) {
+    page.gauge("radiusward_audit_queued_lines", "Decisions waiting for the audit writer.",
+               static_cast<std::int64_t>(status.queued), {{"path", status.path}});
+  }
 }
 
-void add_audit_routes(io::AdminServer& server, const AuditLog& log) {
-  server.route("GET", "/audit", [&log](const io::AdminRequest&) {
-    const AuditLogStatus status = log.status();
-    const nlohmann::ordered_json body{{"logs", nlohmann::ordered_json::array({nlohmann::ordered_json{
-                                                   {"path", status.path},
-                                                   {"sequence", status.head.sequence},
-                                                   {"hash", audit::to_hex(status.head.hash)},
-                                                   {"written", status.written},
-                                                   {"dropped", status.dropped},
-                                                   {"write_errors", status.write_errors},
-                                                   {"rotations", status.rotations},
-                                                   {"queued", status.queued}}})}};
+void add_audit_routes(io::AdminServer& server, std::vector<const AuditLog*> logs) {
+  server.route("GET", "/audit", [logs = std::move(logs)](const io::AdminRequest&) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const AuditLog* log : logs) {
+      const AuditLogStatus status = log->status();
+      list.push_back(nlohmann::ordered_json{{"path", status.path},
+                                            {"tenant", log->tenant()},
+                                            {"sequence", status.head.sequence},
+                                            {"hash", audit::to_hex(status.head.hash)},
+                                            {"written", status.written},
+                                            {"dropped", status.dropped},
+                                            {"write_errors", status.write_errors},
+                                            {"rotations", status.rotations},
+                                            {"queued", status.queued}});
+    }
+    const nlohmann::ordered_json body{{"logs", std::move(list)}};
     return io::AdminResponse{
         200, "application/json",
         body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"};

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "audit/chain.h"
 #include "base/result.h"
 #include "base/time.h"
+#include "config/gateway_config.h"
 #include "gateway/request_handler.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
@@ -33,6 +35,9 @@ struct AuditLogOptions {
   Duration fsync_interval = Duration::milliseconds(1000);
   std::optional<std::string> key{};  // HMAC-SHA256 key; none: SHA-256.
   std::size_t queue_lines_max = 65536;
+  // The tenant whose decisions this writer logs; others' are not its own
+  // (one writer per tenant, docs/design.md "Tenants").
+  std::string tenant{config::kDefaultTenantName};
 };
 
 // The writer's figures, readable from any thread.
@@ -65,6 +70,8 @@ class AuditLog final : public gateway::DecisionObserver {
   // the queue holds queue_lines_max. Never touches the file.
   void on_decision(const gateway::Decision& decision) override;
   [[nodiscard]] AuditLogStatus status() const;
+  // The tenant whose decisions this writer logs (AuditLogOptions::tenant).
+  [[nodiscard]] const std::string& tenant() const { return options_.tenant; }
   // Writes what is queued, fsyncs and joins the thread. Idempotent.
   void stop();
 
@@ -116,9 +123,9 @@ class AuditLog final : public gateway::DecisionObserver {
 };
 
 // The writer's counters and head sequence on /metrics (docs/admin_api.md).
-void add_audit_metrics(io::PrometheusText& page, const AuditLog& log);
+void add_audit_metrics(io::PrometheusText& page, std::span<const AuditLog* const> logs);
 // GET /audit: the head (sequence and hash) and counters, for anchoring the
 // chain elsewhere (docs/operations.md "Audit log"). `log` outlives the server.
-void add_audit_routes(io::AdminServer& server, const AuditLog& log);
+void add_audit_routes(io::AdminServer& server, std::vector<const AuditLog*> logs);
 
 }  // namespace rw::gateway_shell

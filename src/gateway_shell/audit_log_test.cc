@@ -19,13 +19,14 @@ class AuditLogTest : public config::TempDirTest {
  protected:
   AuditLogOptions options() const { return AuditLogOptions{.path = (dir_ / "audit.log").string()}; }
 
-  static void decide(AuditLog& log, std::string_view user, bool accepted) {
+  static void decide(AuditLog& log, std::string_view user, bool accepted, std::string_view tenant = {}) {
     gateway::Endpoint from;
     from.address = {127, 0, 0, 1};
     from.port = 40000;
     gateway::Decision decision{.now = Instant{},
                                .from = from,
                                .client = "nas1",
+                               .tenant = tenant,
                                .user_name = user,
                                .method = gateway::AuthMethod::kPap,
                                .accepted = accepted,
@@ -69,7 +70,9 @@ TEST_F(AuditLogTest, WritesVerifiableLinesNamingClientIdentityDecisionAndRule) {
   EXPECT_EQ((*log)->status().written, 3u);
   EXPECT_EQ((*log)->status().head.sequence, 3u);
   const std::string text = read(options().path);
-  EXPECT_NE(text.find("\"client\":{\"name\":\"nas1\",\"address\":\"127.0.0.1:40000\"},\"identity\":\"alice\","
+  // A decision without a tenant is the default tenant's, which the writer's lines name.
+  EXPECT_NE(text.find("\"client\":{\"name\":\"nas1\",\"address\":\"127.0.0.1:40000\",\"tenant\":\"default\"},"
+                      "\"identity\":\"alice\","
                       "\"method\":\"PAP\",\"decision\":\"accept\",\"rule\":\"users:3\",\"reason\":\"ok\""),
             std::string::npos)
       << text;
@@ -81,6 +84,25 @@ TEST_F(AuditLogTest, WritesVerifiableLinesNamingClientIdentityDecisionAndRule) {
   const audit::Verification result = verify({options().path});
   EXPECT_TRUE(result.intact()) << problems(result);
   EXPECT_EQ(result.head, (*log)->status().head);
+}
+
+TEST_F(AuditLogTest, ATenantsWriterTakesItsTenantsDecisionsOnly) {
+  AuditLogOptions acme = options();
+  acme.tenant = "acme";
+  auto log = AuditLog::open(acme);
+  ASSERT_TRUE(log) << log.error();
+  decide(**log, "alice", true, "acme");
+  decide(**log, "mallory", true, "globex");
+  decide(**log, "trudy", true);  // The default tenant's.
+  decide(**log, "bob", false, "acme");
+  (*log)->stop();
+  EXPECT_EQ((*log)->status().written, 3u);  // The header and acme's two.
+  const std::string text = read(acme.path);
+  EXPECT_EQ(count_lines(text, "\"tenant\":\"acme\""), 2u) << text;
+  EXPECT_EQ(text.find("mallory"), std::string::npos) << text;
+  EXPECT_EQ(text.find("trudy"), std::string::npos) << text;
+  const audit::Verification result = verify({acme.path});
+  EXPECT_TRUE(result.problems.empty()) << problems(result);
 }
 
 TEST_F(AuditLogTest, RestartContinuesTheChainInTheSameFile) {

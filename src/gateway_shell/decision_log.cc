@@ -19,18 +19,20 @@ void DecisionLog::on_decision(const gateway::Decision& decision) {
   // The policy rule that decided, when a policy is configured (docs/policy.md).
   const std::string_view open = decision.rule.empty() ? "" : " (rule ";
   const std::string_view close = decision.rule.empty() ? "" : ")";
+  // The NAS's address and its client's tenant (docs/design.md "Tenants").
+  const std::string from = decision.tenant.empty()
+                               ? io::to_string(decision.from)
+                               : fmt::format("{}, tenant {}", io::to_string(decision.from), decision.tenant);
   if (decision.accepted && decision.note == gateway::AcceptNote::kNone) {
     spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}){}{}{}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), open, decision.rule, close);
+                 method, decision.client, from, open, decision.rule, close);
   } else if (decision.accepted) {
     // Accepted with a caveat, e.g. simultaneous_use_unavailable under the accept policy.
     spdlog::info("Access-Accept for \"{}\"{} via {} from client {} ({}): {}{}{}{}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), decision.reason(), open,
-                 decision.rule, close);
+                 method, decision.client, from, decision.reason(), open, decision.rule, close);
   } else {
     spdlog::info("Access-Reject for \"{}\"{} via {} from client {} ({}): {}{}{}{}", decision.user_name, outer,
-                 method, decision.client, io::to_string(decision.from), decision.reason(), open,
-                 decision.rule, close);
+                 method, decision.client, from, decision.reason(), open, decision.rule, close);
   }
 }
 

@@ -188,22 +188,19 @@ void ExplainLog::on_trace(gateway::ExplainTrace trace) {
     if (!steps.empty()) steps += "; ";
     steps += step;
   }
-  spdlog::info("explain #{} (selector {}): {} from {} client {} user \"{}\": {} => {}", stored.sequence,
-               t.selector, t.request, io::to_string(t.from), t.client.empty() ? "-" : t.client, t.user, steps,
+  spdlog::info("explain #{} (selector {}): {} from {} client {} tenant {} user \"{}\": {} => {}",
+               stored.sequence, t.selector, t.request, io::to_string(t.from),
+               t.client.empty() ? "-" : t.client, t.tenant.empty() ? "-" : t.tenant, t.user, steps,
                t.outcome);
 }
 
 nlohmann::ordered_json trace_json(const StoredTrace& stored) {
   const gateway::ExplainTrace& t = stored.trace;
-  return nlohmann::ordered_json{{"sequence", stored.sequence},
-                                {"selector", t.selector},
-                                {"unix_ms", stored.ended_unix_ms},
-                                {"from", io::to_string(t.from)},
-                                {"client", t.client},
-                                {"request", t.request},
-                                {"user", t.user},
-                                {"steps", t.steps},
-                                {"outcome", t.outcome}};
+  return nlohmann::ordered_json{
+      {"sequence", stored.sequence},   {"selector", t.selector}, {"unix_ms", stored.ended_unix_ms},
+      {"from", io::to_string(t.from)}, {"client", t.client},     {"tenant", t.tenant},
+      {"request", t.request},          {"user", t.user},         {"steps", t.steps},
+      {"outcome", t.outcome}};
 }
 
 void add_explain_routes(io::AdminServer& server, ExplainLog& log) {

@@ -100,6 +100,12 @@ void add_handler_metrics(io::PrometheusText& page,
                {{"event", "crypt_check"}});
   page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::parked_stale),
                {{"event", "stale_answer"}});
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::eap_forwarded),
+               {{"event", "eap_forward"}});
+  page.counter("radiusward_gateway_parked_total", kParked,
+               sum(&gateway::GatewayCounters::eap_forward_answered), {{"event", "eap_forward_answered"}});
+  page.counter("radiusward_gateway_parked_total", kParked, sum(&gateway::GatewayCounters::eap_forward_stale),
+               {{"event", "eap_forward_stale"}});
   constexpr std::string_view kHelp = "Accounting-Requests on the replicated path, by event.";
   page.counter("radiusward_gateway_accounting_total", kHelp,
                sum(&gateway::GatewayCounters::accounting_submitted), {{"event", "submitted"}});
@@ -146,6 +152,21 @@ void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& 
   }
 }
 
+void add_eap_pool_metrics(io::PrometheusText& page, const EapPool& pool) {
+  const EapPoolStats stats = pool.stats();
+  page.gauge("radiusward_gateway_eap_pool_queued", "EAP steps waiting for a thread of the EAP pool now.",
+             static_cast<std::int64_t>(stats.queued));
+  page.counter("radiusward_gateway_eap_pool_refused_total",
+               "EAP steps refused at the pool's queue bound (the request is dropped as eap_queue_full).",
+               stats.refused);
+  constexpr std::string_view kSteps = "EAP steps the pool ran (TLS handshakes and tunnels), by outcome.";
+  for (const auto& [outcome, value] :
+       {std::pair{"request", stats.requests}, std::pair{"success", stats.successes},
+        std::pair{"failure", stats.failures}, std::pair{"discard", stats.discards}}) {
+    page.counter("radiusward_gateway_eap_pool_steps_total", kSteps, value, {{"outcome", outcome}});
+  }
+}
+
 void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels) {
@@ -170,6 +191,26 @@ void add_client_metrics(io::PrometheusText& page,
       if (counts.drops[i] == 0) continue;
       page.counter("radiusward_gateway_client_drops_total", kDrops, counts.drops[i],
                    {{"client", label}, {"reason", gateway::to_string(static_cast<gateway::DropReason>(i))}});
+    }
+  }
+}
+
+// Decisions by tenant, for the tenants of the configuration in force.
+void add_tenant_metrics(io::PrometheusText& page,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::span<const std::string> tenants) {
+  std::map<std::string, gateway::ClientCounts, std::less<>> totals;
+  for (const std::string& tenant : tenants) totals.try_emplace(tenant);
+  for (const auto& counters : workers) counters->tenants.add_counts_to(totals);
+  constexpr std::string_view kDecisions =
+      "Access-Request decisions by tenant (docs/design.md \"Tenants\"): accept, reject, or challenge (an EAP "
+      "round trip).";
+  for (const auto& [tenant, counts] : totals) {
+    for (const auto& [decision, value] :
+         {std::pair{"accept", counts.access_accepts}, std::pair{"reject", counts.access_rejects},
+          std::pair{"challenge", counts.access_challenges}}) {
+      page.counter("radiusward_tenant_access_requests_total", kDecisions, value,
+                   {{"tenant", tenant}, {"decision", decision}});
     }
   }
 }
@@ -234,8 +275,9 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec) {
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
-                        Instant started_at, const RadSecServer* radsec, const AuditLog* audit,
-                        const gateway::EapConversations* eap) {
+                        Instant started_at, const RadSecServer* radsec, std::vector<const AuditLog*> audit,
+                        const gateway::EapConversations* eap, const EapForwarder* forwarder,
+                        const EapPool* eap_pool) {
   io::add_version_route(server, std::move(version), "gateway");
   server.route("GET", "/status", [client, started_at](const io::AdminRequest&) {
     std::optional<submission::ForwarderStatus> status;
@@ -244,15 +286,18 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
         gateway_status_json(status ? &*status : nullptr, started_at, io::monotonic_now());
     return io::AdminResponse{200, "application/json", body.dump() + "\n"};
   });
-  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit,
-                                 eap](io::PrometheusText& page) {
+  io::add_metrics_route(server, [client, &workers, &udp, &published, radsec, audit = std::move(audit), eap,
+                                 forwarder, eap_pool](io::PrometheusText& page) {
     add_handler_metrics(page, workers);
     if (eap != nullptr) add_eap_metrics(page, *eap, workers);
-    if (audit != nullptr) add_audit_metrics(page, *audit);
+    if (forwarder != nullptr) add_eap_forward_metrics(page, *forwarder);
+    if (eap_pool != nullptr) add_eap_pool_metrics(page, *eap_pool);
+    add_audit_metrics(page, audit);
     // The clients of the configuration in force: a removed client's series
     // leaves /metrics with the reload that removed it.
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
     add_client_metrics(page, workers, state->client_labels());
+    add_tenant_metrics(page, workers, state->tenant_names());
     add_udp_metrics(page, udp);
     if (radsec != nullptr) add_radsec_metrics(page, *radsec);
     if (client == nullptr) return;

@@ -13,6 +13,8 @@
 #include "gateway/counters.h"
 #include "gateway/eap_conversations.h"
 #include "gateway_shell/audit_log.h"
+#include "gateway_shell/eap_forwarder.h"
+#include "gateway_shell/eap_pool.h"
 #include "gateway_shell/published_state.h"
 #include "gateway_shell/radsec_server.h"
 #include "gateway_shell/submission_client.h"
@@ -47,11 +49,21 @@ void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels);
 
+// Adds Access-Request decisions by tenant (radiusward_tenant_access_requests_total)
+// for the tenants named in `tenants` (the state in force's) to a /metrics page.
+void add_tenant_metrics(io::PrometheusText& page,
+                        const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
+                        std::span<const std::string> tenants);
+
 // Adds the EAP figures of the gateway (docs/admin_api.md "/metrics"):
 // conversations started, expired and refused, those active now, and EAP
 // decisions by method from the workers' counters.
 void add_eap_metrics(io::PrometheusText& page, const gateway::EapConversations& conversations,
                      const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers);
+
+// Adds the EAP pool's figures: steps waiting, refused at the queue bound,
+// and steps by outcome (docs/admin_api.md "/metrics").
+void add_eap_pool_metrics(io::PrometheusText& page, const EapPool& pool);
 
 // Adds the UDP workers' reply latency, by listener, and their datagram
 // counters to a /metrics page.
@@ -64,13 +76,16 @@ void add_radsec_metrics(io::PrometheusText& page, const RadSecServer& radsec);
 // without accounting), `workers` (the handlers' counters, one per worker,
 // fixed once the UDP server started), `udp` and `published` (whose state
 // in force names the clients /metrics shows) must outlive the server's
-// thread, and so must `radsec` (null without RadSec). `audit` (null without
-// an audit log) adds its metrics to /metrics. Requires: the server is not
-// started. `eap` (null when EAP is not served) adds its metrics.
+// thread, and so must `radsec` (null without RadSec). `audit` (one per
+// tenant with an audit log) adds their metrics to /metrics. Requires: the server is not
+// started. `eap` (null when EAP is not served), `forwarder` (null without
+// eap.forward) and `eap_pool` (null: none) add their metrics.
 void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         const UdpServer& udp, const PublishedState& published, std::string version,
                         Instant started_at, const RadSecServer* radsec = nullptr,
-                        const AuditLog* audit = nullptr, const gateway::EapConversations* eap = nullptr);
+                        std::vector<const AuditLog*> audit = {},
+                        const gateway::EapConversations* eap = nullptr,
+                        const EapForwarder* forwarder = nullptr, const EapPool* eap_pool = nullptr);
 
 }  // namespace rw::gateway_shell

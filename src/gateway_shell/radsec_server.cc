@@ -279,7 +279,7 @@ void RadSecServer::accept_from(std::size_t listener, Instant now) {
     io::FileDescriptor fd(accepted);
     const gateway::Endpoint peer = io::to_endpoint(address);
     // The cheap refusals first, before any TLS work.
-    std::optional<std::string> client = lookup_(peer);
+    std::optional<RadSecPeer> client = lookup_(peer);
     if (!client) {
       refuse(RadSecRefusal::kUnknownClient);
       continue;
@@ -288,14 +288,15 @@ void RadSecServer::accept_from(std::size_t listener, Instant now) {
       refuse(RadSecRefusal::kTooManyConnections);
       continue;
     }
-    std::size_t& of_client = client_connections_[*client];
+    std::size_t& of_client = client_connections_[client->client];
     if (of_client >= options_.client_connections_max) {
       refuse(RadSecRefusal::kTooManyClientConnections);
       continue;
     }
-    auto tls = io::TlsStream::attach(options_.tls, fd.get(), io::TlsRole::kServer);
+    auto tls = io::TlsStream::attach(client->tls != nullptr ? client->tls : options_.tls, fd.get(),
+                                     io::TlsRole::kServer);
     if (!tls) {
-      if (of_client == 0) client_connections_.erase(*client);
+      if (of_client == 0) client_connections_.erase(client->client);
       refuse(RadSecRefusal::kHandshakeFailed);
       spdlog::warn("radsec: {}: {}", io::to_string(peer), tls.error().to_string());
       continue;
@@ -308,7 +309,7 @@ void RadSecServer::accept_from(std::size_t listener, Instant now) {
     connection->fd = std::move(fd);
     connection->tls = std::move(*tls);
     connection->peer = peer;
-    connection->client = std::move(*client);
+    connection->client = std::move(client->client);
     connection->deadline = now + options_.handshake_timeout;
     connection->interest = EPOLLIN;
     epoll_event event{.events = EPOLLIN, .data = {.u64 = connection->id}};

@@ -68,10 +68,21 @@ struct RadSecServerOptions {
 // without the TLS context, which the caller builds (app::gateway_tls_context).
 [[nodiscard]] RadSecServerOptions radsec_server_options(const config::GatewayConfig& config);
 
-// Who a connecting peer is: the label of its RadSec client entry, or
-// nothing when no entry matches its address (the connection is refused).
-// Called on the server's thread.
-using RadSecClientLookup = std::function<std::optional<std::string>(const gateway::Endpoint& peer)>;
+// Who a connecting peer is, known from its address before the handshake.
+struct RadSecPeer {
+  // The label of its RadSec client entry (with its tenant's name for
+  // tenants other than `default`): its connections count under it.
+  std::string client{};
+  // The context its handshake runs with: the server certificate of the
+  // gateway and the CA of the client entry's tenant, which the peer's
+  // certificate must chain to (docs/security.md "RadSec"); null: the
+  // server's own (RadSecServerOptions::tls).
+  io::TlsContext tls{};
+};
+
+// Who a connecting peer is, or nothing when no RadSec client entry matches
+// its address (the connection is refused). Called on the server's thread.
+using RadSecClientLookup = std::function<std::optional<RadSecPeer>(const gateway::Endpoint& peer)>;
 
 // Why a connection was refused before it carried a packet.
 enum class RadSecRefusal : std::uint8_t {

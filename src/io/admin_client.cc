@@ -11,6 +11,7 @@
 
 #include "io/clock.h"
 #include "io/file_descriptor.h"
+#include "io/http_client.h"
 
 namespace rw::io {
 namespace {
@@ -29,16 +30,6 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   return text;
-}
-
-// Waits for `events`; false after `timeout` without them.
-bool wait_for(int fd, short events, Duration timeout) {
-  pollfd entry{fd, events, 0};
-  for (;;) {
-    const int ready = ::poll(&entry, 1, static_cast<int>(timeout.to_ms()));
-    if (ready < 0 && errno == EINTR) continue;
-    return ready > 0;
-  }
 }
 
 Result<FileDescriptor, SystemError> connect_unix(const std::string& socket_path) {
@@ -124,28 +115,10 @@ Result<AdminReply, SystemError> admin_request(const std::string& socket_path, st
   }
   request += "Connection: close\r\n\r\n";
   request += body;
-  std::size_t sent = 0;
-  while (sent < request.size()) {
-    if (!wait_for(fd, POLLOUT, timeout)) return fail(SystemError{"send to " + socket_path, ETIMEDOUT});
-    const ssize_t put = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (put < 0 && errno == EINTR) continue;
-    if (put < 0) return fail(last_system_error("send to " + socket_path));
-    sent += static_cast<std::size_t>(put);
-  }
-  std::string answer;
-  char chunk[65536];
-  for (;;) {
-    if (!wait_for(fd, POLLIN, timeout)) return fail(SystemError{"read from " + socket_path, ETIMEDOUT});
-    const ssize_t got = ::recv(fd, chunk, sizeof(chunk), 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return fail(last_system_error("read from " + socket_path));
-    if (got == 0) break;
-    if (answer.size() + static_cast<std::size_t>(got) > kAdminReplyBytesMax) {
-      return fail(SystemError{"read from " + socket_path + " (answer above 1 GiB)", EMSGSIZE});
-    }
-    answer.append(chunk, static_cast<std::size_t>(got));
-  }
-  auto reply = parse_admin_reply(answer);
+  auto answer = http_exchange(fd, socket_path, request,
+                              HttpExchangeLimits{.wait = timeout, .answer_bytes_max = kAdminReplyBytesMax});
+  if (!answer) return fail(answer.error());
+  auto reply = parse_admin_reply(*answer);
   if (!reply) return fail(SystemError{"read from " + socket_path + " (not an HTTP answer)", EPROTO});
   return *reply;
 }

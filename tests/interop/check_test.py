@@ -76,6 +76,34 @@ class Check(unittest.TestCase):
         self.assertIn("users:1:", err)
         self.assertIn("clients.conf:", err)
 
+    def openssl(self, *args):
+        done = subprocess.run(["openssl", *args], cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stdout)
+
+    def test_eap_tls_methods_and_their_certificates_are_checked(self):
+        # A CA, a server certificate it signed, and a key that is not the certificate's.
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        self.openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "30", "-subj", "/CN=ca")
+        self.openssl("req", "-new", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=server")
+        self.openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                     "-days", "30", "-out", "server.pem")
+        self.openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "other.key")
+        config = (GOOD_CONFIG + "eap:\n  methods: [tls, peap, ttls]\n  tls_fragment_octets: 1000\n"
+                  "tls:\n  cert: server.pem\n  key: server.key\n  ca: ca.pem\n")
+        code, out, err = self.check(config=config)
+        self.assertEqual(code, 0, err)
+        self.assertIn("EAP methods offered: EAP-TLS, PEAP, EAP-TTLS", out)
+        # The key does not match the certificate: refused, at the tls section.
+        code, out, err = self.check(config=config.replace("key: server.key", "key: other.key"))
+        self.assertEqual(code, 2, out)
+        self.assertRegex(err, r"gateway\.yaml:9:\d+: EAP: .*other\.key")
+        # The TLS methods without a tls section, and bad options, each at its position.
+        code, out, err = self.check(config=GOOD_CONFIG + "eap:\n  methods: [peap]\n  tls_max_version: 1.4\n")
+        self.assertEqual(code, 2, out)
+        self.assertIn("gateway.yaml:7:3: eap.methods lists peap but there is no 'tls' section", err)
+        self.assertIn("gateway.yaml:8:20: expected a TLS version: 1.2 or 1.3, got '1.4'", err)
+
     def test_gateway_refuses_to_start_on_errors(self):
         self.write("users", "alice Bogus := 1\n")
         self.write("clients.conf", GOOD_CLIENTS)

@@ -210,6 +210,35 @@ class DevTest(unittest.TestCase):
         finally:
             dev2.stop(signal.SIGKILL)
 
+    def test_serves_eap_from_its_own_test_certificates(self):
+        # Without --tls-* flags, dev makes a CA, a server and a client
+        # certificate and a CRL, serves EAP-TLS, PEAP and EAP-TTLS with them,
+        # and prints eapol_test lines that work as printed.
+        auth_port, acct_port = free_udp_port(), free_udp_port()
+        dev = self.start("dev-eap.log", "--users", USERS, "--clients", CLIENTS,
+                         "--auth-port", str(auth_port), "--acct-port", str(acct_port))
+        try:
+            wait_for("radtest answered", lambda: radtest(auth_port))
+            eap_dir = os.path.join(self.dir, "eap-certs")
+            for name in ("ca.pem", "gateway-eap-server.pem", "gateway-eap-client.pem", "crl.pem"):
+                self.assertTrue(os.path.exists(os.path.join(eap_dir, name)), name)
+            for name in ("ca", "gateway-eap-server", "gateway-eap-client"):
+                self.assertEqual(os.stat(os.path.join(eap_dir, name + ".key")).st_mode & 0o777, 0o600)
+            gateway = read(os.path.join(self.dir, "gateway.yaml"))
+            self.assertIn("  methods: [tls, peap, ttls, md5]\n", gateway)
+            log = dev.read_log()
+            for conf in ("eapol-tls.conf", "eapol-peap.conf", "eapol-ttls.conf"):
+                line = re.search(r"^  (eapol_test -c \S*%s .*)$" % conf, log, re.M)
+                self.assertIsNotNone(line, log)
+                code, out = run_tool(line.group(1).split() + ["-t", "20", "-r", "0"], timeout=60)
+                self.assertEqual(code, 0, out[-3000:])
+                self.assertIn("MPPE keys OK: 1  mismatch: 0", out)
+            # The gateway logs to dev's output: the certificate's name decided.
+            wait_for("the EAP-TLS decision logged",
+                     lambda: 'Access-Accept for "gateway-eap-client" via EAP-TLS' in dev.read_log())
+        finally:
+            dev.stop(signal.SIGKILL)
+
     def test_refuses_a_wrong_config_before_starting_anything(self):
         missing = os.path.join(self.dir, "no-such-users")
         done = subprocess.run([BINARY, "dev", "--dir", self.dir, "--users", missing, "--clients", CLIENTS,

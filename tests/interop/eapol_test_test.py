@@ -56,12 +56,7 @@ class EapolTestInterop(RemembersFailure, unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        if cls.failed:
-            print(cls.gateway.read_log())
-            print("test files kept in", cls.dir)
-        else:
-            shutil.rmtree(cls.dir, ignore_errors=True)
-        cls.gateway.__exit__(None, None, None)
+        cls.end_deployment()
 
     def eapol_test(self, identity, password, nas_port_type=ETHERNET, mac="02:00:00:00:00:01"):
         """Runs one eapol_test conversation; returns (exit code, output).

@@ -106,12 +106,7 @@ class PolicyInterop(RemembersFailure, unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        if cls.failed:
-            print(cls.gateway.read_log())
-            print("test files kept in", cls.dir)
-        else:
-            shutil.rmtree(cls.dir, ignore_errors=True)
-        cls.gateway.__exit__(None, None, None)
+        cls.end_deployment()
 
     def decision_lines(self, user):
         return [line for line in self.gateway.read_log().splitlines() if '"%s"' % user in line]

@@ -257,3 +257,14 @@ class RemembersFailure:
         if result is not None and (result.failures or result.errors):
             type(self).failed = True
         return result
+
+    @classmethod
+    def end_deployment(cls):
+        """For tearDownClass: stops `cls.gateway`; removes `cls.dir` when every
+        test passed, else prints the gateway's log and keeps the folder."""
+        if cls.failed:
+            print(cls.gateway.read_log())
+            print("test files kept in", cls.dir)
+        else:
+            shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.gateway.__exit__(None, None, None)

@@ -41,7 +41,7 @@ ALLOWED = {
                       "audit"},
     "member_shell": {"io", "base", "radius", "config", "accounting", "consensus", "exporter", "submission",
                      "admin"},
-    "loadgen_shell": {"io", "base", "radius", "bench", "gateway"},
+    "loadgen_shell": {"io", "base", "radius", "bench", "gateway", "auth", "eap"},  # eap, auth: the EAP supplicants.
     "dev_shell": {"io", "base", "config", "deployment"},
     "app": None,  # Wiring only: may include every folder.
 }
