@@ -3,6 +3,7 @@
 #include "gateway/eap_forward.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/assert.h"
 
@@ -183,10 +184,15 @@ Result<std::size_t, ForwardRefusal> ForwardGate::admit(const ForwardMessage& mes
   if (!peer) return fail(ForwardRefusal::kUnknownPeer);
   if (!(peers_[*peer].address == source)) return fail(ForwardRefusal::kWrongSource);
   if (message.receiver != self_) return fail(ForwardRefusal::kNotForUs);
-  // Compared without a subtraction of the message's field, which could overflow.
-  if (message.sent_unix_ms > now_unix_ms + clock_window_ms_ ||
-      message.sent_unix_ms < now_unix_ms - clock_window_ms_)
-    return fail(ForwardRefusal::kStale);
+  // Compared without a subtraction of the message's field, and with the
+  // window's ends saturated: neither clock can make the arithmetic overflow.
+  std::int64_t earliest = 0;
+  std::int64_t latest = 0;
+  if (__builtin_sub_overflow(now_unix_ms, clock_window_ms_, &earliest))
+    earliest = std::numeric_limits<std::int64_t>::min();
+  if (__builtin_add_overflow(now_unix_ms, clock_window_ms_, &latest))
+    latest = std::numeric_limits<std::int64_t>::max();
+  if (message.sent_unix_ms > latest || message.sent_unix_ms < earliest) return fail(ForwardRefusal::kStale);
   // A reply is matched against the forwards in flight by its caller, which
   // forgets each once answered: a replayed reply finds none.
   if (message.kind == ForwardKind::kRequest && !fresh(windows_[*peer], message.request_id))
