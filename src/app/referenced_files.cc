@@ -95,6 +95,7 @@ Result<std::shared_ptr<const gateway::EapMethodSet>, config::ConfigError> eap_me
   options.tls.private_key_file = tls.key.path;
   options.tls.ca_file = tls.ca.path;
   if (tls.crl) options.tls.crl_file = tls.crl->path;
+  if (tls.ca_path) options.tls.ca_path = tls.ca_path->path;
   options.tls.min_version = tls_version(config.eap.tls_min_version);
   options.tls.max_version = tls_version(config.eap.tls_max_version);
   options.fragment_octets = config.eap.tls_fragment_octets;

@@ -29,10 +29,12 @@ std::int64_t milliseconds(Duration d) { return d.ns / 1'000'000; }
 ordered_json tls_json(const std::optional<ClusterTlsConfig>& tls) {
   if (!tls) return nullptr;
   // The key is named by its path; its contents are never read for /config.
-  return ordered_json{{"ca", tls->ca.path},
-                      {"cert", tls->cert.path},
-                      {"key", tls->key.path},
-                      {"crl", path_or_null(tls->crl)}};
+  ordered_json view{{"ca", tls->ca.path},
+                    {"cert", tls->cert.path},
+                    {"key", tls->key.path},
+                    {"crl", path_or_null(tls->crl)}};
+  if (tls->ca_path) view["ca_path"] = tls->ca_path->path;
+  return view;
 }
 
 ordered_json logging_json(const GatewayConfig::Logging& logging) {

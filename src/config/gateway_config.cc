@@ -708,7 +708,7 @@ class Parser : YamlReader {
   }
 
   void on_tls(const YAML::Node& value, const SourceLocation& where) {
-    config_.tls = tls_section(value, where, "tls.");
+    config_.tls = tls_section(value, where, "tls.", /*ca_path_allowed=*/true);
   }
 
   void on_radsec(const YAML::Node& value, const SourceLocation& where) {
@@ -1194,6 +1194,13 @@ void check_tls_files(const ClusterTlsConfig& tls, ConfigErrors& errors) {
   check_file(tls.key, "TLS private key", errors);
   check_file(tls.ca, "TLS CA certificate", errors);
   if (tls.crl) check_file(*tls.crl, "TLS CRL", errors);
+  if (tls.ca_path) {
+    std::error_code code;
+    if (!std::filesystem::is_directory(tls.ca_path->path, code)) {
+      errors.push_back(
+          tls.ca_path->where.error(fmt::format("TLS CA folder '{}' is not a folder", tls.ca_path->path)));
+    }
+  }
 }
 
 }  // namespace

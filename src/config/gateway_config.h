@@ -160,6 +160,10 @@ struct ClusterTlsConfig {
   ConfiguredPath cert{};
   ConfiguredPath key{};
   std::optional<ConfiguredPath> crl{};  // Absent: no revocation check.
+  // The gateway's (and a tenant's) `tls.ca_path`: a folder of more CA
+  // certificates, and CRLs, by hash links (`openssl rehash`), for EAP-TLS
+  // client certificates. Refused in the cluster's sections.
+  std::optional<ConfiguredPath> ca_path{};
   SourceLocation where{};
 
   friend bool operator==(const ClusterTlsConfig&, const ClusterTlsConfig&) = default;

@@ -115,6 +115,21 @@ TEST(ParseGatewayConfigEap, ReadsTheTlsMethodsAndTheirOptions) {
   EXPECT_EQ(defaults->eap.pool_queue_max, 256u);
 }
 
+TEST(ParseGatewayConfigEap, TheGatewaysTlsSectionTakesACaFolderTheClustersDoNot) {
+  auto config = parse_gateway_config(
+      std::string(kMinimal) + "tls: {ca: ca.pem, cert: server.pem, key: server.key, ca_path: cas}\n",
+      "gw.yaml");
+  ASSERT_TRUE(config.has_value()) << config.error()[0].to_string();
+  ASSERT_TRUE(config->tls && config->tls->ca_path);
+  EXPECT_TRUE(config->tls->ca_path->path.ends_with("cas")) << config->tls->ca_path->path;
+  const auto errors = parse_errors(std::string(kMinimal) +
+                                   "accounting:\n"
+                                   "  members: [{id: 1, address: \"127.0.0.1:1813\"}]\n"
+                                   "  tls: {ca: ca.pem, cert: c.pem, key: c.key, ca_path: cas}\n");
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("ca_path"), std::string::npos) << errors[0];
+}
+
 TEST(ParseGatewayConfigEap, ReadsResumptionAndOcsp) {
   auto config = parse_gateway_config(std::string(kMinimal) +
                                          "eap:\n"

@@ -220,7 +220,7 @@ Result<std::string, ConfigErrors> read_config_file(const std::string& path) {
 }
 
 std::optional<ClusterTlsConfig> YamlReader::tls_section(const YAML::Node& value, const SourceLocation& where,
-                                                        std::string_view section) {
+                                                        std::string_view section, bool ca_path_allowed) {
   if (!expect_map(value, where, "with ca, cert, key and optionally crl")) return std::nullopt;
   ClusterTlsConfig tls{.where = where};
   bool complete = true;
@@ -229,6 +229,11 @@ std::optional<ClusterTlsConfig> YamlReader::tls_section(const YAML::Node& value,
         if (key == "crl") {
           tls.crl = path(item, at_key);
           complete = complete && tls.crl.has_value();
+          return true;
+        }
+        if (key == "ca_path" && ca_path_allowed) {
+          tls.ca_path = path(item, at_key);
+          complete = complete && tls.ca_path.has_value();
           return true;
         }
         ConfiguredPath* target = key == "ca"     ? &tls.ca

@@ -90,10 +90,11 @@ class YamlReader {
                                        std::string_view what);
   // A non-empty path, resolved against the config file's folder.
   std::optional<ConfiguredPath> path(const YAML::Node& value, const SourceLocation& where);
-  // A {ca, cert, key, crl} mapping of PEM paths (crl optional); `section`
-  // prefixes key names in errors ("cluster_tls.").
+  // A {ca, cert, key, crl} mapping of PEM paths (crl optional; with
+  // `ca_path_allowed`, also ca_path, a folder); `section` prefixes key names
+  // in errors ("cluster_tls.").
   std::optional<ClusterTlsConfig> tls_section(const YAML::Node& value, const SourceLocation& where,
-                                              std::string_view section);
+                                              std::string_view section, bool ca_path_allowed = false);
   // An integer in [min, max].
   std::optional<std::int64_t> integer(const YAML::Node& value, const SourceLocation& where, std::int64_t min,
                                       std::int64_t max);

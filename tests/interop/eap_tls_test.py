@@ -530,5 +530,33 @@ class EapTlsOcsp(EapTlsBase, unittest.TestCase):
         self.assert_rejected(code, output)
 
 
+class EapTlsCaPath(EapTlsBase, unittest.TestCase):
+    """tls.ca_path: the CA client certificates chain to, and its CRL, are
+    found in a folder of hash links (`openssl rehash`); the CA file names
+    another CA only. The CRL file turns revocation checking on, the
+    folder's copy of the CRL is found by its hash too."""
+
+    @classmethod
+    def gateway_args(cls, dir):
+        pki = cls.pki
+        folder = os.path.join(dir, "ca-folder")
+        os.makedirs(folder)
+        shutil.copy(pki.path("ca.pem"), os.path.join(folder, "eap-ca.pem"))
+        shutil.copy(pki.path("crl.pem"), os.path.join(folder, "eap-ca.crl.pem"))
+        openssl("rehash", folder)
+        return config_args(dir, "eap:\n  methods: [tls]\n"
+                                "tls:\n  cert: pki/server.pem\n  key: pki/server.key\n  ca: pki/other-ca.pem\n"
+                                "  ca_path: ca-folder\n  crl: pki/crl.pem\n")
+
+    def tls(self, client):
+        return self.eapol_test(network_block(self.pki, "TLS", client, client=client))
+
+    def test_the_folders_ca_and_crl_decide(self):
+        self.assert_accepted_with_keys(*self.tls("client-valid"))
+        code, output = self.tls("client-revoked")
+        self.assert_rejected(code, output)
+        self.assertRegex(output, r"alert.*certificate revoked")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
