@@ -361,13 +361,16 @@ Result<std::unique_ptr<gateway_shell::RadSecServer>, std::string> start_radsec(
     const std::shared_ptr<const gateway::GatewayState> state = published.current().second;
     const config::ClientDef* client = state->find_client(peer, gateway::Listener::kRadSec);
     if (client == nullptr) return std::nullopt;
-    if (client->tenant == 0) return gateway_shell::RadSecPeer{.client = client->name};
+    if (client->tenant == 0)
+      return gateway_shell::RadSecPeer{.client = client->name, .certificate_name = client->certificate_name};
     const std::string& tenant = state->tenant_of(*client).name();
     const auto context = tenant_tls.find(tenant);
     // Never the default CA for another tenant's client: without its own
     // context (a tls section added by a reload, which needs a restart) it is refused.
     if (context == tenant_tls.end()) return std::nullopt;
-    return gateway_shell::RadSecPeer{.client = tenant + "/" + client->name, .tls = context->second};
+    return gateway_shell::RadSecPeer{.client = tenant + "/" + client->name,
+                                     .tls = context->second,
+                                     .certificate_name = client->certificate_name};
   };
   auto server = gateway_shell::RadSecServer::start(std::move(options), factory.make_handler(worker), worker,
                                                    std::move(lookup));

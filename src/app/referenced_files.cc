@@ -176,6 +176,7 @@ TenantFiles load_tenant_files(const config::GatewayConfig& config,
   if (radsec_clients_file != nullptr) {
     config::ClientsLimits radsec_limits;
     radsec_limits.radsec = true;
+    radsec_limits.require_certificate_name = config.radsec && config.radsec->require_certificate_name;
     load_clients(*radsec_clients_file, radsec_limits, files.radsec_clients, errors);
   }
   if (dictionary != nullptr) {

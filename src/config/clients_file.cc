@@ -422,14 +422,26 @@ Result<void, SourceError> ClientsParser::apply_pair(const Token& key, const Toke
       return fail(where.error("coa_port must be a port from 1 to 65535"));
     }
     def.coa_port = static_cast<std::uint16_t>(port);
+  } else if (k == "certificate_name" && limits_.radsec) {
+    if (v.empty()) return fail(where.error("certificate_name must not be empty"));
+    if (v.size() > kCertificateNameMax) {
+      return fail(where.error(fmt::format("certificate_name is longer than {} octets", kCertificateNameMax)));
+    }
+    // No certificate name holds control characters; one here is a typo.
+    if (std::any_of(v.begin(), v.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      return fail(where.error("certificate_name must not contain control characters"));
+    def.certificate_name = v;
+  } else if (k == "certificate_name") {
+    return fail(where.error("certificate_name is only for RadSec clients (the RadSec clients file)"));
   } else if (k == "login" || k == "password") {
     warn(where, fmt::format("{} is accepted for compatibility and ignored", k));
   } else {
     return fail(SourcePosition{where.file, key.line, key.column}.error(fmt::format(
         "unknown setting '{}' in client {} (known: ipaddr, ipv4addr, ipv6addr, netmask, secret, shortname, "
         "nas_type, require_message_authenticator, limit_proxy_state, proto, response_window, virtual_server, "
-        "coa_server, coa_port, limit)",
-        k, def.name)));
+        "coa_server, coa_port, limit{})",
+        k, def.name, limits_.radsec ? ", certificate_name" : "")));
   }
   return {};
 }
@@ -451,6 +463,10 @@ Result<void, SourceError> ClientsParser::complete_radsec(PendingClient& client, 
   } else if (def.secret != kRadSecSecret) {
     return fail(client.secret_where->error(fmt::format(
         "client {}: the secret of a RadSec client is '{}' (RFC 6614 §2.3)", def.name, kRadSecSecret)));
+  }
+  if (limits_.require_certificate_name && def.certificate_name.empty()) {
+    return fail(client.where.error(fmt::format(
+        "client {} has no certificate_name (radsec.require_certificate_name is true)", def.name)));
   }
   return {};
 }

@@ -63,6 +63,11 @@ struct ClientDef {
   // `virtual_server`: accepted and kept for messages, but radiusward has a
   // single policy, so it selects nothing (a warning says so).
   std::string virtual_server;
+  // RadSec only, `certificate_name`: after the TLS handshake, the peer
+  // certificate's subject CN or one of its subjectAltName DNS names must
+  // equal it, else the connection is closed (docs/security.md "RadSec").
+  // Empty: not set, the source address alone names the entry.
+  std::string certificate_name;
   // Where the section starts, for messages.
   std::string file;
   int line = 0;
@@ -89,7 +94,13 @@ struct ClientsLimits {
   // to no, since TLS protects every packet's integrity (docs/security.md
   // "RadSec").
   bool radsec = false;
+  // With radsec: every RadSec client must set certificate_name (the gateway
+  // config's `radsec.require_certificate_name`).
+  bool require_certificate_name = false;
 };
+
+// The longest certificate_name: a DNS name's 253 octets (RFC 1035 §2.3.4).
+inline constexpr std::size_t kCertificateNameMax = 253;
 
 // The shared secret of every RadSec client (RFC 6614 §2.3).
 inline constexpr std::string_view kRadSecSecret = "radsec";

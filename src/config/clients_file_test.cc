@@ -398,5 +398,52 @@ TEST(RadSecClients, KeepsAnExplicitMessageAuthenticatorRequirement) {
   EXPECT_EQ(parsed->clients[0].require_message_authenticator, ClientCheck::kYes);
 }
 
+TEST(RadSecClients, ReadsCertificateName) {
+  auto parsed = parse_radsec(
+      "client a {\n  ipaddr = 192.0.2.1\n  proto = tls\n  certificate_name = \"proxy.example.org\"\n}\n"
+      "client b {\n  ipaddr = 192.0.2.2\n  proto = tls\n}\n");
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  EXPECT_EQ(parsed->clients[0].certificate_name, "proxy.example.org");
+  // Without it the address alone names the entry.
+  EXPECT_EQ(parsed->clients[1].certificate_name, "");
+}
+
+TEST(RadSecClients, RefusesBadCertificateNamesAtTheirPosition) {
+  EXPECT_EQ(radsec_error_of("client a {\n  ipaddr = 192.0.2.1\n  certificate_name = \"\"\n}\n"),
+            "radsec.conf:3:22: certificate_name must not be empty");
+  EXPECT_EQ(radsec_error_of(
+                "client a {\n  ipaddr = 192.0.2.1\n  certificate_name = " + std::string(254, 'x') + "\n}\n"),
+            "radsec.conf:3:22: certificate_name is longer than 253 octets");
+  EXPECT_EQ(radsec_error_of(
+                "client a {\n  ipaddr = 192.0.2.1\n  certificate_name = x\n  certificate_name = y\n}\n"),
+            "radsec.conf:4:3: certificate_name is set twice in client a");
+  EXPECT_EQ(radsec_error_of("client a {\n  ipaddr = 192.0.2.1\n  certificate_name = x\n}\n"
+                            "client b {\n  ipaddr = 192.0.2.2\n  certificate_name = y\n}\n"),
+            "no error");
+  // Not a key of the UDP clients file.
+  auto udp = parse_clients("client a {\n  ipaddr = 192.0.2.1\n  secret = s\n  certificate_name = x\n}\n",
+                           "clients.conf");
+  ASSERT_FALSE(udp);
+  EXPECT_EQ(udp.error().to_string(),
+            "clients.conf:4:22: certificate_name is only for RadSec clients (the RadSec clients file)");
+}
+
+TEST(RadSecClients, RequireCertificateNameRefusesAnEntryWithoutItAtItsPosition) {
+  ClientsLimits limits;
+  limits.radsec = true;
+  limits.require_certificate_name = true;
+  auto parsed = parse_clients(
+      "client a {\n  ipaddr = 192.0.2.1\n  proto = tls\n  certificate_name = a.example\n}\n"
+      "clients g {\n  client b {\n    ipaddr = 192.0.2.2\n    proto = tls\n  }\n}\n",
+      "radsec.conf", limits);
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().to_string(),
+            "radsec.conf:7:3: client b has no certificate_name (radsec.require_certificate_name is true)");
+  // Entries that are not RadSec clients are skipped, not refused.
+  auto skipped = parse_clients("client u {\n  ipaddr = 192.0.2.3\n  proto = udp\n}\n", "radsec.conf", limits);
+  ASSERT_TRUE(skipped) << skipped.error().to_string();
+  EXPECT_TRUE(skipped->clients.empty());
+}
+
 }  // namespace
 }  // namespace rw::config

@@ -256,7 +256,8 @@ ordered_json gateway_config_json(const GatewayConfig& config, std::span<const Cl
                           {"idle_timeout_s", r.idle_timeout.ns / 1'000'000'000},
                           {"connections_max", r.connections_max},
                           {"client_connections_max", r.client_connections_max},
-                          {"buffered_bytes_max", r.buffered_bytes_max}};
+                          {"buffered_bytes_max", r.buffered_bytes_max},
+                          {"require_certificate_name", r.require_certificate_name}};
   }
   const auto audit_json = [](const std::optional<AuditConfig>& section) {
     if (!section) return ordered_json(nullptr);

@@ -721,6 +721,7 @@ class Parser : YamlReader {
         {"connections_max", &Parser::on_radsec_connections_max},
         {"client_connections_max", &Parser::on_radsec_client_connections_max},
         {"buffered_bytes_max", &Parser::on_radsec_buffered_bytes_max},
+        {"require_certificate_name", &Parser::on_radsec_require_certificate_name},
     };
     if (!expect_map(value, where, "with 'clients_file' and bounds")) return;
     config_.radsec.emplace();
@@ -745,6 +746,9 @@ class Parser : YamlReader {
   }
   void on_radsec_port(const YAML::Node& value, const SourceLocation& where) {
     set_integer(config_.radsec->port, value, where, 0, 65535);
+  }
+  void on_radsec_require_certificate_name(const YAML::Node& value, const SourceLocation& where) {
+    if (auto flag = boolean(value, where)) config_.radsec->require_certificate_name = *flag;
   }
   void on_radsec_clients_file(const YAML::Node& value, const SourceLocation& where) {
     if (auto file = path(value, where)) config_.radsec->clients_file = std::move(*file);

@@ -358,6 +358,9 @@ struct RadSecConfig {
   std::size_t connections_max = 1024;
   std::size_t client_connections_max = 64;
   std::size_t buffered_bytes_max = 256 * 1024;
+  // Every RadSec client entry, of every tenant, must set certificate_name
+  // (ClientsLimits::require_certificate_name; docs/security.md "RadSec").
+  bool require_certificate_name = false;
   SourceLocation where{};
 
   friend bool operator==(const RadSecConfig&, const RadSecConfig&) = default;

@@ -45,6 +45,15 @@ std::string_view to_string(TlsFailure failure) {
   return "TLS failure";
 }
 
+std::string utf8_of(const ASN1_STRING* text) {
+  unsigned char* out = nullptr;
+  const int length = ASN1_STRING_to_UTF8(&out, text);
+  if (length < 0) return {};
+  std::string value(reinterpret_cast<const char*>(out), static_cast<std::size_t>(length));
+  OPENSSL_free(out);
+  return value;
+}
+
 namespace {
 
 // The closed failure of an X509 verify result other than X509_V_OK.
@@ -77,15 +86,6 @@ TlsFailure failure_of_verify(long result) {
     default:
       return TlsFailure::kCertificateInvalid;
   }
-}
-
-std::string utf8_of(const ASN1_STRING* text) {
-  unsigned char* out = nullptr;
-  const int length = ASN1_STRING_to_UTF8(&out, text);
-  if (length < 0) return {};
-  std::string value(reinterpret_cast<const char*>(out), static_cast<std::size_t>(length));
-  OPENSSL_free(out);
-  return value;
 }
 
 std::string one_line(const X509_NAME* name) {

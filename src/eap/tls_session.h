@@ -5,6 +5,8 @@
 // reads the clock for certificate validity (docs/architecture.md "Layers").
 #pragma once
 
+#include <openssl/asn1.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +44,11 @@ enum class TlsFailure : std::uint8_t {
 
 // The names of the verified client certificate, for policy (issue: identity
 // and certificate name checks). Strings are OpenSSL's UTF-8 renderings.
+// An ASN.1 string of a certificate (a CN, a SAN name) as UTF-8; empty when
+// OpenSSL cannot convert it. Also used for RadSec's certificate_name
+// (gateway_shell/certificate_names.h).
+[[nodiscard]] std::string utf8_of(const ASN1_STRING* text);
+
 struct PeerCertificate {
   std::string subject{};                         // RFC 2253 one-line DN.
   std::string subject_common_name{};             // The last CN of the subject; empty when none.

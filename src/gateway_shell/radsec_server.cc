@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "base/assert.h"
+#include "gateway_shell/certificate_names.h"
 #include "io/clock.h"
 #include "io/socket_address.h"
 
@@ -94,6 +95,8 @@ std::string_view to_string(RadSecRefusal refusal) {
       return "handshake_failed";
     case RadSecRefusal::kHandshakeTimeout:
       return "handshake_timeout";
+    case RadSecRefusal::kCertificateMismatch:
+      return "certificate_mismatch";
     case RadSecRefusal::kCount:
       break;
   }
@@ -123,6 +126,7 @@ struct RadSecServer::Connection {
   std::unique_ptr<io::TlsStream> tls;
   gateway::Endpoint peer{};
   std::string client;
+  std::string certificate_name;  // RadSecPeer::certificate_name.
   bool established = false;
   // The handshake deadline, then the idle deadline.
   Instant deadline{};
@@ -310,6 +314,7 @@ void RadSecServer::accept_from(std::size_t listener, Instant now) {
     connection->tls = std::move(*tls);
     connection->peer = peer;
     connection->client = std::move(client->client);
+    connection->certificate_name = std::move(client->certificate_name);
     connection->deadline = now + options_.handshake_timeout;
     connection->interest = EPOLLIN;
     epoll_event event{.events = EPOLLIN, .data = {.u64 = connection->id}};
@@ -356,6 +361,7 @@ void RadSecServer::on_ready(std::uint64_t id, std::uint32_t events, Instant now)
 void RadSecServer::drive_handshake(Connection& connection, Instant now) {
   switch (connection.tls->handshake()) {
     case io::TlsStream::Status::kDone:
+      if (!certificate_names_entry(connection)) return;
       connection.established = true;
       connection.want_write = false;
       connection.deadline = now + options_.idle_timeout;
@@ -378,6 +384,21 @@ void RadSecServer::drive_handshake(Connection& connection, Instant now) {
                    connection.tls->error().empty() ? "closed during the handshake" : connection.tls->error());
       return;
   }
+}
+
+bool RadSecServer::certificate_names_entry(Connection& connection) {
+  if (connection.certificate_name.empty()) return true;
+  // The handshake required a verified certificate; none here is a bug of
+  // the context, refused all the same.
+  X509* certificate = SSL_get0_peer_certificate(connection.tls->ssl());
+  const CertificateNames names = certificate != nullptr ? certificate_names(certificate) : CertificateNames{};
+  if (certificate != nullptr && certificate_names_match(names, connection.certificate_name)) return true;
+  connection.refused = RadSecRefusal::kCertificateMismatch;
+  spdlog::warn("radsec: {} ({}) refused: the certificate names {}, not certificate_name '{}'",
+               io::to_string(connection.peer), connection.client,
+               certificate != nullptr ? describe_names(names) : "nothing (no certificate)",
+               connection.certificate_name);
+  return false;
 }
 
 void RadSecServer::read_packets(Connection& connection, Instant now) {

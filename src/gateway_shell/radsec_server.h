@@ -78,6 +78,9 @@ struct RadSecPeer {
   // certificate must chain to (docs/security.md "RadSec"); null: the
   // server's own (RadSecServerOptions::tls).
   io::TlsContext tls{};
+  // The entry's certificate_name: when not empty, the verified certificate
+  // must name it (certificate_names_match), else kCertificateMismatch.
+  std::string certificate_name{};
 };
 
 // Who a connecting peer is, or nothing when no RadSec client entry matches
@@ -91,6 +94,7 @@ enum class RadSecRefusal : std::uint8_t {
   kTooManyClientConnections,  // client_connections_max reached for its client.
   kHandshakeFailed,           // TLS failed: no certificate, one that does not verify, a protocol error.
   kHandshakeTimeout,          // handshake_timeout passed first.
+  kCertificateMismatch,       // The certificate does not name the entry's certificate_name.
   kCount,
 };
 [[nodiscard]] std::string_view to_string(RadSecRefusal refusal);
@@ -158,6 +162,9 @@ class RadSecServer {
   void refuse(RadSecRefusal refusal);
   void on_ready(std::uint64_t id, std::uint32_t events, Instant now);
   void drive_handshake(Connection& connection, Instant now);
+  // After the handshake: whether the peer certificate names the entry's
+  // certificate_name (or it has none); if not, marks the connection refused.
+  [[nodiscard]] bool certificate_names_entry(Connection& connection);
   void read_packets(Connection& connection, Instant now);
   void handle_bytes(Connection& connection, Bytes input, Instant now, std::int64_t unix_ms);
   void queue_reply(Connection& connection, Bytes reply);

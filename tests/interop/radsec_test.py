@@ -10,6 +10,7 @@ one, with a revoked one or with one of another CA it is refused. A peer that
 connects and never sends a ClientHello does not keep a new connection from
 being answered, and is closed at the handshake timeout. One connection
 carries 100 requests sent before any reply is read, and all are answered.
+An entry with certificate_name answers only a certificate naming it.
 /metrics counts what happened. A gateway with small bounds refuses
 connections over its per-client and total bounds and closes idle and
 stalled ones; `radiusward check` validates the tls and radsec sections."""
@@ -49,6 +50,23 @@ clients radsec {
 client udp_only {
   ipaddr = 127.0.0.2
   secret = testing123
+}
+"""
+
+# Entries a certificate must name (certificate_name): the proxy's certificate
+# (CN and SAN DNS gateway-proxy) is answered from 127.0.0.3, case ignored in
+# the DNS name, and refused from 127.0.0.4, whose entry names another peer.
+NAMED_RADSEC_CLIENTS = """clients named {
+  client named_right {
+    ipaddr = 127.0.0.3
+    proto = tls
+    certificate_name = "GATEWAY-proxy"
+  }
+  client named_other {
+    ipaddr = 127.0.0.4
+    proto = tls
+    certificate_name = "gateway-server"
+  }
 }
 """
 
@@ -131,7 +149,7 @@ class RadSecTest(RemembersFailure, unittest.TestCase):
             assert done.returncode == 0, done.stdout + done.stderr
         cls.radsec_clients = os.path.join(cls.dir, "radsec-clients.conf")
         with open(cls.radsec_clients, "w") as f:
-            f.write(RADSEC_CLIENTS)
+            f.write(RADSEC_CLIENTS + NAMED_RADSEC_CLIENTS)
         cls.auth_port, cls.acct_port = free_udp_port(), free_udp_port()
         cls.radsec_port = free_tcp_port()
         cls.deployment = os.path.join(cls.dir, "dev")
@@ -262,6 +280,24 @@ class RadSecTest(RemembersFailure, unittest.TestCase):
         # 127.0.0.2 is a UDP client only: the RadSec clients file skips it.
         self.assert_refused(self.context(), source="127.0.0.2")
         wait_for("unknown_client counted", lambda: self.refused("unknown_client") >= before + 1, 10)
+
+    def test_a_certificate_must_name_the_certificate_name_of_its_entry(self):
+        # The SAN DNS name gateway-proxy, case ignored: answered.
+        with self.connect(source="127.0.0.3") as stream:
+            request = build_request(STATUS_SERVER, 11, [], secret=RADSEC_SECRET)
+            stream.sendall(request)
+            self.assertEqual(verify_response(read_packet(stream), request, secret=RADSEC_SECRET)[0], ACCESS_ACCEPT)
+        # The same certificate for an entry naming gateway-server: closed
+        # after the handshake, before any packet, and counted.
+        before = self.refused("certificate_mismatch")
+        for maximum in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            self.assert_refused(self.context(maximum=maximum), source="127.0.0.4")
+        wait_for("two certificate mismatches counted",
+                 lambda: self.refused("certificate_mismatch") >= before + 2, 10)
+        self.log.flush()
+        wait_for("the mismatch logged with the entry and the certificate's names", lambda: (
+            "(named_other) refused: the certificate names CN=gateway-proxy, DNS=gateway-proxy, "
+            "not certificate_name 'gateway-server'") in read(self.log_path), 10)
 
     def test_a_stalled_peer_does_not_block_a_new_connection(self):
         stalled = [socket.create_connection(("127.0.0.1", self.radsec_port)) for _ in range(5)]
@@ -558,6 +594,18 @@ class RadSecCheck(unittest.TestCase):
         code, _, err = self.check(self.TLS + "radsec:\n  clients_file: radsec-bad.conf\n")
         self.assertEqual(code, 2)
         self.assertIn("radsec-bad.conf:4:12: client proxy: the secret of a RadSec client is 'radsec'", err)
+
+    def test_require_certificate_name_refuses_an_entry_without_it_at_its_position(self):
+        code, _, err = self.check(self.TLS + "radsec:\n  clients_file: radsec.conf\n  require_certificate_name: true\n")
+        self.assertEqual(code, 2)
+        self.assertIn("radsec.conf:3:3: client local has no certificate_name (radsec.require_certificate_name is true)",
+                      err)
+        with open(os.path.join(self.dir, "radsec-named.conf"), "w") as f:
+            f.write(NAMED_RADSEC_CLIENTS)
+        code, out, err = self.check(self.TLS + "radsec:\n  clients_file: radsec-named.conf\n"
+                                    "  require_certificate_name: true\n")
+        self.assertEqual(code, 0, err)
+        self.assertIn("with 2 RadSec clients", out)
 
 
 if __name__ == "__main__":
