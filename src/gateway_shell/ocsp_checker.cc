@@ -33,7 +33,7 @@ eap::RevocationVerdict OcspChecker::check(const eap::RevocationQuery& query) {
   random_.fill(nonce);
   auto request = eap::OcspRequest::create(query.leaf, query.issuer, nonce);
   if (!request) {
-    count(eap::RevocationVerdict::kUnknown, true, std::string(eap::to_string(request.error())));
+    no_answer(std::string(eap::to_string(request.error())));
     return eap::RevocationVerdict::kUnknown;
   }
   const std::int64_t now = unix_now_s();
@@ -106,17 +106,15 @@ eap::RevocationVerdict OcspChecker::check(const eap::RevocationQuery& query) {
       }
     }
   }
-  count(eap::RevocationVerdict::kUnknown, true, why);
+  no_answer(why);
   return eap::RevocationVerdict::kUnknown;
 }
 
-void OcspChecker::count(eap::RevocationVerdict verdict, bool failed, const std::string& why) {
+void OcspChecker::no_answer(const std::string& why) {
   const std::lock_guard lock(mutex_);
-  if (verdict == eap::RevocationVerdict::kUnknown) stats_.unknown++;
-  if (failed) {
-    stats_.failures++;
-    last_failure_ = why;
-  }
+  stats_.unknown++;
+  stats_.failures++;
+  last_failure_ = why;
 }
 
 OcspStats OcspChecker::stats() const {

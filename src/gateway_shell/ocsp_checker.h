@@ -59,7 +59,8 @@ class OcspChecker final : public eap::RevocationChecker {
     std::int64_t good_until_unix_s;
     std::list<std::string>::iterator order;
   };
-  void count(eap::RevocationVerdict verdict, bool failed, const std::string& why);
+  // No usable answer: counted as unknown and as a failure, `why` kept for last_failure().
+  void no_answer(const std::string& why);
 
   const OcspOptions options_;
   RandomSource& random_;
