@@ -293,16 +293,17 @@ TEST_P(EapTls, WithoutResumptionAnOfferedSessionIsNotResumed) {
   TlsMethod full(context, "alice");
   TlsTestPeer first = peer(&TlsTestPki::get().valid);
   ASSERT_EQ(run_conversation(full, first).kind, MethodStep::Kind::kSuccess);
-  SSL_SESSION* session = first.session();
-  // No ticket, no session ID to resume with.
-  if (session != nullptr) {
-    TlsMethod again(context, "alice");
-    TlsTestPeer second(TlsTestPeer::Options{
-        .version = GetParam(), .certificate = &TlsTestPki::get().valid, .resume = session});
-    EXPECT_EQ(run_conversation(again, second).kind, MethodStep::Kind::kSuccess);
-    EXPECT_FALSE(second.resumed());
-    SSL_SESSION_free(session);
-  }
+  // The server gave nothing to resume with: no ticket, no session ID.
+  EXPECT_EQ(first.session(), nullptr);
+  // And the client's session, offered anyway, is not resumed.
+  SSL_SESSION* session = SSL_get1_session(first.ssl());
+  ASSERT_NE(session, nullptr);
+  TlsMethod again(context, "alice");
+  TlsTestPeer second(TlsTestPeer::Options{
+      .version = GetParam(), .certificate = &TlsTestPki::get().valid, .resume = session});
+  EXPECT_EQ(run_conversation(again, second).kind, MethodStep::Kind::kSuccess);
+  EXPECT_FALSE(second.resumed());
+  SSL_SESSION_free(session);
 }
 
 TEST_P(EapTls, ResumptionKeepsAtMostItsBound) {
