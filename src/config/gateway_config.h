@@ -184,7 +184,7 @@ struct AccountingConfig {
   SourceLocation where{};
   std::size_t pending_records_max = 65536;
   std::size_t batch_records_max = 512;
-  Duration batch_delay = Duration::microseconds(1000);
+  Duration batch_delay = Duration::microseconds(5000);
   // How long an Access-Request with a Simultaneous-Use limit waits for the
   // leader's count of the user's open sessions.
   Duration session_query_timeout = Duration::milliseconds(1000);

@@ -348,7 +348,7 @@ TEST(ParseGatewayConfig, AccountingDefaultsAndAbsence) {
   ASSERT_TRUE(defaults->accounting.has_value());
   EXPECT_EQ(defaults->accounting->pending_records_max, 65536u);
   EXPECT_EQ(defaults->accounting->batch_records_max, 512u);
-  EXPECT_EQ(defaults->accounting->batch_delay, Duration::microseconds(1000));
+  EXPECT_EQ(defaults->accounting->batch_delay, Duration::microseconds(5000));
   EXPECT_FALSE(defaults->accounting->key.has_value());
   EXPECT_EQ(defaults->accounting->session_query_timeout, Duration::seconds(1));
   // Fail closed, as FreeRADIUS's session check does when its database is down.

@@ -154,7 +154,10 @@ RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes reco
   pending.waiters.push_back(waiter);
   records_.emplace(key, std::move(pending));
   pending_bytes_ += record.size();
-  if (queue_.empty()) flush_at_ = now + options_.batch_delay;
+  if (queue_.empty()) {
+    const bool quiet = options_.send_when_quiet && (!last_sent_ || now >= *last_sent_ + options_.batch_delay);
+    flush_at_ = quiet ? now : now + options_.batch_delay;
+  }
   queue_.push_back(key);
   queued_bytes_ += record_cost(record.size());
   ++counters_.accepted;
@@ -273,6 +276,7 @@ void Forwarder::send_batch(Instant now, Actions& actions) {
   }
   counters_.batches_sent += 1;
   counters_.records_sent += batch.keys.size();
+  last_sent_ = now;
   emit(actions, Send{connection_, encode_one(submit)});
   in_flight_.emplace(request_id, std::move(batch));
 }

@@ -43,8 +43,13 @@ struct ForwarderOptions {
   // and records (within the frame bound of frames.h).
   std::size_t batch_records_max = 512;
   std::size_t batch_bytes_max = 256 * 1024;
-  // A record waits at most this long for companions before it is sent.
-  Duration batch_delay = Duration::milliseconds(1);
+  // A record waits at most this long for companions before it is sent
+  // (docs/accounting.md "Batching on the gateway"). With send_when_quiet,
+  // a record that finds the queue empty and no Submit sent within the last
+  // batch_delay goes at once: a quiet gateway adds no wait, a busy one sends
+  // at most one Submit per batch_delay unless a batch fills.
+  Duration batch_delay = Duration::milliseconds(5);
+  bool send_when_quiet = true;
   // Submits in flight on the connection at once (pipelining window).
   std::size_t in_flight_batches_max = 32;
   // A Submit unanswered for this long means the connection is broken: it
@@ -272,7 +277,8 @@ class Forwarder {
   std::deque<RecordKey> queue_;   // Records not in flight, oldest first.
   std::size_t queued_bytes_ = 0;  // Frame bytes the queued records take.
   std::size_t pending_bytes_ = 0;
-  std::optional<Instant> flush_at_{};  // When the queue must be sent even if no batch is full.
+  std::optional<Instant> flush_at_{};   // When the queue must be sent even if no batch is full.
+  std::optional<Instant> last_sent_{};  // When the last Submit left (send_when_quiet).
   std::map<std::uint64_t, Batch> in_flight_;
   std::deque<SessionQuery> queries_queued_;                  // Not sent on the current connection.
   std::map<std::uint64_t, SessionQuery> queries_in_flight_;  // By request id.

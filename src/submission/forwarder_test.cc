@@ -34,6 +34,8 @@ ForwarderOptions small_options() {
       .batch_records_max = 4,
       .batch_bytes_max = 16 * 1024,
       .batch_delay = Duration::milliseconds(1),
+      // Most tests watch the delay; SendsAtOnceWhenQuiet... the other rule.
+      .send_when_quiet = false,
       .in_flight_batches_max = 2,
       .pending_records_max = 10,
       .pending_bytes_max = 1024 * 1024,
@@ -106,6 +108,40 @@ TEST(Forwarder, WaitsForBatchDelayThenSendsOneSubmit) {
   ASSERT_EQ(submit.records.size(), 2u);
   EXPECT_EQ(submit.records[0].key, key_of(1));
   EXPECT_EQ(submit.records[1].key, key_of(2));
+}
+
+// A record reaching a quiet gateway goes at once; under load at most one
+// Submit leaves per batch_delay (unless a batch fills), so batches grow with
+// the rate and the members' cost per record falls.
+TEST(Forwarder, SendsAtOnceWhenQuietAndAtMostOncePerDelayUnderLoad) {
+  ForwarderOptions options = small_options();
+  options.send_when_quiet = true;
+  options.in_flight_batches_max = 4;
+  Ready ready(options);
+  Actions actions;
+  EXPECT_EQ(ready.add(1, 100, &actions), Admission::kAccepted);
+  auto sends = only<Send>(actions);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(std::get<Submit>(decoded(sends[0])).records.size(), 1u);
+  // Right after a Submit left, records gather for batch_delay.
+  EXPECT_EQ(ready.add(2, 101, &actions), Admission::kAccepted);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(ready.add(3, 102, &actions), Admission::kAccepted);
+  EXPECT_TRUE(actions.empty());
+  ASSERT_EQ(ready.forwarder.next_deadline(), kStart + Duration::milliseconds(1));
+  EXPECT_TRUE(only<Send>(ready.forwarder.on_tick(kStart + Duration::microseconds(999))).empty());
+  sends = only<Send>(ready.forwarder.on_tick(kStart + Duration::milliseconds(1)));
+  ASSERT_EQ(sends.size(), 1u);
+  auto second = std::get<Submit>(decoded(sends[0]));
+  ASSERT_EQ(second.records.size(), 2u);
+  EXPECT_EQ(second.records[0].key, key_of(2));
+  EXPECT_EQ(second.records[1].key, key_of(3));
+  // Quiet again for a whole delay (the Submits still in flight do not
+  // matter): the next record goes at once.
+  const Instant later = kStart + Duration::milliseconds(2);
+  sends = only<Send>(ready.forwarder.on_record(later, key_of(4), record_of(4), 103).actions);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(std::get<Submit>(decoded(sends[0])).records.size(), 1u);
 }
 
 TEST(Forwarder, AsksSessionCountAtOnceAndAnswersTheWaiter) {
