@@ -106,6 +106,7 @@ struct Node::Loop {
   bool close_due = false;
   bool handles_closed = false;
   Role last_role = Role::kUnavailable;
+  bool last_ready = false;
   std::string io_error_seen;         // raft_io's errmsg as of raft_start, then as last reported
   std::string storage_error;         // NodeStatus::storage_error
   std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
@@ -243,6 +244,16 @@ struct Node::Loop {
             fmt::format("raft member {}: {} in term {}", options.id, to_string(next.role), next.term));
       }
       last_role = next.role;
+    }
+    if (next.ready_for_work != last_ready) {
+      // The end of a failover as the cluster sees it: gateways' Submits are
+      // taken from here on (docs/consensus.md "Failover under load").
+      if (next.ready_for_work) {
+        log(LogLevel::kInfo,
+            fmt::format("raft member {}: ready for work in term {} (own-term barrier committed)", options.id,
+                        next.term));
+      }
+      last_ready = next.ready_for_work;
     }
     next.failure = failure;
     ready.store(next.ready_for_work, std::memory_order_release);

@@ -38,6 +38,23 @@ constexpr AnsweredSeries kAnswered[] = {
 
 }  // namespace
 
+namespace {
+
+nlohmann::ordered_json failover_json(const std::optional<submission::Failover>& failover) {
+  if (!failover) return nullptr;
+  return nlohmann::ordered_json{
+      {"from", failover->from},
+      {"to", failover->to},
+      {"leader_after_ms", failover->leader_after.to_ms()},
+      {"committed_after_ms", failover->committed_after.to_ms()},
+      {"attempts", failover->attempts},
+      {"records_in_flight", failover->records_in_flight},
+      {"records_queued", failover->records_queued},
+  };
+}
+
+}  // namespace
+
 nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status) {
   nlohmann::ordered_json counters = nlohmann::ordered_json::object();
   for (const auto& [name, value] : submission::named_counters(status.counters)) {
@@ -52,6 +69,7 @@ nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus&
       {"in_flight_batches", status.in_flight_batches},
       {"in_flight_records", status.in_flight_records},
       {"counters", std::move(counters)},
+      {"last_failover", failover_json(status.last_failover)},
   };
 }
 
@@ -317,6 +335,11 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                static_cast<std::int64_t>(status.in_flight_batches));
     page.gauge("radiusward_submission_connected", "1 when connected to the leader.",
                status.state == submission::LinkState::kReady ? 1 : 0);
+    if (status.last_failover) {
+      page.gauge("radiusward_submission_last_failover_ms",
+                 "From the loss of the leader's connection to the next Committed, at the last failover.",
+                 status.last_failover->committed_after.to_ms());
+    }
   });
 }
 

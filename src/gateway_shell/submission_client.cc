@@ -198,8 +198,22 @@ void SubmissionClient::run() {
       apply(now, forwarder_->on_tick(now));
     }
     route_answers();
+    if (forwarder_->counters().failovers != failovers_logged_) log_failover();
     publish_status(now, /*force=*/false);
   }
+}
+
+void SubmissionClient::log_failover() {
+  failovers_logged_ = forwarder_->counters().failovers;
+  const std::optional<submission::Failover>& failover = forwarder_->last_failover();
+  if (!failover) return;
+  // Where a NAS's wait went (docs/consensus.md "Failover under load"):
+  // finding the leader, then its barrier and the first commit.
+  spdlog::warn(
+      "submission: leader {} lost; {} committed again after {} ms (leading after {} ms, {} connection "
+      "attempt(s)); {} record(s) in flight re-submitted, {} queued meanwhile",
+      failover->from, failover->to, failover->committed_after.to_ms(), failover->leader_after.to_ms(),
+      failover->attempts, failover->records_in_flight, failover->records_queued);
 }
 
 void SubmissionClient::take_records(Instant now) {

@@ -129,6 +129,8 @@ class SubmissionClient final : public gateway::AccountingSink {
   void set_interest(bool want_write);
   void route_answers();
   void publish_status(Instant now, bool force);
+  // One log line per failover, when the forwarder counts a new one.
+  void log_failover();
 
   SubmissionClientOptions options_;
   io::FileDescriptor epoll_;
@@ -157,6 +159,7 @@ class SubmissionClient final : public gateway::AccountingSink {
   // when it was logged: at most one per kLinkWarningInterval.
   submission::ForwarderCounters warned_counters_{};
   std::optional<Instant> warned_at_{};
+  std::uint64_t failovers_logged_ = 0;
 
   mutable std::mutex status_mutex_;
   submission::ForwarderStatus status_{};  // Guarded by status_mutex_.

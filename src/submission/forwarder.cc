@@ -92,6 +92,7 @@ std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const For
       {"session_queries_expired", c.session_queries_expired},
       {"session_queries_resent", c.session_queries_resent},
       {"redirects_refused", c.redirects_refused},
+      {"failovers", c.failovers},
   };
 }
 
@@ -305,6 +306,7 @@ void Forwarder::requeue_all_in_flight(Instant now) {
 }
 
 void Forwarder::connect_to(Instant now, std::string address, Actions& actions) {
+  if (leader_lost_at_) ++failover_.attempts;
   connection_ = next_connection_++;
   state_ = LinkState::kConnecting;
   address_ = std::move(address);
@@ -320,7 +322,20 @@ Duration Forwarder::jittered(Duration base) {
   return Duration::nanoseconds(static_cast<std::int64_t>(half + random_u64(random_) % (half + 1)));
 }
 
+void Forwarder::note_leader_lost(Instant now) {
+  // A failover already under way (a leader lost again before anything
+  // committed) keeps its start: its records have waited since then.
+  if (leader_lost_at_) return;
+  leader_lost_at_ = now;
+  failover_ = Failover{.from = address_, .records_in_flight = records_.size() - queue_.size()};
+}
+
+bool Forwarder::in_failover_window(Instant now) const {
+  return leader_lost_at_ && now < *leader_lost_at_ + options_.failover_window;
+}
+
 void Forwarder::drop_link(Instant now, std::optional<std::string_view> address, Actions& actions) {
+  if (state_ == LinkState::kReady) note_leader_lost(now);
   if (state_ != LinkState::kWaiting) emit(actions, Close{connection_});
   requeue_all_in_flight(now);
   requeue_session_queries();
@@ -345,6 +360,14 @@ void Forwarder::drop_link(Instant now, std::optional<std::string_view> address, 
   address_ = address && !address->empty() ? std::string(*address)
                                           : options_.members[member_cursor_++ % options_.members.size()];
   Duration delay = options_.reconnect_backoff_min;
+  if (in_failover_window(now)) {
+    // Polling the members until one leads or names the new leader: the
+    // election ends within the window, and every attempt is one short
+    // connection (the backoff protects members from a gateway that cannot
+    // find a leader for longer, not from this).
+    link_deadline_ = now + jittered(delay);
+    return;
+  }
   for (std::size_t i = 0; i < failed_attempts_ && delay < options_.reconnect_backoff_max; ++i)
     delay = delay + delay;
   delay = std::min(delay, options_.reconnect_backoff_max);
@@ -408,6 +431,10 @@ Actions Forwarder::on_hello_ack(Instant now, ConnectionId connection, const Hell
   state_ = LinkState::kReady;
   failed_attempts_ = 0;
   redirects_ = 0;
+  if (leader_lost_at_) {
+    failover_.leader_after = now - *leader_lost_at_;
+    failover_.records_queued = queue_.size();
+  }
   // Records that waited for a leader have waited long enough.
   if (!queue_.empty()) flush_at_ = now;
   pump(now, actions);
@@ -437,6 +464,13 @@ Actions Forwarder::on_committed(Instant now, ConnectionId connection, const Comm
   }
   ++counters_.batches_committed;
   counters_.records_committed += found->second.keys.size();
+  if (leader_lost_at_) {
+    failover_.to = address_;
+    failover_.committed_after = now - *leader_lost_at_;
+    last_failover_ = failover_;
+    leader_lost_at_.reset();
+    ++counters_.failovers;
+  }
   in_flight_.erase(found);
   busy_backoff_ = options_.busy_backoff_min;
   pump(now, actions);
@@ -466,8 +500,7 @@ Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& bus
     ++counters_.session_queries_resent;
     queries_queued_.push_front(std::move(query->second));
     queries_in_flight_.erase(query);
-    hold_until_ = now + jittered(busy_backoff_);
-    busy_backoff_ = std::min(busy_backoff_ + busy_backoff_, options_.busy_backoff_max);
+    hold_after_busy(now, busy.request_id);
     return actions;
   }
   if (state_ != LinkState::kReady || !in_flight_.contains(busy.request_id)) {
@@ -477,15 +510,27 @@ Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& bus
   }
   ++counters_.busy;
   requeue_batch(now, busy.request_id);
+  hold_after_busy(now, busy.request_id);
+  return actions;
+}
+
+void Forwarder::hold_after_busy(Instant now, std::uint64_t request_id) {
+  // The Busy answers to Submits sent together come together: a new leader
+  // before its barrier refuses every batch in flight. They are one refusal,
+  // so the pause doubles once per round, not once per batch (it doubled per
+  // Busy: four batches refused once made it 80 ms, seven the whole 500 ms,
+  // past a barrier of a few ms; docs/consensus.md "Failover under load").
+  if (request_id < busy_round_) return;
   hold_until_ = now + jittered(busy_backoff_);
   busy_backoff_ = std::min(busy_backoff_ + busy_backoff_, options_.busy_backoff_max);
-  return actions;
+  busy_round_ = next_request_id_;
 }
 
 Actions Forwarder::on_connection_lost(Instant now, ConnectionId connection) {
   Actions actions;
   if (!current(connection)) return actions;
   ++counters_.connections_lost;
+  if (state_ == LinkState::kReady) note_leader_lost(now);
   // The shell already closed it: no Close action.
   state_ = LinkState::kWaiting;
   drop_link(now, std::nullopt, actions);
@@ -564,6 +609,7 @@ ForwarderStatus Forwarder::status() const {
   status.in_flight_records = records_.size() - queue_.size();
   status.session_queries = queries_queued_.size() + queries_in_flight_.size();
   status.counters = counters_;
+  status.last_failover = last_failover_;
   return status;
 }
 

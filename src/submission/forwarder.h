@@ -70,7 +70,15 @@ struct ForwarderOptions {
   // with jitter (a uniform draw in [delay/2, delay]).
   Duration reconnect_backoff_min = Duration::milliseconds(20);
   Duration reconnect_backoff_max = Duration::seconds(1);
-  // Pause of all submissions after a Busy: doubles per Busy in a row.
+  // For this long after the leader's connection is lost, attempts follow
+  // each other every reconnect_backoff_min (jittered) instead of backing
+  // off: a new leader is elected 0.3-0.7 s after the old one died
+  // (docs/consensus.md "Timeouts"), and the records waiting since must
+  // reach it at once, not after a grown backoff (docs/consensus.md
+  // "Failover under load"). Zero: back off from the first attempt.
+  Duration failover_window = Duration::seconds(2);
+  // Pause of all submissions after a Busy: doubles per round of Submits
+  // refused in a row (the Busy answers to one round count once).
   Duration busy_backoff_min = Duration::milliseconds(5);
   Duration busy_backoff_max = Duration::milliseconds(500);
   // Simultaneous-Use queries (SessionCountQuery) waiting or in flight. At
@@ -166,6 +174,7 @@ struct ForwarderCounters {
   std::uint64_t session_queries_expired = 0;  // Forgotten after session_query_timeout.
   std::uint64_t session_queries_resent = 0;   // Asked again after loss, NotLeader or Busy.
   std::uint64_t redirects_refused = 0;        // NotLeader/HelloAck naming an unconfigured address: ignored.
+  std::uint64_t failovers = 0;                // Leader connections lost and a Committed again since.
 };
 
 // The counters with stable snake_case names, in declaration order: the
@@ -173,6 +182,18 @@ struct ForwarderCounters {
 // /metrics' radiusward_submission_events_total (docs/admin_api.md).
 [[nodiscard]] std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(
     const ForwarderCounters& counters);
+
+// The last failover: from the loss of the leader's connection to the
+// first Committed after it (docs/consensus.md "Failover under load").
+struct Failover {
+  std::string from{};                 // Address of the connection lost.
+  std::string to{};                   // Address of the leader that committed next.
+  Duration leader_after{};            // From the loss to a HelloAck naming a leader.
+  Duration committed_after{};         // From the loss to the first Committed.
+  std::size_t attempts = 0;           // Connections opened meanwhile.
+  std::size_t records_in_flight = 0;  // Taken back from flight at the loss, re-submitted.
+  std::size_t records_queued = 0;     // Waiting for a Submit when the leader was found.
+};
 
 struct ForwarderStatus {
   LinkState state = LinkState::kWaiting;
@@ -184,6 +205,7 @@ struct ForwarderStatus {
   std::size_t in_flight_records = 0;
   std::size_t session_queries = 0;  // Simultaneous-Use queries waiting or in flight.
   ForwarderCounters counters{};
+  std::optional<Failover> last_failover{};
 };
 
 // One per gateway process, driven from one thread. Owns copies of the
@@ -237,6 +259,10 @@ class Forwarder {
                                                 const SessionCountAnswer& answer);
 
   [[nodiscard]] ForwarderStatus status() const;
+  // Cheap, for a shell that logs each failover once: counters().failovers
+  // grows when last_failover() changes.
+  [[nodiscard]] const ForwarderCounters& counters() const { return counters_; }
+  [[nodiscard]] const std::optional<Failover>& last_failover() const { return last_failover_; }
 
  private:
   struct PendingRecord {
@@ -265,7 +291,14 @@ class Forwarder {
   // Closes the current connection (if any), takes everything back from
   // flight and schedules the next attempt at `address` or the next member.
   void drop_link(Instant now, std::optional<std::string_view> address, Actions& actions);
+  // Pauses submissions after a Busy for `request_id`, doubling the pause
+  // once per round of Submits.
+  void hold_after_busy(Instant now, std::uint64_t request_id);
   void on_tick_link(Instant now, Actions& actions);
+  // The connection to the leader is about to go (it was kReady): starts a
+  // failover record, and the window of quick attempts.
+  void note_leader_lost(Instant now);
+  [[nodiscard]] bool in_failover_window(Instant now) const;
   [[nodiscard]] Duration jittered(Duration base);
   [[nodiscard]] bool current(ConnectionId connection) const;
   [[nodiscard]] std::size_t record_cost(std::size_t record_bytes) const;
@@ -297,6 +330,11 @@ class Forwarder {
   std::size_t redirects_ = 0;        // Since the last kReady.
   Instant hold_until_{};             // No Submit before this (after Busy).
   Duration busy_backoff_{};
+  std::uint64_t busy_round_ = 0;  // Busy for a request id below this: same round as the last pause.
+  // Since the leader's connection was lost, until the next Committed.
+  std::optional<Instant> leader_lost_at_{};
+  Failover failover_{};
+  std::optional<Failover> last_failover_{};
 
   ForwarderCounters counters_{};
 };

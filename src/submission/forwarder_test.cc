@@ -400,6 +400,33 @@ TEST(Forwarder, BusyPausesSubmissionsWithBackoff) {
   EXPECT_EQ(std::get<Submit>(decoded(sends[0])).request_id, 2u);
 }
 
+TEST(Forwarder, BusyForEveryBatchOfOneRoundPausesOnce) {
+  // A new leader before its barrier refuses every batch in flight: one
+  // refusal, one pause of busy_backoff_min, not one doubling per batch.
+  ForwarderOptions options = small_options();
+  options.in_flight_batches_max = 3;
+  options.pending_records_max = 20;
+  Ready ready(options);
+  for (std::uint64_t n = 1; n <= 12; ++n) ready.add(n, n);
+  ASSERT_EQ(ready.forwarder.status().in_flight_batches, 3u);
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    EXPECT_TRUE(
+        ready.forwarder.on_busy(ready.now, ready.connection, Busy{id, BusyReason::kNotReady}).empty());
+  }
+  Instant retry = *ready.forwarder.next_deadline();
+  EXPECT_LE(retry, ready.now + Duration::milliseconds(5));
+  auto sends = only<Send>(ready.forwarder.on_tick(retry));
+  ASSERT_EQ(sends.size(), 3u);
+  // Refused again: that round doubles the pause once.
+  for (const Send& send : sends) {
+    (void)ready.forwarder.on_busy(retry, ready.connection,
+                                  Busy{std::get<Submit>(decoded(send)).request_id, BusyReason::kNotReady});
+  }
+  const Duration second = *ready.forwarder.next_deadline() - retry;
+  EXPECT_GE(second, Duration::milliseconds(5));
+  EXPECT_LE(second, Duration::milliseconds(10));
+}
+
 TEST(Forwarder, TriesMembersInTurnWithGrowingBackoff) {
   SeededRandom random(3);
   Forwarder forwarder(small_options(), random);
@@ -424,6 +451,101 @@ TEST(Forwarder, TriesMembersInTurnWithGrowingBackoff) {
     EXPECT_GE(delays[i].ns, base.ns / 2) << i;
     EXPECT_LE(delays[i].ns, base.ns) << i;
   }
+}
+
+// A follower's HelloAck during an election: not the leader, none known.
+Instant refused_by_follower(Forwarder& forwarder, Instant now, std::string* address = nullptr) {
+  auto connects = only<Connect>(forwarder.on_tick(now));
+  EXPECT_EQ(connects.size(), 1u);
+  if (connects.empty()) return now;
+  if (address) *address = connects[0].address;
+  (void)forwarder.on_connected(now, connects[0].connection);
+  auto actions = forwarder.on_hello_ack(now, connects[0].connection, HelloAck{.is_leader = false});
+  EXPECT_EQ(only<Close>(actions).size(), 1u);
+  return *forwarder.next_deadline();
+}
+
+TEST(Forwarder, AfterLosingTheLeaderPollsMembersWithoutBackingOff) {
+  // The leader was killed: until the election ends (0.3-0.7 s) every
+  // member refuses. The attempts must not grow apart, or the records that
+  // waited since the kill reach the new leader only when the grown delay
+  // ends (docs/consensus.md "Failover under load").
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
+  const Instant lost = ready.now;
+  (void)ready.forwarder.on_connection_lost(lost, ready.connection);
+  Instant now = *ready.forwarder.next_deadline();
+  EXPECT_LE(now - lost, Duration::milliseconds(20));
+  std::set<std::string> tried;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    std::string address;
+    const Instant next = refused_by_follower(ready.forwarder, now, &address);
+    tried.insert(address);
+    EXPECT_LE(next - now, Duration::milliseconds(20)) << attempt;
+    now = next;
+  }
+  EXPECT_EQ(tried.size(), 3u);
+  EXPECT_LT(now - lost, Duration::seconds(1));
+  // Past the window without a leader, it backs off again as before.
+  while (now - lost < Duration::seconds(2)) now = refused_by_follower(ready.forwarder, now);
+  Duration delay{};
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const Instant next = refused_by_follower(ready.forwarder, now);
+    delay = next - now;
+    now = next;
+  }
+  EXPECT_GT(delay, Duration::milliseconds(20));
+  EXPECT_EQ(ready.forwarder.status().pending_records, 4u);
+}
+
+TEST(Forwarder, AccountsForTheLastFailover) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);  // A full batch in flight.
+  ready.add(5, 5);                                         // Queued.
+  EXPECT_FALSE(ready.forwarder.status().last_failover);
+  const Instant lost = ready.now + Duration::milliseconds(10);
+  (void)ready.forwarder.on_connection_lost(lost, ready.connection);
+  Instant now = *ready.forwarder.next_deadline();
+  for (int attempt = 0; attempt < 3; ++attempt) now = refused_by_follower(ready.forwarder, now);
+  // The fourth attempt reaches the new leader, which is busy before its barrier.
+  auto connects = only<Connect>(ready.forwarder.on_tick(now));
+  ASSERT_EQ(connects.size(), 1u);
+  const ConnectionId connection = connects[0].connection;
+  (void)ready.forwarder.on_connected(now, connection);
+  auto sends = only<Send>(ready.forwarder.on_hello_ack(now, connection, HelloAck{.is_leader = true}));
+  ASSERT_EQ(sends.size(), 2u);  // Both batches at once: the records waited long enough.
+  EXPECT_EQ(std::get<Submit>(decoded(sends[0])).records.size(), 4u);
+  const Instant leading = now;
+  EXPECT_TRUE(ready.forwarder
+                  .on_busy(now, connection,
+                           Busy{.request_id = std::get<Submit>(decoded(sends[0])).request_id,
+                                .reason = BusyReason::kNotReady})
+                  .empty());
+  EXPECT_FALSE(ready.forwarder.status().last_failover);  // Not over before a Committed.
+  now = *ready.forwarder.next_deadline();
+  auto again = only<Send>(ready.forwarder.on_tick(now));
+  ASSERT_EQ(again.size(), 1u);
+  auto answers = only<Answer>(ready.forwarder.on_committed(
+      now, connection,
+      Committed{.request_id = std::get<Submit>(decoded(again[0])).request_id, .log_index = 9}));
+  EXPECT_EQ(answers.size(), 4u);
+  const ForwarderStatus status = ready.forwarder.status();
+  ASSERT_TRUE(status.last_failover);
+  EXPECT_EQ(status.last_failover->from, "m1:7400");
+  EXPECT_EQ(status.last_failover->to, connects[0].address);
+  EXPECT_EQ(status.last_failover->leader_after, leading - lost);
+  EXPECT_EQ(status.last_failover->committed_after, now - lost);
+  EXPECT_EQ(status.last_failover->attempts, 4u);
+  EXPECT_EQ(status.last_failover->records_in_flight, 4u);
+  EXPECT_EQ(status.last_failover->records_queued, 5u);
+  EXPECT_EQ(status.counters.failovers, 1u);
+  // The next Committed is ordinary work: the record stays as it was.
+  auto more = only<Answer>(ready.forwarder.on_committed(
+      now + Duration::milliseconds(5), connection,
+      Committed{.request_id = std::get<Submit>(decoded(sends[1])).request_id, .log_index = 10}));
+  EXPECT_EQ(more.size(), 1u);
+  EXPECT_EQ(ready.forwarder.status().counters.failovers, 1u);
+  EXPECT_EQ(ready.forwarder.status().last_failover->committed_after, now - lost);
 }
 
 TEST(Forwarder, FollowerHelloAckRedirectsToLeader) {
@@ -462,11 +584,11 @@ TEST(Forwarder, PingsWhenIdleAndDropsWithoutPong) {
 
 TEST(Forwarder, NamesEveryCounter) {
   ForwarderCounters counters;
-  counters.redirects_refused = 9;
+  counters.failovers = 9;
   auto named = named_counters(counters);
   // One name per field: adding a counter without a name fails here.
   EXPECT_EQ(named.size() * sizeof(std::uint64_t), sizeof(ForwarderCounters));
-  EXPECT_EQ(named.back().first, "redirects_refused");
+  EXPECT_EQ(named.back().first, "failovers");
   EXPECT_EQ(named.back().second, 9u);
 }
 
