@@ -221,7 +221,8 @@ def overload_run():
                           "last_kib": 58 * mib, "goal_kib": 64 * mib, "after_within_goal": True}},
         "members": {"member-1": {"records_held_max": 64000, "held_bytes_max": 16000000, "raft_log_bytes_max": 33000000,
                                  "records_held_last": 0, "sessions_last": 80000, "snapshot_max_us_last": 450000}},
-        "series": []}
+        "series": [[0.5, "load", {"member-1": 24 * mib, "gateway-1": 50 * mib}, {"member-1": 0}],
+                   [1.0, "rest", {"member-1": 150 * mib, "gateway-1": 60 * mib}, {"member-1": 64000}]]}
 
     def row(sessions, clients, rate, rss_opened_mib, passed=True):
         members = {"member-%d" % i: {"sessions": sessions, "held_bytes": sessions * 300, "records_held": sessions,
@@ -266,7 +267,10 @@ class OverloadAndSweepReport(unittest.TestCase):
         self.assertIn("| 1,000,000 | 1 | 100.00 s | 0 | 6,000/s (fail: p99 900 ms > 500 ms) | 2.0 ms | 7 | "
                       "24.0 MiB | 1030.0 MiB | 1031.0 MiB | 53.0 MiB | 1,000,000 | 300,000,000 | 2 ms |", page)
         self.assertIn("| 1,000 | 10,000 |", page)
+        html_page = render(self, overload_run())["report.html"]
+        self.assertIn("Overload: RSS every 0.5 s through 60 s at 36,000/s and 60 s at rest", html_page)
         # Runs without the phases have neither section nor goal rows.
+        self.assertNotIn("Overload: RSS", render(self, VARIANTS)["report.html"])
         plain = render(self, VARIANTS)["PERFORMANCE.md"]
         for text in ("## Overload", "## Cost against live sessions", "past 1.5×", "cost flat from"):
             self.assertNotIn(text, plain)
