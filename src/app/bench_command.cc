@@ -83,7 +83,17 @@ std::optional<loadgen_shell::StepOptions> step_options(const BenchCommand& flags
   g.users = std::move(*users);
   g.secret = flags.secret;
   // Acct-Session-Ids unique across runs: the start time in microseconds.
-  g.run_tag = fmt::format("rwb{:x}", io::monotonic_now().ns / 1000);
+  g.run_tag =
+      flags.session_tag.empty() ? fmt::format("rwb{:x}", io::monotonic_now().ns / 1000) : flags.session_tag;
+  if (flags.live_sessions > 0 && g.scenario != bench::Scenario::kAccounting) {
+    std::fprintf(stderr, "--live-sessions: only with --scenario acct\n");
+    return std::nullopt;
+  }
+  if (flags.interims_only && flags.live_sessions == 0) {
+    std::fprintf(stderr, "--interims-only: needs --live-sessions\n");
+    return std::nullopt;
+  }
+  g.live_sessions = {.count = flags.live_sessions, .open = !flags.interims_only};
   g.rate = flags.rate;
   g.duration_s = flags.duration_s;
   g.sockets = flags.sockets;
@@ -277,6 +287,15 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
   add_common_flags(*flags.run_command, flags);
   flags.run_command->add_option("--rate", flags.rate, "Requests per second");
   flags.run_command->add_option("--duration-s", flags.duration_s, "Length of the step in seconds");
+  flags.run_command
+      ->add_option("--live-sessions", flags.live_sessions,
+                   "acct: N sessions left open, Starts first, then Interim-Updates over all of them")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
+  flags.run_command->add_flag("--interims-only", flags.interims_only,
+                              "With --live-sessions: no Starts (sessions an earlier run with the same "
+                              "--session-tag opened)");
+  flags.run_command->add_option("--session-tag", flags.session_tag,
+                                "Prefix of the Acct-Session-Ids (default: unique per run)");
 
   flags.ceiling_command =
       bench->add_subcommand("ceiling", "Step up, then bisect, to the highest passing rate");

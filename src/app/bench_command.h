@@ -32,6 +32,10 @@ struct BenchCommand {
   std::vector<int> pids;
   std::vector<std::string> process_names;
   bool no_require_message_authenticator = false;
+  // run only: accounting over a fixed set of live sessions (bench/scenario.h LiveSessions).
+  std::uint64_t live_sessions = 0;
+  bool interims_only = false;
+  std::string session_tag;
   // ceiling only
   bench::SearchOptions search;
   int settle_ms = 1000;

@@ -55,6 +55,13 @@ AccountingSlot accounting_slot(std::uint64_t index) {
   return {kAccountingCycle[position], round - behind};
 }
 
+AccountingSlot live_session_slot(std::uint64_t index, const LiveSessions& live) {
+  RW_ASSERT(live.count > 0);
+  if (live.open && index < live.count) return {RequestKind::kAcctStart, index};
+  const std::uint64_t interim = live.open ? index - live.count : index;
+  return {RequestKind::kAcctInterim, interim % live.count};
+}
+
 std::string_view to_string(Scenario scenario) {
   switch (scenario) {
     case Scenario::kPap:
@@ -124,8 +131,12 @@ std::optional<std::vector<BenchUser>> parse_users(std::string_view spec_or_text)
 }
 
 RequestFactory::RequestFactory(Scenario scenario, std::vector<BenchUser> users,
-                               const radius::SharedSecret& secret, std::string run_tag)
-    : scenario_(scenario), users_(std::move(users)), secret_(secret), run_tag_(std::move(run_tag)) {
+                               const radius::SharedSecret& secret, std::string run_tag, LiveSessions live)
+    : scenario_(scenario),
+      users_(std::move(users)),
+      secret_(secret),
+      run_tag_(std::move(run_tag)),
+      live_(live) {
   RW_ASSERT(!users_.empty());
   for (const BenchUser& user : users_) {
     // A password that has no NT hash (invalid UTF-8) gets a zero hash; the
@@ -143,17 +154,21 @@ RequestKind RequestFactory::kind_of(std::uint64_t sequence) const {
     case Scenario::kMsChapV2:
       return RequestKind::kMsChapV2;
     case Scenario::kAccounting:
-      return accounting_slot(sequence).kind;
+      return slot(sequence).kind;
     case Scenario::kMixed: {
       // Out of every 10 requests, 7 accounting and 3 authentication; the
       // accounting ones are numbered on so that sessions stay whole.
       const std::uint64_t block = sequence / 10;
-      const std::uint64_t slot = sequence % 10;
-      if (slot < 7) return accounting_slot(block * 7 + slot).kind;
-      return kAccessCycle[(block * 3 + slot - 7) % 3];
+      const std::uint64_t position = sequence % 10;
+      if (position < 7) return slot(block * 7 + position).kind;
+      return kAccessCycle[(block * 3 + position - 7) % 3];
     }
   }
   return RequestKind::kPap;
+}
+
+AccountingSlot RequestFactory::slot(std::uint64_t index) const {
+  return live_.count > 0 ? live_session_slot(index, live_) : accounting_slot(index);
 }
 
 std::string RequestFactory::session_id(std::uint64_t session) const {
@@ -222,7 +237,7 @@ Result<Bytes, radius::BuildError> RequestFactory::build_accounting(
   // (accounting_slot): each sends Start, Interim-Update and Stop in turn.
   std::uint64_t accounting_index = sequence;
   if (scenario_ == Scenario::kMixed) accounting_index = (sequence / 10) * 7 + sequence % 10;
-  const std::uint64_t session = accounting_slot(accounting_index).session;
+  const std::uint64_t session = slot(accounting_index).session;
   outstanding.session = session;
   const BenchUser& user = users_[session % users_.size()];
   const std::string id = session_id(session);

@@ -76,13 +76,26 @@ inline constexpr std::uint64_t kSessionSpacing = 128;
 inline constexpr std::uint64_t kLeadInSessions = std::uint64_t{1} << 40;
 [[nodiscard]] AccountingSlot accounting_slot(std::uint64_t index);
 
+// Accounting over a fixed set of live sessions (`bench run --live-sessions`,
+// the session sweep of docs/benchmarking.md): sessions 0..count-1 and no
+// Stop, so every one stays live in the members' session table. While
+// `open`, accounting request k < count is the Start of session k and each
+// later one an Interim-Update of session (k - count) mod count; without it
+// (a second run over sessions an earlier one opened, same run tag) every
+// request is an Interim-Update of session k mod count.
+struct LiveSessions {
+  std::uint64_t count = 0;  // 0: fresh sessions, each Start, Interim-Update, Stop (accounting_slot).
+  bool open = true;
+};
+[[nodiscard]] AccountingSlot live_session_slot(std::uint64_t index, const LiveSessions& live);
+
 // Builds the requests of one generator. `run_tag` makes Acct-Session-Ids
 // unique across runs and generator processes.
 class RequestFactory {
  public:
   // Requires: users is not empty; `secret` outlives the factory.
   RequestFactory(Scenario scenario, std::vector<BenchUser> users, const radius::SharedSecret& secret,
-                 std::string run_tag);
+                 std::string run_tag, LiveSessions live = {});
 
   // Which kind request number `sequence` is (deterministic: mixed is 70 %
   // accounting, 30 % authentication in rotation).
@@ -99,6 +112,9 @@ class RequestFactory {
   [[nodiscard]] std::string session_id(std::uint64_t session) const;
 
  private:
+  // Which kind and session accounting request number `index` is.
+  [[nodiscard]] AccountingSlot slot(std::uint64_t index) const;
+
   Result<Bytes, radius::BuildError> build_access(RequestKind kind, std::uint64_t sequence,
                                                  std::uint8_t identifier, RandomSource& random,
                                                  std::span<std::uint8_t, kMaxRequestLength> out,
@@ -113,6 +129,7 @@ class RequestFactory {
   std::vector<auth::NtHash> nt_hashes_;
   const radius::SharedSecret& secret_;
   std::string run_tag_;
+  LiveSessions live_;
 };
 
 // Why an answer was not the expected one.

@@ -216,6 +216,38 @@ TEST(AccountingSlot, SessionsGoStartInterimStopSpacedApart) {
             static_cast<std::ptrdiff_t>(3 * kSessionSpacing));
 }
 
+// --live-sessions: N Starts, then Interim-Updates round the same N sessions,
+// never a Stop; without `open` (a second run) Interim-Updates only, over the
+// same Acct-Session-Ids when the run tag is the same.
+TEST(LiveSessions, StartsEachSessionOnceThenInterimsOverAllOfThem) {
+  const LiveSessions live{.count = 5, .open = true};
+  const RequestFactory f(Scenario::kAccounting, *parse_users("count:3"), secret(), "tag", live);
+  std::set<std::uint64_t> started;
+  for (std::uint64_t k = 0; k < 5; ++k) {
+    EXPECT_EQ(f.kind_of(k), RequestKind::kAcctStart);
+    started.insert(live_session_slot(k, live).session);
+  }
+  EXPECT_EQ(started.size(), 5u);
+  std::map<std::uint64_t, int> interims;
+  for (std::uint64_t k = 5; k < 5 + 3 * 5; ++k) {
+    EXPECT_EQ(f.kind_of(k), RequestKind::kAcctInterim);
+    ++interims[live_session_slot(k, live).session];
+  }
+  EXPECT_EQ(interims.size(), 5u);
+  for (const auto& [session, count] : interims) EXPECT_EQ(count, 3) << session;
+
+  const LiveSessions later{.count = 5, .open = false};
+  const RequestFactory g(Scenario::kAccounting, *parse_users("count:3"), secret(), "tag", later);
+  for (std::uint64_t k = 0; k < 10; ++k) {
+    EXPECT_EQ(g.kind_of(k), RequestKind::kAcctInterim);
+    const Built built = build(g, k);
+    const auto request = radius::Packet::parse(built.wire);
+    ASSERT_TRUE(request);
+    EXPECT_EQ(*request->find_u32(radius::attr::kAcctStatusType), 3u);
+    EXPECT_EQ(std::string(as_chars(request->find(radius::attr::kAcctSessionId)->value)), f.session_id(k % 5));
+  }
+}
+
 TEST(RequestFactory, MixedIsSeventyPercentAccountingWithWholeSessions) {
   const RequestFactory f = factory(Scenario::kMixed);
   int accounting = 0;

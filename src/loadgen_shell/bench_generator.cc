@@ -64,7 +64,7 @@ class Generator {
   explicit Generator(const GeneratorOptions& options, const radius::SharedSecret& secret)
       : options_(options),
         secret_(secret),
-        factory_(options.scenario, options.users, secret, options.run_tag) {}
+        factory_(options.scenario, options.users, secret, options.run_tag, options.live_sessions) {}
 
   Result<void, std::string> open();
   void run();

@@ -35,6 +35,7 @@ struct GeneratorOptions {
   int retries = 2;                                  // Retransmissions before a request is lost.
   bool require_message_authenticator = true;
   std::string acked_log;  // Appends "Acct-Session-Id Status" per acknowledged record; empty: none.
+  bench::LiveSessions live_sessions;  // count 0: fresh sessions (bench/scenario.h).
 };
 
 struct GeneratorResult {

@@ -198,6 +198,84 @@ class BenchReportVariants(unittest.TestCase):
         self.assertIn("## Leader killed under load (members without an exporter)", page)
 
 
+def overload_run():
+    """VARIANTS with an overload phase and a session sweep (scripts/run-bench
+    overload(), session_sweep()), figures chosen to meet some goals and miss
+    others."""
+    run = copy.deepcopy(VARIANTS)
+    mib = 1024
+    run["overload"] = {
+        "factor": 1.5, "rate": 36000, "ceiling_rate": 24000, "ceiling_from": "the acct search (export)",
+        "duration_s": 60.0, "rest_s": 60.0, "after": "at rest (no load)", "sample_interval_s": 0.5, "sockets": 256,
+        "exporting": True, "gateways": 2, "sent": 2160000, "answered": 2150000, "lost": 10000,
+        "retransmissions": 5000, "acknowledged": 2150000, "held_or_exported": 2150100,
+        "checked_in": "export database in PostgreSQL", "acknowledged_missing": 0, "held_twice": 0,
+        "step": dict(step(1, 36000, 35800, False, "lost 10000", 900000), identifiers_exhausted=0,
+                     invalid=3, invalid_by_reason={"bad Response Authenticator": 3}),
+        "processes": {
+            "member-1": {"first_kib": 24 * mib, "peak_load_kib": 150 * mib, "peak_rest_kib": 151 * mib,
+                         "last_kib": 120 * mib, "goal_kib": 128 * mib, "after_within_goal": True},
+            "member-2": {"first_kib": 24 * mib, "peak_load_kib": 160 * mib, "peak_rest_kib": 160 * mib,
+                         "last_kib": 140 * mib, "goal_kib": 128 * mib, "after_within_goal": False},
+            "gateway-1": {"first_kib": 50 * mib, "peak_load_kib": 60 * mib, "peak_rest_kib": 60 * mib,
+                          "last_kib": 58 * mib, "goal_kib": 64 * mib, "after_within_goal": True}},
+        "members": {"member-1": {"records_held_max": 64000, "held_bytes_max": 16000000, "raft_log_bytes_max": 33000000,
+                                 "records_held_last": 0, "sessions_last": 80000, "snapshot_max_us_last": 450000}},
+        "series": [[0.5, "load", {"member-1": 24 * mib, "gateway-1": 50 * mib}, {"member-1": 0}],
+                   [1.0, "rest", {"member-1": 150 * mib, "gateway-1": 60 * mib}, {"member-1": 64000}]]}
+
+    def row(sessions, clients, rate, rss_opened_mib, passed=True):
+        members = {"member-%d" % i: {"sessions": sessions, "held_bytes": sessions * 300, "records_held": sessions,
+                                     "raft_log_bytes": 1000, "snapshot_max_us": 2000} for i in (1, 2, 3)}
+        return {"sessions": sessions, "clients": clients, "open_rate": 10000, "rate": 8000, "duration_s": 20,
+                "open_s": sessions / 10000, "open": dict(step(1, 10000, 10000, True), lost=0),
+                "step": step(1, 8000, rate, passed, "" if passed else "p99 900 ms > 500 ms"),
+                "rss_idle_kib": {"member-1": 24 * mib, "gateway-1": 50 * mib},
+                "rss_opened_kib": {"member-1": rss_opened_mib * mib, "gateway-1": 52 * mib},
+                "rss_after_kib": {"member-1": rss_opened_mib * mib + mib, "gateway-1": 53 * mib},
+                "members_opened": members, "members_after": members}
+    run["sweep"] = {"rate": 8000, "duration_s": 20, "open_rate": 10000, "exporter": "none", "rows": [
+        row(1000, 1, 8000, 30), row(1000000, 1, 6000, 30 + 1000, passed=False), row(1000, 10000, 8000, 31)]}
+    return run
+
+
+class OverloadAndSweepReport(unittest.TestCase):
+    def test_goal_rows(self):
+        page = render(self, overload_run())["PERFORMANCE.md"]
+        self.assertIn("| member ≤ 128 MiB 60 s past 1.5× the ceiling | 140.0 MiB (largest: member-2; peak during "
+                      "the overload 160.0 MiB) | **no** |", page)
+        self.assertIn("| gateway ≤ 64 MiB 60 s past 1.5× the ceiling | 58.0 MiB (largest: gateway-1; peak during "
+                      "the overload 60.0 MiB) | yes |", page)
+        self.assertIn("| nothing lost at 1.5× the ceiling | 10,000 of 2,160,000 requests never answered after "
+                      "retransmissions; 0 acknowledged records missing from the export database in PostgreSQL | "
+                      "**no** |", page)
+        # (1,030 - 30 MiB) over 999,000 sessions.
+        self.assertIn("| cost flat from 1,000 to 1,000,000 sessions: throughput ratio ≥ 0.9, RSS per session | "
+                      "0.75 (6,000/s against 8,000/s, a step failed); member RSS 1050 bytes per session (with its "
+                      "held Start record: no exporter) | **no** |", page)
+        self.assertIn("| 10,000 NAS clients in clients.conf: throughput ratio ≥ 0.9 | 1.00 (8,000/s against "
+                      "8,000/s with one client) | yes |", page)
+
+    def test_sections(self):
+        page = render(self, overload_run())["PERFORMANCE.md"]
+        self.assertIn("## Overload: 1.5× the accounting ceiling for 60 s (issue 15)", page)
+        self.assertIn("| member-2 | 24.0 MiB | 160.0 MiB | 160.0 MiB | 140.0 MiB | 128.0 MiB | **no** |", page)
+        self.assertIn("| member-1 | 64,000 | 16,000,000 | 33,000,000 | 0 | 80,000 | 450 ms |", page)
+        self.assertIn("- Of the lost, 0 were never sent for want of a free Identifier (256 sockets); 3 answers were "
+                      "invalid (3 bad Response Authenticator).", page)
+        self.assertIn("## Cost against live sessions and NAS clients (issue 15)", page)
+        self.assertIn("| 1,000,000 | 1 | 100.00 s | 0 | 6,000/s (fail: p99 900 ms > 500 ms) | 2.0 ms | 7 | "
+                      "24.0 MiB | 1030.0 MiB | 1031.0 MiB | 53.0 MiB | 1,000,000 | 300,000,000 | 2 ms |", page)
+        self.assertIn("| 1,000 | 10,000 |", page)
+        html_page = render(self, overload_run())["report.html"]
+        self.assertIn("Overload: RSS every 0.5 s through 60 s at 36,000/s and 60 s at rest", html_page)
+        # Runs without the phases have neither section nor goal rows.
+        self.assertNotIn("Overload: RSS", render(self, VARIANTS)["report.html"])
+        plain = render(self, VARIANTS)["PERFORMANCE.md"]
+        for text in ("## Overload", "## Cost against live sessions", "past 1.5×", "cost flat from"):
+            self.assertNotIn(text, plain)
+
+
 class ExportLag(unittest.TestCase):
     def export(self, lag, seconds, exported, connected=True):
         return {"active": True, "connected": connected, "lag_records": lag, "lag_seconds": seconds,
