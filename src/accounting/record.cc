@@ -18,6 +18,10 @@ namespace rw::accounting {
 namespace {
 
 constexpr std::uint8_t kRecordKeyVersion = 1;
+// The longest text radius::append_value prints for one attribute: an
+// octets value of 253 bytes as "0x" and hex digits; every other type prints
+// shorter (a longer one would only grow the session text's buffer once).
+constexpr std::size_t kValueTextMax = 2 + 2 * 253;
 constexpr std::size_t kMaxAttributes = radius::kMaxPacketLength / 2;
 
 // RFC 2866 §5.2 / RFC 2865 §5.33 / RFC 3579 §3.2: attributes that differ
@@ -192,6 +196,10 @@ SessionKey KeyRecipe::session_key(const radius::Packet& request) const {
   // Accounting-Request, on every worker, without allocating (issue 15).
   thread_local std::string text;
   text.clear();
+  // Sized once for the longest text this recipe can print, so that a
+  // longer request later does not grow it on the packet path.
+  const std::size_t longest = class_prefix_.size() + parts_.size() * (kValueTextMax + 1) + 34 + 253;
+  if (text.capacity() < longest) text.reserve(longest);
   append_session_text(text, request);
   return md5_key(text);
 }
@@ -235,25 +243,28 @@ RecordKey compute_record_key(Bytes attributes, std::string_view client) {
   return key;
 }
 
-Result<Record, RecordError> make_record(const radius::Packet& request, std::string_view client_shortname,
-                                        std::int64_t received_unix_ms, const KeyRecipe& recipe) {
-  if (request.code() != radius::Code::kAccountingRequest) return fail(RecordError::kNotAccountingRequest);
+std::optional<RecordError> fill_record(Record& record, const radius::Packet& request,
+                                       std::string_view client_shortname, std::int64_t received_unix_ms,
+                                       const KeyRecipe& recipe) {
+  if (request.code() != radius::Code::kAccountingRequest) return RecordError::kNotAccountingRequest;
   auto status_type = request.find_u32(radius::attr::kAcctStatusType);
-  if (!status_type) return fail(RecordError::kNoStatusType);
+  if (!status_type) return RecordError::kNoStatusType;
   auto session_id = request.find(radius::attr::kAcctSessionId);
-  if (!session_id || session_id->value.empty()) return fail(RecordError::kNoSessionId);
-  if (client_shortname.size() > kClientNameMax) return fail(RecordError::kClientNameTooLong);
+  if (!session_id || session_id->value.empty()) return RecordError::kNoSessionId;
+  if (client_shortname.size() > kClientNameMax) return RecordError::kClientNameTooLong;
 
-  Record record;
   record.status_type = *status_type;
   record.received_unix_ms = received_unix_ms;
-  record.client = std::string(client_shortname);
+  record.client.assign(client_shortname);
+  // The kept attributes are copied whole TLVs at a time: the parser has
+  // checked that each one's length octet matches its value.
+  const Bytes wire = request.wire();
+  record.attributes.clear();
   record.attributes.reserve(request.attribute_bytes().size());
   for (const radius::Attribute& attribute : request.attributes()) {
     if (excluded_from_record(attribute.type)) continue;
-    record.attributes.push_back(attribute.type);
-    record.attributes.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
-    record.attributes.insert(record.attributes.end(), attribute.value.begin(), attribute.value.end());
+    const auto tlv = wire.subspan(attribute.offset, attribute.value.size() + 2);
+    record.attributes.insert(record.attributes.end(), tlv.begin(), tlv.end());
   }
   if (auto timestamp = request.find_u32(radius::attr::kEventTimestamp)) {
     record.event_unix_ms = static_cast<std::int64_t>(*timestamp) * 1000;
@@ -263,6 +274,14 @@ Result<Record, RecordError> make_record(const radius::Packet& request, std::stri
   }
   record.key = compute_record_key(record.attributes, record.client);
   record.session = recipe.session_key(request);
+  return std::nullopt;
+}
+
+Result<Record, RecordError> make_record(const radius::Packet& request, std::string_view client_shortname,
+                                        std::int64_t received_unix_ms, const KeyRecipe& recipe) {
+  Record record;
+  if (auto error = fill_record(record, request, client_shortname, received_unix_ms, recipe))
+    return fail(*error);
   return record;
 }
 

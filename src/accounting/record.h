@@ -167,6 +167,14 @@ class KeyRecipe {
                                                       std::string_view client_shortname,
                                                       std::int64_t received_unix_ms, const KeyRecipe& recipe);
 
+// make_record into an existing record, reusing the capacity of its client
+// and attribute buffers: the gateway's workers keep one record each and
+// build every request's record into it without allocating (issue 15). On
+// error `record` is left in an unspecified but valid state.
+[[nodiscard]] std::optional<RecordError> fill_record(Record& record, const radius::Packet& request,
+                                                     std::string_view client_shortname,
+                                                     std::int64_t received_unix_ms, const KeyRecipe& recipe);
+
 // The record key of an attribute list (raw TLVs) from `client`. Requires:
 // well-formed TLVs. See docs/wire_formats.md "Record key".
 [[nodiscard]] RecordKey compute_record_key(Bytes attributes, std::string_view client);
