@@ -247,29 +247,56 @@ std::optional<RecordError> fill_record(Record& record, const radius::Packet& req
                                        std::string_view client_shortname, std::int64_t received_unix_ms,
                                        const KeyRecipe& recipe) {
   if (request.code() != radius::Code::kAccountingRequest) return RecordError::kNotAccountingRequest;
-  auto status_type = request.find_u32(radius::attr::kAcctStatusType);
-  if (!status_type) return RecordError::kNoStatusType;
-  auto session_id = request.find(radius::attr::kAcctSessionId);
-  if (!session_id || session_id->value.empty()) return RecordError::kNoSessionId;
-  if (client_shortname.size() > kClientNameMax) return RecordError::kClientNameTooLong;
-
-  record.status_type = *status_type;
-  record.received_unix_ms = received_unix_ms;
-  record.client.assign(client_shortname);
-  // The kept attributes are copied whole TLVs at a time: the parser has
-  // checked that each one's length octet matches its value.
+  // One walk copies the kept attributes, whole TLVs (the parser has checked
+  // each length octet), and notes the first of each attribute the record
+  // reads — what Packet::find would return — instead of a walk per lookup.
   const Bytes wire = request.wire();
+  std::optional<Bytes> status_type;
+  std::optional<Bytes> session_id;
+  std::optional<Bytes> event_timestamp;
+  std::optional<Bytes> delay_time;
   record.attributes.clear();
   record.attributes.reserve(request.attribute_bytes().size());
   for (const radius::Attribute& attribute : request.attributes()) {
+    std::optional<Bytes>* noted = nullptr;
+    switch (attribute.type) {
+      case radius::attr::kAcctStatusType:
+        noted = &status_type;
+        break;
+      case radius::attr::kAcctSessionId:
+        noted = &session_id;
+        break;
+      case radius::attr::kEventTimestamp:
+        noted = &event_timestamp;
+        break;
+      case radius::attr::kAcctDelayTime:
+        noted = &delay_time;
+        break;
+      default:
+        break;
+    }
+    if (noted != nullptr && !noted->has_value()) *noted = attribute.value;
     if (excluded_from_record(attribute.type)) continue;
-    const auto tlv = wire.subspan(attribute.offset, attribute.value.size() + 2);
+    const Bytes tlv = wire.subspan(attribute.offset, attribute.value.size() + 2);
     record.attributes.insert(record.attributes.end(), tlv.begin(), tlv.end());
   }
-  if (auto timestamp = request.find_u32(radius::attr::kEventTimestamp)) {
+  // As Packet::find_u32: the first one, when it is 4 octets.
+  const auto u32 = [](const std::optional<Bytes>& value) -> std::optional<std::uint32_t> {
+    if (!value || value->size() != 4) return std::nullopt;
+    return static_cast<std::uint32_t>((*value)[0]) << 24 | static_cast<std::uint32_t>((*value)[1]) << 16 |
+           static_cast<std::uint32_t>((*value)[2]) << 8 | (*value)[3];
+  };
+  if (!u32(status_type)) return RecordError::kNoStatusType;
+  if (!session_id || session_id->empty()) return RecordError::kNoSessionId;
+  if (client_shortname.size() > kClientNameMax) return RecordError::kClientNameTooLong;
+
+  record.status_type = *u32(status_type);
+  record.received_unix_ms = received_unix_ms;
+  record.client.assign(client_shortname);
+  if (auto timestamp = u32(event_timestamp)) {
     record.event_unix_ms = static_cast<std::int64_t>(*timestamp) * 1000;
   } else {
-    const std::int64_t delay_s = request.find_u32(radius::attr::kAcctDelayTime).value_or(0);
+    const std::int64_t delay_s = u32(delay_time).value_or(0);
     record.event_unix_ms = minus_ms(received_unix_ms, delay_s * 1000);
   }
   record.key = compute_record_key(record.attributes, record.client);
