@@ -88,8 +88,8 @@ struct KeyHash {
   }
 };
 
-// One accounting event. Owns its bytes; cheap enough to build off the
-// packet path (two allocations).
+// One accounting event. Owns its bytes: make_record allocates them, while
+// fill_record reuses a kept record's (the gateway's packet path).
 struct Record {
   RecordKey key;
   SessionKey session;
