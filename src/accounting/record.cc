@@ -8,6 +8,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <bitset>
 #include <charconv>
 
 #include "base/assert.h"
@@ -52,23 +53,45 @@ bool is_hex_digit(std::uint8_t c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+// The first attribute of each wanted standard type, noted in one walk
+// (each what Packet::find returns), instead of a walk per lookup: the
+// session text looks up one or more attributes per recipe part.
+class FirstOfEach {
+ public:
+  FirstOfEach(const radius::Packet& request, const std::bitset<256>& wanted) : wire_(request.wire()) {
+    for (const radius::Attribute& attribute : request.attributes()) {
+      if (!wanted.test(attribute.type) || found_.test(attribute.type)) continue;
+      found_.set(attribute.type);
+      offsets_[attribute.type] = static_cast<std::uint16_t>(attribute.offset);
+    }
+  }
+  [[nodiscard]] std::optional<Bytes> find(std::uint8_t type) const {
+    if (!found_.test(type)) return std::nullopt;
+    const std::size_t at = offsets_[type];
+    return wire_.subspan(at + 2, wire_[at + 1] - 2u);
+  }
+
+ private:
+  Bytes wire_;
+  std::bitset<256> found_;
+  // Where found_ is set; the rest is never read, so not cleared.
+  std::array<std::uint16_t, 256> offsets_;
+};
+
 // The value of the first attribute `def` names in `request`: standard, or a
 // Vendor-Specific sub-attribute in the 1,1 format.
-std::optional<Bytes> find_value(const radius::Packet& request, const radius::AttributeDef& def) {
-  if (def.vendor == 0) {
-    auto found = request.find(static_cast<std::uint8_t>(def.type));
-    if (!found) return std::nullopt;
-    return found->value;
-  }
+std::optional<Bytes> find_value(const radius::Packet& request, const FirstOfEach& first,
+                                const radius::AttributeDef& def) {
+  if (def.vendor == 0) return first.find(static_cast<std::uint8_t>(def.type));
   return request.find_vendor(def.vendor, static_cast<std::uint8_t>(def.type));
 }
 
 // The Class shortcut of acct_unique: the 32 hex digits after the prefix.
-std::optional<Bytes> class_digits(const radius::Packet& request, std::string_view prefix) {
+std::optional<Bytes> class_digits(const FirstOfEach& first, std::string_view prefix) {
   if (prefix.empty()) return std::nullopt;
-  auto found = request.find(radius::attr::kClass);
+  auto found = first.find(radius::attr::kClass);
   if (!found) return std::nullopt;
-  Bytes value = found->value;
+  Bytes value = *found;
   if (value.size() < prefix.size() + 32) return std::nullopt;
   if (!std::equal(prefix.begin(), prefix.end(), value.begin())) return std::nullopt;
   Bytes digits = value.subspan(prefix.size(), 32);
@@ -162,22 +185,30 @@ Result<KeyRecipe, std::string> KeyRecipe::parse(std::string_view spec, std::stri
     spec.remove_prefix(comma + 1);
   }
   recipe.class_prefix_ = std::string(class_prefix);
+  if (!class_prefix.empty()) recipe.wanted_.set(radius::attr::kClass);
+  recipe.wanted_.set(radius::attr::kAcctSessionId);
+  for (const auto& alternatives : recipe.parts_) {
+    for (const radius::AttributeDef* def : alternatives) {
+      if (def->vendor == 0) recipe.wanted_.set(def->type);
+    }
+  }
   recipe.dictionary_ = std::move(dictionary);
   return recipe;
 }
 
 void KeyRecipe::append_session_text(std::string& text, const radius::Packet& request) const {
-  if (auto digits = class_digits(request, class_prefix_)) {
+  const FirstOfEach first(request, wanted_);
+  if (auto digits = class_digits(first, class_prefix_)) {
     text += as_chars(*digits);
     text.push_back(',');
-    if (auto session_id = request.find(radius::attr::kAcctSessionId)) text += as_chars(session_id->value);
+    if (auto session_id = first.find(radius::attr::kAcctSessionId)) text += as_chars(*session_id);
     return;
   }
   for (std::size_t i = 0; i < parts_.size(); ++i) {
     if (i > 0) text.push_back(',');
     // %{A:-B}: the first alternative present; absent attributes print nothing.
     for (const radius::AttributeDef* def : parts_[i]) {
-      if (auto value = find_value(request, *def)) {
+      if (auto value = find_value(request, first, *def)) {
         radius::append_value(text, *def, *value);
         break;
       }

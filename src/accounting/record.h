@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -159,6 +160,9 @@ class KeyRecipe {
   std::shared_ptr<const radius::Dictionary> dictionary_;
   std::vector<std::vector<const radius::AttributeDef*>> parts_;
   std::string class_prefix_;
+  // The standard attribute types the text reads (the parts', Class,
+  // Acct-Session-Id), noted in one walk of the request.
+  std::bitset<256> wanted_;
 };
 
 // Builds the record of a validated Accounting-Request (authenticator and
