@@ -8,6 +8,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <bitset>
 #include <charconv>
 
 #include "base/assert.h"
@@ -18,6 +19,10 @@ namespace rw::accounting {
 namespace {
 
 constexpr std::uint8_t kRecordKeyVersion = 1;
+// The longest text radius::append_value prints for one attribute: an
+// octets value of 253 bytes as "0x" and hex digits; every other type prints
+// shorter (a longer one would only grow the session text's buffer once).
+constexpr std::size_t kValueTextMax = 2 + 2 * 253;
 constexpr std::size_t kMaxAttributes = radius::kMaxPacketLength / 2;
 
 // RFC 2866 §5.2 / RFC 2865 §5.33 / RFC 3579 §3.2: attributes that differ
@@ -48,23 +53,45 @@ bool is_hex_digit(std::uint8_t c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+// The first attribute of each wanted standard type, noted in one walk
+// (each what Packet::find returns), instead of a walk per lookup: the
+// session text looks up one or more attributes per recipe part.
+class FirstOfEach {
+ public:
+  FirstOfEach(const radius::Packet& request, const std::bitset<256>& wanted) : wire_(request.wire()) {
+    for (const radius::Attribute& attribute : request.attributes()) {
+      if (!wanted.test(attribute.type) || found_.test(attribute.type)) continue;
+      found_.set(attribute.type);
+      offsets_[attribute.type] = static_cast<std::uint16_t>(attribute.offset);
+    }
+  }
+  [[nodiscard]] std::optional<Bytes> find(std::uint8_t type) const {
+    if (!found_.test(type)) return std::nullopt;
+    const std::size_t at = offsets_[type];
+    return wire_.subspan(at + 2, wire_[at + 1] - 2u);
+  }
+
+ private:
+  Bytes wire_;
+  std::bitset<256> found_;
+  // Where found_ is set; the rest is never read, so not cleared.
+  std::array<std::uint16_t, 256> offsets_;
+};
+
 // The value of the first attribute `def` names in `request`: standard, or a
 // Vendor-Specific sub-attribute in the 1,1 format.
-std::optional<Bytes> find_value(const radius::Packet& request, const radius::AttributeDef& def) {
-  if (def.vendor == 0) {
-    auto found = request.find(static_cast<std::uint8_t>(def.type));
-    if (!found) return std::nullopt;
-    return found->value;
-  }
+std::optional<Bytes> find_value(const radius::Packet& request, const FirstOfEach& first,
+                                const radius::AttributeDef& def) {
+  if (def.vendor == 0) return first.find(static_cast<std::uint8_t>(def.type));
   return request.find_vendor(def.vendor, static_cast<std::uint8_t>(def.type));
 }
 
 // The Class shortcut of acct_unique: the 32 hex digits after the prefix.
-std::optional<Bytes> class_digits(const radius::Packet& request, std::string_view prefix) {
+std::optional<Bytes> class_digits(const FirstOfEach& first, std::string_view prefix) {
   if (prefix.empty()) return std::nullopt;
-  auto found = request.find(radius::attr::kClass);
+  auto found = first.find(radius::attr::kClass);
   if (!found) return std::nullopt;
-  Bytes value = found->value;
+  Bytes value = *found;
   if (value.size() < prefix.size() + 32) return std::nullopt;
   if (!std::equal(prefix.begin(), prefix.end(), value.begin())) return std::nullopt;
   Bytes digits = value.subspan(prefix.size(), 32);
@@ -158,22 +185,30 @@ Result<KeyRecipe, std::string> KeyRecipe::parse(std::string_view spec, std::stri
     spec.remove_prefix(comma + 1);
   }
   recipe.class_prefix_ = std::string(class_prefix);
+  if (!class_prefix.empty()) recipe.wanted_.set(radius::attr::kClass);
+  recipe.wanted_.set(radius::attr::kAcctSessionId);
+  for (const auto& alternatives : recipe.parts_) {
+    for (const radius::AttributeDef* def : alternatives) {
+      if (def->vendor == 0) recipe.wanted_.set(def->type);
+    }
+  }
   recipe.dictionary_ = std::move(dictionary);
   return recipe;
 }
 
 void KeyRecipe::append_session_text(std::string& text, const radius::Packet& request) const {
-  if (auto digits = class_digits(request, class_prefix_)) {
+  const FirstOfEach first(request, wanted_);
+  if (auto digits = class_digits(first, class_prefix_)) {
     text += as_chars(*digits);
     text.push_back(',');
-    if (auto session_id = request.find(radius::attr::kAcctSessionId)) text += as_chars(session_id->value);
+    if (auto session_id = first.find(radius::attr::kAcctSessionId)) text += as_chars(*session_id);
     return;
   }
   for (std::size_t i = 0; i < parts_.size(); ++i) {
     if (i > 0) text.push_back(',');
     // %{A:-B}: the first alternative present; absent attributes print nothing.
     for (const radius::AttributeDef* def : parts_[i]) {
-      if (auto value = find_value(request, *def)) {
+      if (auto value = find_value(request, first, *def)) {
         radius::append_value(text, *def, *value);
         break;
       }
@@ -192,6 +227,10 @@ SessionKey KeyRecipe::session_key(const radius::Packet& request) const {
   // Accounting-Request, on every worker, without allocating (issue 15).
   thread_local std::string text;
   text.clear();
+  // Sized once for the longest text this recipe can print, so that a
+  // longer request later does not grow it on the packet path.
+  const std::size_t longest = class_prefix_.size() + parts_.size() * (kValueTextMax + 1) + 34 + 253;
+  if (text.capacity() < longest) text.reserve(longest);
   append_session_text(text, request);
   return md5_key(text);
 }
@@ -235,34 +274,72 @@ RecordKey compute_record_key(Bytes attributes, std::string_view client) {
   return key;
 }
 
-Result<Record, RecordError> make_record(const radius::Packet& request, std::string_view client_shortname,
-                                        std::int64_t received_unix_ms, const KeyRecipe& recipe) {
-  if (request.code() != radius::Code::kAccountingRequest) return fail(RecordError::kNotAccountingRequest);
-  auto status_type = request.find_u32(radius::attr::kAcctStatusType);
-  if (!status_type) return fail(RecordError::kNoStatusType);
-  auto session_id = request.find(radius::attr::kAcctSessionId);
-  if (!session_id || session_id->value.empty()) return fail(RecordError::kNoSessionId);
-  if (client_shortname.size() > kClientNameMax) return fail(RecordError::kClientNameTooLong);
-
-  Record record;
-  record.status_type = *status_type;
-  record.received_unix_ms = received_unix_ms;
-  record.client = std::string(client_shortname);
+std::optional<RecordError> fill_record(Record& record, const radius::Packet& request,
+                                       std::string_view client_shortname, std::int64_t received_unix_ms,
+                                       const KeyRecipe& recipe) {
+  if (request.code() != radius::Code::kAccountingRequest) return RecordError::kNotAccountingRequest;
+  // One walk copies the kept attributes, whole TLVs (the parser has checked
+  // each length octet), and notes the first of each attribute the record
+  // reads — what Packet::find would return — instead of a walk per lookup.
+  const Bytes wire = request.wire();
+  std::optional<Bytes> status_type;
+  std::optional<Bytes> session_id;
+  std::optional<Bytes> event_timestamp;
+  std::optional<Bytes> delay_time;
+  record.attributes.clear();
   record.attributes.reserve(request.attribute_bytes().size());
   for (const radius::Attribute& attribute : request.attributes()) {
+    std::optional<Bytes>* noted = nullptr;
+    switch (attribute.type) {
+      case radius::attr::kAcctStatusType:
+        noted = &status_type;
+        break;
+      case radius::attr::kAcctSessionId:
+        noted = &session_id;
+        break;
+      case radius::attr::kEventTimestamp:
+        noted = &event_timestamp;
+        break;
+      case radius::attr::kAcctDelayTime:
+        noted = &delay_time;
+        break;
+      default:
+        break;
+    }
+    if (noted != nullptr && !noted->has_value()) *noted = attribute.value;
     if (excluded_from_record(attribute.type)) continue;
-    record.attributes.push_back(attribute.type);
-    record.attributes.push_back(static_cast<std::uint8_t>(attribute.value.size() + 2));
-    record.attributes.insert(record.attributes.end(), attribute.value.begin(), attribute.value.end());
+    const Bytes tlv = wire.subspan(attribute.offset, attribute.value.size() + 2);
+    record.attributes.insert(record.attributes.end(), tlv.begin(), tlv.end());
   }
-  if (auto timestamp = request.find_u32(radius::attr::kEventTimestamp)) {
+  // As Packet::find_u32: the first one, when it is 4 octets.
+  const auto u32 = [](const std::optional<Bytes>& value) -> std::optional<std::uint32_t> {
+    if (!value || value->size() != 4) return std::nullopt;
+    return static_cast<std::uint32_t>((*value)[0]) << 24 | static_cast<std::uint32_t>((*value)[1]) << 16 |
+           static_cast<std::uint32_t>((*value)[2]) << 8 | (*value)[3];
+  };
+  if (!u32(status_type)) return RecordError::kNoStatusType;
+  if (!session_id || session_id->empty()) return RecordError::kNoSessionId;
+  if (client_shortname.size() > kClientNameMax) return RecordError::kClientNameTooLong;
+
+  record.status_type = *u32(status_type);
+  record.received_unix_ms = received_unix_ms;
+  record.client.assign(client_shortname);
+  if (auto timestamp = u32(event_timestamp)) {
     record.event_unix_ms = static_cast<std::int64_t>(*timestamp) * 1000;
   } else {
-    const std::int64_t delay_s = request.find_u32(radius::attr::kAcctDelayTime).value_or(0);
+    const std::int64_t delay_s = u32(delay_time).value_or(0);
     record.event_unix_ms = minus_ms(received_unix_ms, delay_s * 1000);
   }
   record.key = compute_record_key(record.attributes, record.client);
   record.session = recipe.session_key(request);
+  return std::nullopt;
+}
+
+Result<Record, RecordError> make_record(const radius::Packet& request, std::string_view client_shortname,
+                                        std::int64_t received_unix_ms, const KeyRecipe& recipe) {
+  Record record;
+  if (auto error = fill_record(record, request, client_shortname, received_unix_ms, recipe))
+    return fail(*error);
   return record;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -88,8 +89,8 @@ struct KeyHash {
   }
 };
 
-// One accounting event. Owns its bytes; cheap enough to build off the
-// packet path (two allocations).
+// One accounting event. Owns its bytes: make_record allocates them, while
+// fill_record reuses a kept record's (the gateway's packet path).
 struct Record {
   RecordKey key;
   SessionKey session;
@@ -159,6 +160,9 @@ class KeyRecipe {
   std::shared_ptr<const radius::Dictionary> dictionary_;
   std::vector<std::vector<const radius::AttributeDef*>> parts_;
   std::string class_prefix_;
+  // The standard attribute types the text reads (the parts', Class,
+  // Acct-Session-Id), noted in one walk of the request.
+  std::bitset<256> wanted_;
 };
 
 // Builds the record of a validated Accounting-Request (authenticator and
@@ -166,6 +170,14 @@ class KeyRecipe {
 [[nodiscard]] Result<Record, RecordError> make_record(const radius::Packet& request,
                                                       std::string_view client_shortname,
                                                       std::int64_t received_unix_ms, const KeyRecipe& recipe);
+
+// make_record into an existing record, reusing the capacity of its client
+// and attribute buffers: the gateway's workers keep one record each and
+// build every request's record into it without allocating (issue 15). On
+// error `record` is left in an unspecified but valid state.
+[[nodiscard]] std::optional<RecordError> fill_record(Record& record, const radius::Packet& request,
+                                                     std::string_view client_shortname,
+                                                     std::int64_t received_unix_ms, const KeyRecipe& recipe);
 
 // The record key of an attribute list (raw TLVs) from `client`. Requires:
 // well-formed TLVs. See docs/wire_formats.md "Record key".

@@ -196,6 +196,33 @@ TEST(SessionKey, IgnoresClassWithoutExactPrefix) {
             "e634e1354c5c56587062ffc5e0055165");
 }
 
+// The text reads each attribute as Packet::find does — the first of its
+// type — and a vendor part from its Vendor-Specific, however the lookups
+// are made (docs/accounting.md "Session key").
+TEST(SessionKey, ReadsTheFirstOfRepeatedAttributesAndVendorParts) {
+  auto recipe = KeyRecipe::parse("User-Name,MS-CHAP-Domain,NAS-Identifier|NAS-IP-Address,Class,NAS-Port",
+                                 "ai:", radius::Dictionary::builtin());
+  ASSERT_TRUE(recipe.has_value()) << recipe.error();
+  std::array<std::uint8_t, radius::kMaxPacketLength> buffer{};
+  radius::PacketBuilder builder(buffer);
+  builder.begin(radius::Code::kAccountingRequest, 1);
+  builder.add_u32(radius::attr::kAcctStatusType, status::kStart);
+  builder.add(radius::attr::kNasIdentifier, as_bytes("first-nas"));
+  builder.add(radius::attr::kUserName, as_bytes("bob"));
+  builder.add(radius::attr::kClass, as_bytes("AI:not-the-shortcut"));
+  builder.add_vendor(311, 10, as_bytes("CORP"));
+  builder.add(radius::attr::kAcctSessionId, as_bytes("abc123"));
+  builder.add(radius::attr::kUserName, as_bytes("mallory"));
+  builder.add(radius::attr::kNasIdentifier, as_bytes("second-nas"));
+  builder.add(radius::attr::kClass, as_bytes("ai:0123456789abcdef0123456789abcdef"));
+  builder.add_u32(radius::attr::kNasPort, 7);
+  auto wire = builder.finish();
+  ASSERT_TRUE(wire.has_value());
+  auto packet = radius::Packet::parse(*wire);
+  ASSERT_TRUE(packet.has_value());
+  EXPECT_EQ(recipe->session_text(*packet), "bob,CORP,first-nas,0x41493a6e6f742d7468652d73686f7274637574,7");
+}
+
 TEST(KeyRecipe, ParsesNamesAndNumbers) {
   auto recipe = KeyRecipe::parse("User-Name, 44", "", radius::Dictionary::builtin());
   ASSERT_TRUE(recipe.has_value()) << recipe.error();

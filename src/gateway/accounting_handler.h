@@ -30,8 +30,9 @@ class AccountingHandler {
 
  private:
   std::shared_ptr<const accounting::KeyRecipe> recipe_;
-  std::optional<accounting::Record> record_;
-  std::vector<std::uint8_t> record_bytes_;  // Reused for each encoded record.
+  // Reused for each request, at their largest size from the start.
+  accounting::Record record_;
+  std::vector<std::uint8_t> record_bytes_;
 };
 
 // The Status-Server handler (RFC 5997 §3): Access-Accept on the

@@ -57,16 +57,16 @@ const RequestKey& DuplicateCache::key_of(Ref ref) const {
   return answered_[static_cast<std::size_t>((ref - 1) % answered_.size())].key;
 }
 
-std::size_t DuplicateCache::find_slot(const RequestKey& key) const {
-  for (std::size_t slot = hash(key) & index_mask_;; slot = (slot + 1) & index_mask_) {
+std::size_t DuplicateCache::find_slot(const RequestKey& key, std::uint64_t key_hash) const {
+  for (std::size_t slot = key_hash & index_mask_;; slot = (slot + 1) & index_mask_) {
     const Ref ref = index_[slot];
     if (ref == kEmpty) return kNotFound;
     if (key_of(ref) == key) return slot;
   }
 }
 
-void DuplicateCache::insert_ref(const RequestKey& key, Ref ref) {
-  std::size_t slot = hash(key) & index_mask_;
+void DuplicateCache::insert_ref(std::uint64_t key_hash, Ref ref) {
+  std::size_t slot = key_hash & index_mask_;
   while (index_[slot] != kEmpty) slot = (slot + 1) & index_mask_;
   index_[slot] = ref;
 }
@@ -98,7 +98,8 @@ void DuplicateCache::evict_oldest_answered() {
 
 DuplicateCache::Lookup DuplicateCache::begin(Instant now, const RequestKey& key) {
   expire(now);
-  const std::size_t slot = find_slot(key);
+  const std::uint64_t key_hash = hash(key);
+  const std::size_t slot = find_slot(key, key_hash);
   if (slot != kNotFound) {
     const Ref ref = index_[slot];
     if (ref & kInProgressTag) {
@@ -120,13 +121,17 @@ DuplicateCache::Lookup DuplicateCache::begin(Instant now, const RequestKey& key)
   pending.key = key;
   pending.used = true;
   ++in_progress_count_;
-  insert_ref(key, kInProgressTag | index);
+  insert_ref(key_hash, kInProgressTag | index);
   return {State::kNew, {}};
 }
 
 void DuplicateCache::abandon(const RequestKey& key) {
   const std::size_t slot = find_slot(key);
   if (slot == kNotFound || !(index_[slot] & kInProgressTag)) return;
+  abandon_slot(slot);
+}
+
+void DuplicateCache::abandon_slot(std::size_t slot) {
   const auto index = static_cast<std::uint32_t>(index_[slot] & ~kInProgressTag);
   erase_slot(slot);
   in_progress_[index].used = false;
@@ -136,9 +141,10 @@ void DuplicateCache::abandon(const RequestKey& key) {
 }
 
 void DuplicateCache::complete(Instant now, const RequestKey& key, Bytes reply) {
-  const std::size_t slot = find_slot(key);
+  const std::uint64_t key_hash = hash(key);
+  const std::size_t slot = find_slot(key, key_hash);
   if (slot == kNotFound || !(index_[slot] & kInProgressTag)) return;
-  abandon(key);
+  abandon_slot(slot);
   const std::size_t capacity = reply_bytes_.size();
   if (reply.size() > capacity) {
     ++counters_.reply_too_large;
@@ -157,7 +163,7 @@ void DuplicateCache::complete(Instant now, const RequestKey& key, Bytes reply) {
   bytes_head_ = start + reply.size();
   const std::uint64_t sequence = answered_head_++;
   answered_[sequence % answered_.size()] = {key, now, start, static_cast<std::uint32_t>(reply.size())};
-  insert_ref(key, sequence + 1);
+  insert_ref(key_hash, sequence + 1);
 }
 
 void DuplicateCache::expire(Instant now) {

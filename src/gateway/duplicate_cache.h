@@ -99,9 +99,14 @@ class DuplicateCache {
 
   [[nodiscard]] std::uint64_t hash(const RequestKey& key) const;
   [[nodiscard]] const RequestKey& key_of(Ref ref) const;
-  [[nodiscard]] std::size_t find_slot(const RequestKey& key) const;  // Index slot or npos.
-  void insert_ref(const RequestKey& key, Ref ref);
+  // Index slot or npos. `key_hash` is hash(key), passed when the caller
+  // needs it twice (a lookup, then an insert).
+  [[nodiscard]] std::size_t find_slot(const RequestKey& key) const { return find_slot(key, hash(key)); }
+  [[nodiscard]] std::size_t find_slot(const RequestKey& key, std::uint64_t key_hash) const;
+  void insert_ref(std::uint64_t key_hash, Ref ref);
   void erase_slot(std::size_t slot);
+  // Frees the in-progress entry `slot` refers to.
+  void abandon_slot(std::size_t slot);
   void evict_oldest_answered();
 
   Options options_;

@@ -15,6 +15,15 @@ void copy_proxy_states(radius::PacketBuilder& builder, const radius::Packet& req
 
 void copy_proxy_state_tlvs(const radius::Packet& request, std::vector<std::uint8_t>& out) {
   out.clear();
+  // Sized once: a pending request's buffer keeps its capacity from one use
+  // of its slot to the next, so a slot allocates only the first time it
+  // holds more Proxy-State than before, and then once, not per doubling.
+  std::size_t size = 0;
+  for (const radius::Attribute attribute : request.attributes()) {
+    if (attribute.type == attr::kProxyState) size += attribute.value.size() + 2;
+  }
+  if (size == 0) return;
+  out.reserve(size);
   for (const radius::Attribute attribute : request.attributes()) {
     if (attribute.type != attr::kProxyState) continue;
     out.push_back(attr::kProxyState);

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "accounting/accounting_request_for_test.h"
 #include "accounting/entry.h"
 #include "auth/chap.h"
 #include "auth/mppe.h"
@@ -603,10 +604,13 @@ class RecordingSink final : public AccountingSink {
 
 class AccountingTest : public RequestHandlerTest {
  protected:
-  AccountingTest() {
+  AccountingTest() { use_sink(sink_); }
+
+  // A new handler (worker 3) that submits to `sink`.
+  void use_sink(AccountingSink& sink) {
     handler_ = std::make_unique<RequestHandler>(
         state_, random_, counters_, nullptr,
-        AccountingSetup{.sink = &sink_,
+        AccountingSetup{.sink = &sink,
                         .recipe = std::make_shared<const accounting::KeyRecipe>(
                             accounting::KeyRecipe::freeradius_default()),
                         .deferred_max = 2,
@@ -874,6 +878,74 @@ TEST_F(AccountingTest, AResponseIsCountedUnderTheClientTheRequestCameFromAfterAR
   EXPECT_TRUE(send_accounting(accounting_request(35, "S35")).empty());
   (void)handler_->on_answer(kNow, Answer{.ticket = sink_.submissions.at(1).ticket}, reply_buffer_);
   EXPECT_EQ(client_counts("renamed").drops[static_cast<std::size_t>(DropReason::kAccountingRefused)], 1u);
+}
+
+// Copies each record into a buffer it owns, as the submission client does,
+// and allocates nothing doing so.
+class FixedBufferSink final : public AccountingSink {
+ public:
+  bool submit(const accounting::RecordKey&, Bytes record, Ticket ticket) override {
+    std::copy(record.begin(), record.end(), buffer.begin());
+    size = record.size();
+    last = ticket;
+    return true;
+  }
+  std::array<std::uint8_t, accounting::kRecordLengthMax> buffer{};
+  std::size_t size = 0;
+  Ticket last = 0;
+};
+
+// The accounting path allocates nothing either (issue 15, docs/accounting.md
+// "Gateway accounting path"): the record, its encoding, the session text and
+// the pending request reuse the worker's buffers, for requests of every
+// shape — larger than the warm-up one, with Proxy-States, with a
+// Message-Authenticator, with FreeRADIUS's Class shortcut — through the
+// Accounting-Response after the commit.
+TEST_F(AccountingTest, AccountingPathAllocatesNothing) {
+  if (!RW_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs the plain operator new";
+  FixedBufferSink sink;
+  use_sink(sink);
+  const Arrival arrival{.listener = Listener::kAccounting, .socket = 7, .unix_ms = 1'700'000'000'000};
+  // Warm up with the smallest request and the most Proxy-State: whatever
+  // sizes itself lazily does it here, and a pending slot keeps the capacity
+  // of its Proxy-State buffer (copy_proxy_state_tlvs).
+  const std::string proxy_state(200, 'p');
+  const auto warm_up = accounting_request(1, "S", {proxy_state});
+  ASSERT_EQ(handler_->on_datagram(kNow, arrival, endpoint(1, 40001), warm_up, reply_buffer_), 0u);
+  ASSERT_TRUE(handler_->on_answer(kNow, Answer{.ticket = sink.last, .committed = true}, reply_buffer_));
+  std::vector<std::vector<std::uint8_t>> requests;
+  for (std::uint8_t n = 2; n < 10; ++n) {
+    accounting::testing::RequestSpec spec = accounting::testing::broadband_start(n);
+    spec.status_type = accounting::status::kInterimUpdate;
+    spec.session_time_s = n * 60u;
+    spec.calling_station_id = "AA-BB-CC-DD-EE-" + std::to_string(10 + n);
+    spec.proxy_state = n % 2 == 0 ? proxy_state : "";
+    spec.message_authenticator = n % 3 == 0;
+    spec.class_value = n % 4 == 0 ? "ai:0123456789abcdef0123456789abcdef" : std::string(120, 'c');
+    const accounting::testing::AccountingRequest request(spec);
+    const Bytes wire = request.packet().wire();
+    requests.emplace_back(wire.begin(), wire.end());
+  }
+  std::size_t answered = 0;
+  g_allocations = 0;
+  g_counting = true;
+  for (const auto& request : requests) {
+    EXPECT_EQ(handler_->on_datagram(kNow, arrival, endpoint(1, 40001), request, reply_buffer_), 0u);
+    answered +=
+        handler_->on_answer(kNow, Answer{.ticket = sink.last, .committed = true}, reply_buffer_).has_value();
+  }
+  g_counting = false;
+  EXPECT_EQ(answered, requests.size());
+  for (std::size_t r = 0; r < kDropReasonCount; ++r) EXPECT_EQ(drops(static_cast<DropReason>(r)), 0u) << r;
+  EXPECT_EQ(counters_.accounting_responses.get(), requests.size() + 1);
+  EXPECT_EQ(g_allocations, 0u);
+  // What was submitted is the record make_record builds.
+  auto record = accounting::decode_record(Bytes(sink.buffer.data(), sink.size));
+  ASSERT_TRUE(record.has_value());
+  auto expected = accounting::make_record(*radius::Packet::parse(requests.back()), "localhost",
+                                          arrival.unix_ms, accounting::KeyRecipe::freeradius_default());
+  ASSERT_TRUE(expected.has_value());
+  EXPECT_EQ(*record, *expected);
 }
 
 // The packet path allocates nothing (docs/design.md invariant 4).

@@ -376,8 +376,16 @@ void append_date(std::string& out, std::uint32_t seconds) {
 
 void append_address(std::string& out, int family, Bytes bytes) {
   if (family == AF_INET) {
-    // inet_ntop's dotted quad, without its trip through printf.
-    fmt::format_to(std::back_inserter(out), "{}.{}.{}.{}", bytes[0], bytes[1], bytes[2], bytes[3]);
+    // inet_ntop's dotted quad, without its trip through printf or fmt's
+    // format-string parse (the session text of every Accounting-Request
+    // holds one: docs/accounting.md "Gateway accounting path").
+    std::array<char, 15> quad;
+    char* end = quad.data();
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (i > 0) *end++ = '.';
+      end = std::to_chars(end, quad.data() + quad.size(), bytes[i]).ptr;
+    }
+    out.append(quad.data(), end);
     return;
   }
   std::array<char, 64> buffer{};
@@ -404,11 +412,13 @@ void append_integer(std::string& out, const AttributeDef& def, Bytes value) {
       return;
     }
   }
-  if (def.data_type == DataType::kSigned) {
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<std::int32_t>(number));
-    return;
-  }
-  fmt::format_to(std::back_inserter(out), "{}", number);
+  // std::to_chars prints what "{}" prints, without a format string to parse.
+  std::array<char, 24> digits;
+  const auto printed =
+      def.data_type == DataType::kSigned
+          ? std::to_chars(digits.data(), digits.data() + digits.size(), static_cast<std::int32_t>(number))
+          : std::to_chars(digits.data(), digits.data() + digits.size(), number);
+  out.append(digits.data(), printed.ptr);
 }
 
 void append_ipv6_prefix(std::string& out, Bytes value) {
