@@ -13,9 +13,7 @@ namespace {
 
 std::optional<std::uint32_t> find_u32(const Record& record, std::uint8_t type) {
   auto value = record.find(type);
-  if (!value || value->size() != 4) return std::nullopt;
-  return static_cast<std::uint32_t>((*value)[0]) << 24 | static_cast<std::uint32_t>((*value)[1]) << 16 |
-         static_cast<std::uint32_t>((*value)[2]) << 8 | (*value)[3];
+  return value ? radius::integer_value(*value) : std::nullopt;
 }
 
 std::string find_text(const Record& record, std::uint8_t type) {

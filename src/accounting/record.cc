@@ -313,9 +313,7 @@ std::optional<RecordError> fill_record(Record& record, const radius::Packet& req
   }
   // As Packet::find_u32: the first one, when it is 4 octets.
   const auto u32 = [](const std::optional<Bytes>& value) -> std::optional<std::uint32_t> {
-    if (!value || value->size() != 4) return std::nullopt;
-    return static_cast<std::uint32_t>((*value)[0]) << 24 | static_cast<std::uint32_t>((*value)[1]) << 16 |
-           static_cast<std::uint32_t>((*value)[2]) << 8 | (*value)[3];
+    return value ? radius::integer_value(*value) : std::nullopt;
   };
   if (!u32(status_type)) return RecordError::kNoStatusType;
   if (!session_id || session_id->empty()) return RecordError::kNoSessionId;

@@ -21,6 +21,9 @@ namespace rw::app {
 
 namespace {
 
+// Room for "-" and a 20-digit session number within one 253-octet attribute.
+constexpr std::size_t kSessionTagMax = 200;
+
 void add_common_flags(CLI::App& command, BenchCommand& flags) {
   command.add_option("--target", flags.target, "HOST:PORT receiving Access-Requests")->required();
   command.add_option("--acct-target", flags.acct_target,
@@ -87,6 +90,12 @@ std::optional<loadgen_shell::StepOptions> step_options(const BenchCommand& flags
       flags.session_tag.empty() ? fmt::format("rwb{:x}", io::monotonic_now().ns / 1000) : flags.session_tag;
   if (flags.live_sessions > 0 && g.scenario != bench::Scenario::kAccounting) {
     std::fprintf(stderr, "--live-sessions: only with --scenario acct\n");
+    return std::nullopt;
+  }
+  // The tag and "-<session>" make the Acct-Session-Id, one attribute of at
+  // most 253 octets.
+  if (flags.session_tag.size() > kSessionTagMax) {
+    std::fprintf(stderr, "--session-tag: at most %zu characters\n", kSessionTagMax);
     return std::nullopt;
   }
   if (flags.interims_only && flags.live_sessions == 0) {

@@ -196,10 +196,15 @@ std::size_t Packet::count(std::uint8_t type) const {
   return n;
 }
 
+std::optional<std::uint32_t> integer_value(Bytes value) {
+  if (value.size() != 4) return std::nullopt;
+  return read_u32(value.data());
+}
+
 std::optional<std::uint32_t> Packet::find_u32(std::uint8_t type) const {
   auto attribute = find(type);
-  if (!attribute || attribute->value.size() != 4) return std::nullopt;
-  return read_u32(attribute->value.data());
+  if (!attribute) return std::nullopt;
+  return integer_value(attribute->value);
 }
 
 std::optional<Bytes> Packet::find_vendor(std::uint32_t vendor, std::uint8_t vendor_type) const {

@@ -188,6 +188,10 @@ struct Attribute {
   std::size_t offset = 0;
 };
 
+// An attribute value read as a 32-bit integer (RFC 2865 §5 "integer",
+// network order); nothing unless it is exactly 4 octets long.
+[[nodiscard]] std::optional<std::uint32_t> integer_value(Bytes value);
+
 // Walks the attributes of a Packet, which parse() has already validated;
 // the iterator itself does not re-check lengths.
 class AttributeIterator {
