@@ -5,6 +5,7 @@
 
 #include <uv.h>
 
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -19,6 +20,19 @@
 #include "consensus/proposer.h"
 #include "consensus/raft_c.h"
 #include "consensus/raft_heap.h"
+
+// libraft 0.15's plain TCP transport splits each "host:port" address
+// (uvIpParse, on the loop thread, at listen and at every connect) with
+// strtok, whose position is one static for the whole process. Two Nodes in
+// one process (the integration tests run three) then read each other's
+// stack buffers: a connect can take another Node's port. This definition,
+// which the dynamic linker binds libraft's strtok to, keeps the position per
+// thread; for one thread it behaves as the C library's (docs/consensus.md,
+// trap 14). It lives here because this object is linked wherever libraft is.
+extern "C" char* strtok(char* __restrict text, const char* __restrict delimiters) noexcept {
+  thread_local char* position = nullptr;
+  return strtok_r(text, delimiters, &position);
+}
 
 namespace rw::consensus {
 

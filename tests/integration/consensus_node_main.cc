@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "consensus/dedup_log_for_test.h"
@@ -186,6 +188,27 @@ TEST(NodeCluster, TransfersLeadershipOnStop) {
   std::printf("transfer: new ready leader %d %lld ms after stop began\n", next + 1,
               static_cast<long long>(handover));
   EXPECT_EQ(cluster.submit_all(next, make_entries(100, 100)), 100U);
+}
+
+// libraft's plain TCP transport parses addresses with strtok (docs/consensus.md,
+// trap 14): a second thread's tokenizing between two calls of this one must
+// not move this one's position, as it does with the C library's single static.
+TEST(NodeCluster, StrtokKeepsItsPositionPerThread) {
+  char address[] = "127.0.0.1:9001";
+  const char* host = strtok(address, ":");
+  std::string other_port;
+  std::thread([&other_port] {
+    char other[] = "10.0.0.2:9002";
+    strtok(other, ":");
+    const char* port = strtok(nullptr, ":");
+    other_port = port == nullptr ? "" : port;
+  }).join();
+  const char* port = strtok(nullptr, ":");
+  ASSERT_NE(port, nullptr);
+  EXPECT_STREQ(host, "127.0.0.1");
+  EXPECT_STREQ(port, "9001");
+  EXPECT_EQ(other_port, "9002");
+  EXPECT_EQ(strtok(nullptr, ":"), nullptr);
 }
 
 TEST(NodeCluster, ReplacesAMemberThatLostItsDisk) {
