@@ -3,8 +3,8 @@
 // One writer (the worker) and any number of readers (the admin API, the exit
 // summary): the writer uses relaxed load+store, which is race-free with a
 // single writer and costs no locked instruction on the packet path. The
-// same holds per NAS client: one row of counters per client label and worker
-// (docs/admin_api.md "/metrics").
+// same holds per NAS client: one row of counters per client label and worker,
+// made when the client first sends to the worker (docs/admin_api.md "/metrics").
 #pragma once
 
 #include <array>
@@ -65,25 +65,52 @@ struct ClientCounts {
 // shortname). A label keeps its row for the life of the table, whatever
 // reloads do to the clients file: a count never goes down, a client that
 // keeps its label across a reload keeps counting on, and one that comes
-// back after a reload that removed it continues from where it stopped. The
-// rows are found once per state (rows_for), so that the packet path counts
-// through a pointer: no lookup by name, no allocation, no lock.
+// back after a reload that removed it continues from where it stopped.
+// Rows follow the clients that send, not the clients configured: the
+// worker asks for a client's row on the client's first packet (row_for),
+// so that a clients file of 10,000 NAS of which 100 send costs 100 rows
+// (docs/benchmarking.md "Gateway memory by client"). The worker keeps the
+// pointer, so that later packets count through it: no lookup by name, no
+// allocation, no lock.
 class ClientCounterTable {
  public:
+  // The row of `label`, adding a zeroed row when the table has none: one
+  // allocation per label for the life of the table. Called by the worker
+  // that writes the rows, on a client's first packet in a state only: it
+  // takes the lock. The row lives as long as the table.
+  [[nodiscard]] ClientCounters* row_for(std::string_view label);
+
   // The row of each label in `labels`, in order, adding a zeroed row for
-  // each label new to the table. Two equal labels share one row. Called by
-  // the worker that writes the rows, at start and at a reload only: it
-  // allocates and takes the lock. The rows live as long as the table.
+  // each label new to the table. Two equal labels share one row. For
+  // tables whose labels are few and all counted (tenants); called at start
+  // and at a reload only: it allocates and takes the lock.
   [[nodiscard]] std::vector<ClientCounters*> rows_for(std::span<const std::string> labels);
+
+  // The row of each label in `labels` that the table holds already, in
+  // order; null for a label without one (none is added, so a configured
+  // client that never sent costs a null pointer). Called by the worker at
+  // a reload, so that a client that keeps its label counts on through its
+  // row without asking again; takes the lock.
+  [[nodiscard]] std::vector<ClientCounters*> rows_held(std::span<const std::string> labels) const;
 
   // Adds this table's counts to the entry of `totals` with the same label;
   // labels without an entry are skipped. Any thread.
   void add_counts_to(std::map<std::string, ClientCounts, std::less<>>& totals) const;
 
+  // Adds this table's counts, for each label of `labels` (sorted, each
+  // once) that the table holds, to the entry of `totals` with that label,
+  // adding the entry when there is none: `totals` ends with the labels
+  // counted, not every label asked (docs/admin_api.md "/metrics" prints
+  // zeros for the others). Any thread.
+  void add_counts_for(std::span<const std::string_view> labels,
+                      std::map<std::string, ClientCounts, std::less<>>& totals) const;
+
   // The labels held: every label the worker has counted under since start.
   [[nodiscard]] std::size_t size() const;
 
  private:
+  static void add_row(const ClientCounters& row, ClientCounts& counts);
+
   mutable std::mutex mutex_;
   // Guarded by mutex_. Rows are never removed, so pointers to them stay valid.
   std::map<std::string, std::unique_ptr<ClientCounters>, std::less<>> rows_;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rw::gateway {
@@ -56,6 +57,40 @@ TEST(ClientCounterTable, ALabelThatLeavesAndComesBackContinuesWhereItStopped) {
   totals.try_emplace("nas-a");
   table.add_counts_to(totals);
   EXPECT_EQ(totals["nas-a"].access_rejects, 8u);
+}
+
+// Rows follow the clients that send: asking which rows are held adds
+// none, and a row is added once, on the first ask by label
+// (docs/benchmarking.md "Gateway memory by client").
+TEST(ClientCounterTable, RowsHeldAddsNoRowAndRowForAddsOneOnce) {
+  ClientCounterTable table;
+  const std::vector<std::string> configured{"nas-a", "nas-b", "nas-c"};
+  for (ClientCounters* row : table.rows_held(configured)) EXPECT_EQ(row, nullptr);
+  EXPECT_EQ(table.size(), 0u) << "a configured client that has not sent has no row";
+  ClientCounters* first = table.row_for("nas-b");
+  ASSERT_NE(first, nullptr);
+  first->access_accepts.add();
+  EXPECT_EQ(table.row_for("nas-b"), first) << "asked again: the same row, not another";
+  EXPECT_EQ(table.size(), 1u);
+  const std::vector<ClientCounters*> held = table.rows_held(configured);
+  EXPECT_EQ(held[0], nullptr);
+  EXPECT_EQ(held[1], first);
+  EXPECT_EQ(held[2], nullptr);
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(ClientCounterTable, CountsForSortedLabelsAddEntriesForTheRowsHeldOnly) {
+  ClientCounterTable table;
+  table.row_for("nas-b")->access_rejects.add(2);
+  table.row_for("removed")->access_rejects.add(5);
+  table.row_for("nas-d")->drop(DropReason::kDuplicateInProgress);
+  const std::vector<std::string_view> labels{"nas-a", "nas-b", "nas-c", "nas-d"};
+  Totals totals;
+  totals["nas-b"].access_rejects = 1;  // What another worker counted.
+  table.add_counts_for(labels, totals);
+  EXPECT_EQ(totals.size(), 2u) << "nas-a and nas-c have no row; removed is not asked";
+  EXPECT_EQ(totals["nas-b"].access_rejects, 3u);
+  EXPECT_EQ(totals["nas-d"].drops[static_cast<std::size_t>(DropReason::kDuplicateInProgress)], 1u);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
         return options;
       }()),
       learned_message_authenticator_(state_->client_count(), false),
-      client_rows_(counters_.clients.rows_for(state_->client_labels())),
+      client_rows_(counters_.clients.rows_held(state_->client_labels())),
       tenant_rows_(counters_.tenants.rows_for(state_->tenant_names())),
       accounting_(std::move(accounting)),
       parking_(parking),
@@ -67,8 +67,19 @@ RequestHandler::RequestHandler(std::shared_ptr<const GatewayState> state, Random
 void RequestHandler::set_state(std::shared_ptr<const GatewayState> state) {
   state_ = std::move(state);
   learned_message_authenticator_.assign(state_->client_count(), false);
-  client_rows_ = counters_.clients.rows_for(state_->client_labels());
+  client_rows_ = counters_.clients.rows_held(state_->client_labels());
   tenant_rows_ = counters_.tenants.rows_for(state_->tenant_names());
+}
+
+ClientCounters* RequestHandler::client_row(const config::ClientDef& client) {
+  const std::size_t index = state_->index_of(client);
+  ClientCounters*& row = client_rows_[index];
+  // The client's first packet to this worker under its label: the one
+  // allocation of its row for the life of the process (later states find
+  // it in set_state). Every later packet counts through the pointer.
+  if (row == nullptr) [[unlikely]]
+    row = counters_.clients.row_for(state_->client_labels()[index]);
+  return row;
 }
 
 void RequestHandler::on_tick(Instant now) {
@@ -121,7 +132,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     // Looked up for garbage too, so that a NAS that sends it shows in its own series.
     const config::ClientDef* client = state_->find_client(from, listener);
     if (explain_filter_) follow(now, from, listener, client, nullptr, datagram.size());
-    if (client != nullptr) client_counters_ = client_rows_[state_->index_of(*client)];
+    if (client != nullptr) client_counters_ = client_row(*client);
     note_drop(DropReason::kMalformed);
     counters_.malformed_by_reason[static_cast<std::size_t>(packet.error())].add();
     if (trace_) end_trace("dropped: malformed (" + std::string(radius::to_string(packet.error())) + ")");
@@ -134,7 +145,7 @@ std::size_t RequestHandler::on_datagram(Instant now, const Arrival& arrival, con
     if (trace_) end_trace("dropped: unknown_client");
     return 0;
   }
-  client_counters_ = client_rows_[state_->index_of(*client)];
+  client_counters_ = client_row(*client);
   tenant_counters_ = tenant_rows_[client->tenant];
   const Code code = packet->code();
   // RFC 6614 §2.3: one RadSec connection carries both kinds of request.
@@ -873,6 +884,7 @@ std::unique_ptr<DatagramHandler> RequestHandlerFactory::make_handler(int worker_
 }
 
 std::unique_ptr<RequestHandler> RequestHandlerFactory::make_request_handler(int worker_index) {
+  RW_ASSERT(state_ != nullptr);
   counters_.push_back(std::make_unique<GatewayCounters>());
   auto handler = std::make_unique<RequestHandler>(state_, random_, *counters_.back(), observer_, accounting_,
                                                   static_cast<std::uint16_t>(worker_index), parking_);

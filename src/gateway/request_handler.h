@@ -153,8 +153,9 @@ class RequestHandler final : public DatagramHandler {
 
   // Replaces the shared state (a reload); the duplicate cache is kept, what
   // `auto` clients taught this worker is forgotten. Each client counts on
-  // under its label (counters.h, ClientCounterTable); finding the rows of the
-  // new clients allocates, once per reload.
+  // under its label (counters.h, ClientCounterTable): the rows the worker
+  // holds are found again by label, once per reload; a client without one
+  // gets it on its first packet.
   void set_state(std::shared_ptr<const GatewayState> state);
 
   [[nodiscard]] const DuplicateCache& duplicates() const { return duplicates_; }
@@ -210,6 +211,9 @@ class RequestHandler final : public DatagramHandler {
                                       MutableBytes reply);
   void report(Instant now, const Endpoint& from, std::string_view client, std::string_view tenant,
               const Verdict& verdict);
+  // The row `client` (of state_) counts under, asked of counters_.clients
+  // on its first packet in this state only.
+  [[nodiscard]] ClientCounters* client_row(const config::ClientDef& client);
   void count_drop(DropReason reason);
   // Counts a drop, and says so in the trace of a followed request.
   void note_drop(DropReason reason);
@@ -235,7 +239,9 @@ class RequestHandler final : public DatagramHandler {
   // For clients with require_message_authenticator = auto: whether this
   // worker has seen one send a valid Message-Authenticator (then it must).
   std::vector<bool> learned_message_authenticator_;
-  // The row of each client of state_ in counters_.clients, by its index.
+  // The row of each client of state_ in counters_.clients, by its index;
+  // null until the client sends (client_row), so that a configured client
+  // that never sends costs this pointer and no row.
   std::vector<ClientCounters*> client_rows_;
   // The row of the client of the request in hand (a parked request keeps
   // its own); null when no client matched.
@@ -291,6 +297,12 @@ class RequestHandlerFactory final : public DatagramHandlerFactory {
   // Handlers made from now on serve EAP in `conversations` (see
   // RequestHandler::set_eap_conversations).
   void set_eap_conversations(EapConversations* conversations) { eap_ = conversations; }
+
+  // Lets go of the state handlers are made with, so that once a reload
+  // replaces it nothing but the factory's own handlers hold it and it is
+  // freed (gateway_shell::PublishedState). Call it once every handler is
+  // made: making one afterwards is a programming error (asserted).
+  void forget_state() { state_.reset(); }
 
   // Counters of every handler made so far, for metrics and the exit summary.
   [[nodiscard]] const std::vector<std::unique_ptr<GatewayCounters>>& counters() const { return counters_; }

@@ -841,7 +841,7 @@ TEST_F(RequestHandlerTest, AnswersAndDropsAreCountedUnderTheClientsLabel) {
   for (const char* label : {"localhost", "legacy", "learner"}) {
     EXPECT_EQ(client_counts(label).drops[static_cast<std::size_t>(DropReason::kUnknownClient)], 0u) << label;
   }
-  EXPECT_EQ(counters_.clients.size(), 3u);
+  EXPECT_EQ(counters_.clients.size(), 2u) << "learner never sent: it has no row";
 }
 
 TEST_F(RequestHandlerTest, ClientCountsFollowTheLabelAcrossReloads) {
@@ -865,6 +865,32 @@ TEST_F(RequestHandlerTest, ClientCountsFollowTheLabelAcrossReloads) {
   EXPECT_FALSE(pap("alice", "wonderland", 4).empty());
   EXPECT_EQ(client_counts("localhost").access_accepts, 3u);
   EXPECT_EQ(counters_.access_accepts.get(), 4u);
+}
+
+// Rows follow the clients that send: none for a configured client before
+// its first packet; the first packet adds its row and counts, later ones
+// count in the same row, and a reload that keeps the label keeps the row
+// (docs/benchmarking.md "Gateway memory by client").
+TEST_F(RequestHandlerTest, AClientsRowIsMadeOnItsFirstPacketAndKeptAcrossReloads) {
+  EXPECT_EQ(counters_.clients.size(), 0u) << "three clients configured, none has sent";
+  EXPECT_FALSE(pap("alice", "wonderland", 1).empty());
+  EXPECT_EQ(counters_.clients.size(), 1u);
+  EXPECT_EQ(client_counts("localhost").access_accepts, 1u);
+  EXPECT_FALSE(pap("alice", "wrong", 2).empty());
+  EXPECT_EQ(client_counts("localhost").access_rejects, 1u);
+  EXPECT_EQ(counters_.clients.size(), 1u) << "one row per client, not one per packet";
+  handler_->set_state(state_with_clients(kClients));
+  EXPECT_EQ(counters_.clients.size(), 1u) << "a reload adds no row";
+  EXPECT_FALSE(pap("alice", "wonderland", 3).empty());
+  EXPECT_EQ(client_counts("localhost").access_accepts, 2u);
+  EXPECT_EQ(counters_.clients.size(), 1u);
+  secret_ = *radius::SharedSecret::create(as_bytes("legacy"));
+  begin(Code::kAccessRequest, 4, /*message_authenticator=*/false).add(attr::kUserName, as_bytes("alice"));
+  add_password("wonderland");
+  EXPECT_FALSE(send(finish_request(), Listener::kAuthentication, endpoint(9, 1812)).empty());
+  EXPECT_EQ(counters_.clients.size(), 2u);
+  EXPECT_EQ(client_counts("legacy").access_accepts, 1u);
+  EXPECT_EQ(client_counts("learner").access_accepts, 0u);
 }
 
 TEST_F(AccountingTest, AResponseIsCountedUnderTheClientTheRequestCameFromAfterAReload) {

@@ -5,7 +5,9 @@
 // the counters as relaxed atomics.
 #include "gateway_shell/gateway_admin.h"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -188,23 +190,36 @@ void add_eap_pool_metrics(io::PrometheusText& page, const EapPool& pool) {
 void add_client_metrics(io::PrometheusText& page,
                         const std::vector<std::unique_ptr<gateway::GatewayCounters>>& workers,
                         std::span<const std::string> labels) {
-  // Sorted, each label once: clients that share a shortname share its series.
-  std::map<std::string, gateway::ClientCounts, std::less<>> totals;
-  for (const std::string& label : labels) totals.try_emplace(label);
-  for (const auto& counters : workers) counters->clients.add_counts_to(totals);
+  // Sorted, each label once: clients that share a shortname share its
+  // series. Counts are summed for the labels the workers hold a row for
+  // (the clients that sent); every other label of the clients file is
+  // printed with zeros without a ClientCounts of its own, so that a scrape
+  // of a 10,000-client gateway does not build 10,000 of them.
+  std::vector<std::string_view> sorted(labels.begin(), labels.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::map<std::string, gateway::ClientCounts, std::less<>> counted;
+  for (const auto& counters : workers) counters->clients.add_counts_for(sorted, counted);
+  static const gateway::ClientCounts kNothing{};
+  const auto counts_of = [&](std::string_view label) -> const gateway::ClientCounts& {
+    const auto at = counted.find(label);
+    return at == counted.end() ? kNothing : at->second;
+  };
   constexpr std::string_view kRequests =
       "Requests answered, by NAS client (shortname), request code and outcome.";
-  for (const auto& [label, counts] : totals) {
+  for (const std::string_view label : sorted) {
+    const gateway::ClientCounts& counts = counts_of(label);
     for (const AnsweredSeries& series : kAnswered) {
       page.counter("radiusward_gateway_client_requests_total", kRequests, counts.*series.by_client,
                    {{"client", label}, {"code", series.code}, {"outcome", series.outcome}});
     }
   }
-  // Only the reasons that happened: 18 zeros per client would drown the rest.
+  // Only the reasons that happened: 18 zeros per client would drown the
+  // rest. A label without counts has none.
   constexpr std::string_view kDrops =
       "Datagrams dropped without an answer after their NAS client was known, by client (shortname) and "
       "reason.";
-  for (const auto& [label, counts] : totals) {
+  for (const auto& [label, counts] : counted) {
     for (std::size_t i = 0; i < gateway::kDropReasonCount; ++i) {
       if (counts.drops[i] == 0) continue;
       page.counter("radiusward_gateway_client_drops_total", kDrops, counts.drops[i],
