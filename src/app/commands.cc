@@ -306,7 +306,8 @@ std::unique_ptr<gateway_shell::SqlUserCache> make_sql_user_cache(const config::S
     };
     spdlog::info("sql users: PostgreSQL{}", sql.read_replica ? " (reads on the read replica)" : "");
   }
-  std::shared_ptr<const radius::Dictionary> dictionary(files.state, &files.state->dictionary());
+  // The dictionary alone, not the start state: a reload must free that.
+  std::shared_ptr<const radius::Dictionary> dictionary = files.state->shared_dictionary();
   return std::make_unique<gateway_shell::SqlUserCache>(
       options, std::move(connect), std::move(dictionary), [] { return io::monotonic_now(); },
       [](const std::string& error) { spdlog::warn("sql users: {}", error); });
@@ -624,6 +625,15 @@ int run_gateway(const GatewayCommand& command) {
     spdlog::critical("{}", admin.error());
     return kExitRuntimeFailure;
   }
+  // Every handler is made (UDP workers, RadSec, EAP forwarder): the start
+  // state is held by `published` and the handlers alone from here, so that
+  // the first reload frees it instead of keeping it beside every later one
+  // (docs/benchmarking.md "Gateway memory by client").
+  factory->forget_state();
+  loaded->files.state.reset();
+  // What loading the files took beyond what the state keeps goes back to
+  // the system, as after a reload.
+  gateway_shell::return_free_memory();
   spdlog::info("radiusward {} gateway started with {} workers", RW_VERSION, (*server)->worker_count());
   log_listeners(**server);
   const std::string_view signal = serve_signals(reloader, published);

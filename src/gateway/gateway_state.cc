@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "auth/mab.h"
@@ -56,24 +58,35 @@ Result<std::shared_ptr<const GatewayState>, std::string> GatewayState::build(Inp
   if (!table) return fail(table.error());
   auto radsec_table = config::ClientTable::build(std::move(all_radsec_clients));
   if (!radsec_table) return fail(radsec_table.error());
+  const std::size_t count = table->clients().size() + radsec_table->clients().size();
   std::vector<radius::SharedSecret> secrets;
+  std::vector<std::uint32_t> secret_index;
   std::vector<std::string> labels;
-  secrets.reserve(table->clients().size() + radsec_table->clients().size());
-  labels.reserve(secrets.capacity());
+  secret_index.reserve(count);
+  labels.reserve(count);
+  // Each distinct secret is precomputed once; the views are into the
+  // tables' clients, which outlive this loop.
+  std::unordered_map<std::string_view, std::uint32_t> known_secrets;
   for (const config::ClientTable* clients : {&*table, &*radsec_table}) {
     for (const config::ClientDef& client : clients->clients()) {
-      auto secret = radius::SharedSecret::create(client.secret_bytes());
-      if (!secret) {
-        return fail(client.file + ":" + std::to_string(client.line) + ": client " + client.name +
-                    ": secret: " + std::string(radius::to_string(secret.error())));
+      auto [known, added] =
+          known_secrets.try_emplace(client.secret, static_cast<std::uint32_t>(secrets.size()));
+      if (added) {
+        auto secret = radius::SharedSecret::create(client.secret_bytes());
+        if (!secret) {
+          return fail(client.file + ":" + std::to_string(client.line) + ": client " + client.name +
+                      ": secret: " + std::string(radius::to_string(secret.error())));
+        }
+        secrets.push_back(*secret);
       }
-      secrets.push_back(*secret);
+      secret_index.push_back(known->second);
       labels.push_back(client_label(client));
     }
   }
-  std::shared_ptr<GatewayState> state(new GatewayState(std::move(inputs.dictionary), std::move(*table),
-                                                       std::move(*radsec_table), std::move(secrets),
-                                                       std::move(labels), inputs.options));
+  secrets.shrink_to_fit();
+  std::shared_ptr<GatewayState> state(
+      new GatewayState(std::move(inputs.dictionary), std::move(*table), std::move(*radsec_table),
+                       std::move(secrets), std::move(secret_index), std::move(labels), inputs.options));
   // A NUL never occurs in a clients file's names, so a tenant's owners
   // never equal a default client's name.
   for (const config::ClientTable* clients : {&state->clients_, &state->radsec_clients_}) {
@@ -111,11 +124,13 @@ const TenantState* GatewayState::find_tenant(std::string_view name) const {
 
 GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
                            config::ClientTable radsec_clients, std::vector<radius::SharedSecret> secrets,
-                           std::vector<std::string> labels, GatewayOptions options)
+                           std::vector<std::uint32_t> secret_index, std::vector<std::string> labels,
+                           GatewayOptions options)
     : dictionary_(std::move(dictionary)),
       clients_(std::move(clients)),
       radsec_clients_(std::move(radsec_clients)),
       secrets_(std::move(secrets)),
+      secret_index_(std::move(secret_index)),
       labels_(std::move(labels)),
       options_(options) {
   const radius::Dictionary& d = *dictionary_;
@@ -132,7 +147,7 @@ GatewayState::GatewayState(std::shared_ptr<const radius::Dictionary> dictionary,
 }
 
 const radius::SharedSecret& GatewayState::secret_of(const config::ClientDef& client) const {
-  return secrets_[index_of(client)];
+  return secrets_[secret_index_[index_of(client)]];
 }
 
 std::size_t GatewayState::index_of(const config::ClientDef& client) const {

@@ -175,8 +175,12 @@ class GatewayState : public std::enable_shared_from_this<GatewayState> {
   [[nodiscard]] const config::ClientDef* find_client(const Endpoint& from, Listener listener) const {
     return listener == Listener::kRadSec ? radsec_clients_.find(from.address, from.is_v6) : find_client(from);
   }
-  // The precomputed secret of a client returned by find_client.
+  // The precomputed secret of a client returned by find_client. Clients
+  // with the same secret share one (552 bytes each: the secret and its
+  // three MD5 states), as many NAS of a site do.
   [[nodiscard]] const radius::SharedSecret& secret_of(const config::ClientDef& client) const;
+  // Distinct secrets among the clients (each precomputed once).
+  [[nodiscard]] std::size_t secret_count() const { return secrets_.size(); }
   // The position of a client returned by find_client, in [0, client_count()):
   // the UDP clients first, then the RadSec clients.
   [[nodiscard]] std::size_t index_of(const config::ClientDef& client) const;
@@ -212,6 +216,11 @@ class GatewayState : public std::enable_shared_from_this<GatewayState> {
   // Every password of the default tenant's users file, parsed.
   [[nodiscard]] const auth::UserCredentials& credentials() const { return tenants_.front().credentials(); }
   [[nodiscard]] const radius::Dictionary& dictionary() const { return *dictionary_; }
+  // The same, for holders that outlive this state (the SQL user cache): a
+  // reload frees the state, not the dictionary they hold.
+  [[nodiscard]] const std::shared_ptr<const radius::Dictionary>& shared_dictionary() const {
+    return dictionary_;
+  }
   [[nodiscard]] const KnownAttributes& known() const { return known_; }
   [[nodiscard]] const GatewayOptions& options() const { return options_; }
   // The default tenant's authorization policy, or null when none is configured.
@@ -231,12 +240,14 @@ class GatewayState : public std::enable_shared_from_this<GatewayState> {
  private:
   GatewayState(std::shared_ptr<const radius::Dictionary> dictionary, config::ClientTable clients,
                config::ClientTable radsec_clients, std::vector<radius::SharedSecret> secrets,
-               std::vector<std::string> labels, GatewayOptions options);
+               std::vector<std::uint32_t> secret_index, std::vector<std::string> labels,
+               GatewayOptions options);
 
   std::shared_ptr<const radius::Dictionary> dictionary_;
   config::ClientTable clients_;
   config::ClientTable radsec_clients_;
-  std::vector<radius::SharedSecret> secrets_;  // By index_of.
+  std::vector<radius::SharedSecret> secrets_;  // Each distinct secret once.
+  std::vector<std::uint32_t> secret_index_;    // By index_of: the client's in secrets_.
   std::vector<std::string> labels_;            // By index_of.
   std::vector<std::string> owners_;            // By index_of: conversation_owner.
   GatewayOptions options_;

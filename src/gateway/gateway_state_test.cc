@@ -7,6 +7,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 
 #include "config/clients_file.h"
 #include "gateway/access.h"
@@ -123,6 +124,27 @@ TEST(GatewayStateTenants, TheSameUserIsTwoUsersAndEachTenantHasItsPolicy) {
   const AccessOutcome bob = pap(state, nas_acme, "bob", "b");
   EXPECT_FALSE(bob.accepted);
   EXPECT_EQ(bob.rule, "no-bob");
+}
+
+// A secret is precomputed once however many clients share it, across
+// tenants too (docs/benchmarking.md "Gateway memory by client"), and each
+// client still answers with its own.
+TEST(GatewayStateSecrets, ClientsWithTheSameSecretShareItsPrecomputation) {
+  auto built = two_tenants(
+      "client twin {\n  ipaddr = 10.0.0.2\n  secret = s1\n}\nclient other {\n  ipaddr = 10.0.0.3\n  secret = "
+      "s3\n}\n");
+  ASSERT_TRUE(built) << built.error();
+  const GatewayState& state = **built;
+  EXPECT_EQ(state.secret_count(), 2u) << "s1 twice and s3";
+  const config::ClientDef& nas = *state.find_client(v4(10, 0, 0, 1));
+  const config::ClientDef& twin = *state.find_client(v4(10, 0, 0, 2));
+  const config::ClientDef& other = *state.find_client(v4(10, 0, 0, 3));
+  EXPECT_EQ(&state.secret_of(nas), &state.secret_of(twin));
+  EXPECT_NE(&state.secret_of(nas), &state.secret_of(other));
+  const std::string_view s3 = "s3";
+  const Bytes other_secret = state.secret_of(other).bytes();
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(other_secret.data()), other_secret.size()), s3);
+  EXPECT_EQ(state.secret_of(twin).bytes().size(), 2u);
 }
 
 }  // namespace

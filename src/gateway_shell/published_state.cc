@@ -8,6 +8,8 @@
 
 namespace rw::gateway_shell {
 
+void return_free_memory() { (void)malloc_trim(0); }
+
 void PublishedState::publish(std::shared_ptr<const gateway::GatewayState> state) {
   const std::lock_guard lock(mutex_);
   retired_.push_back(std::move(current_));
@@ -34,7 +36,7 @@ std::size_t PublishedState::collect() {
   // files at each reload (docs/operations.md "Reload").
   if (!unused.empty()) {
     unused.clear();
-    (void)malloc_trim(0);
+    return_free_memory();
   }
   return held;
 }

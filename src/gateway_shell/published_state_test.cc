@@ -114,5 +114,25 @@ TEST_F(ReloadingHandlerTest, NextRequestIsDecidedWithThePublishedState) {
   EXPECT_EQ(static_cast<ReloadingHandler&>(*handler).handler().duplicates().answered_size(), 4u);
 }
 
+// The gateway's start (src/app/commands.cc): once every handler is made the
+// factory lets go of the start state, so that the first reload frees it
+// instead of keeping it beside every later state for the life of the process.
+TEST_F(ReloadingHandlerTest, TheStartStateIsFreedByAReloadOnceTheFactoryForgetsIt) {
+  auto start = state_with("alice Cleartext-Password := \"a\"\n");
+  const std::weak_ptr<const gateway::GatewayState> watch = start;
+  PublishedState published(start);
+  start.reset();
+  gateway::RequestHandlerFactory factory(published.current().second, random_, nullptr);
+  ReloadingHandlerFactory reloading(factory, published);
+  std::unique_ptr<gateway::DatagramHandler> handler = reloading.make_handler(0);
+  factory.forget_state();
+  EXPECT_EQ(answer(*handler, pap("alice", "a", 1)), Code::kAccessAccept);
+  published.publish(state_with("bob Cleartext-Password := \"b\"\n"));
+  handler->on_tick(kNow);  // The worker takes the new state up.
+  EXPECT_EQ(published.collect(), 0u);
+  EXPECT_TRUE(watch.expired()) << "nothing holds the start state after the reload";
+  EXPECT_EQ(answer(*handler, pap("bob", "b", 2)), Code::kAccessAccept);
+}
+
 }  // namespace
 }  // namespace rw::gateway_shell
