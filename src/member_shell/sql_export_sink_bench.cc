@@ -6,16 +6,23 @@
 // throughput"). Wall time: the work is PostgreSQL's as much as this
 // process's. The session mix is what `radiusward bench run --scenario acct`
 // sends: each session's Start, then its Interim-Update, then its Stop, with
-// sessions overlapping so that a batch holds all three kinds.
+// sessions overlapping so that a batch holds all three kinds. How far apart
+// a session's records lie (the `overlap` argument) sets how many of them
+// one batch holds, hence what the exporter's fold (docs/accounting.md
+// "Export to SQL", Statements) saves: 3,000 apart, a batch of 2,000 holds
+// one record per session and folds nothing; 300 apart, most sessions'
+// three records are in one batch.
 #include <benchmark/benchmark.h>
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,9 +40,11 @@ using accounting::testing::RequestSpec;
 namespace status = accounting::status;
 
 constexpr std::size_t kEntry = 64;
-// Sessions in flight: record n is the Start, Interim-Update or Stop of
-// session n / 3 shifted by a third of this, so that one batch mixes kinds.
-constexpr std::uint64_t kOverlap = 3000;
+// Records between a session's Start and its Stop, about: record n is the
+// Start, Interim-Update or Stop of session n / 3 shifted by a third of it,
+// so that one batch mixes kinds.
+constexpr std::int64_t kApart = 3000;    // one record per session in a batch of 2,000
+constexpr std::int64_t kTogether = 300;  // most sessions whole in a batch of 2,000
 constexpr const char* kFreeradiusSchema = "/etc/freeradius/3.0/mods-config/sql/main/postgresql/schema.sql";
 
 io::PostgresServerForTest& postgres() {
@@ -44,12 +53,11 @@ io::PostgresServerForTest& postgres() {
 }
 
 // Record n of the stream (n counts from 0): kinds rotate Start, Interim,
-// Stop; session of record n is (n / 3 + kind * kOverlap / 3) so that
-// a session's three records lie kOverlap records apart.
-HeldRecord record(std::uint64_t n, std::uint64_t index) {
+// Stop; session of record n is (n / 3 - kind * overlap / 3) so that a
+// session's three records lie `overlap` records apart.
+HeldRecord record(std::uint64_t n, std::uint64_t index, std::uint64_t overlap) {
   const std::uint64_t kind = n % 3;
-  const std::uint64_t session =
-      n / 3 >= kind * kOverlap / 3 ? n / 3 - kind * kOverlap / 3 : n / 3 + 1'000'000;
+  const std::uint64_t session = n / 3 >= kind * overlap / 3 ? n / 3 - kind * overlap / 3 : n / 3 + 1'000'000;
   RequestSpec spec;
   spec.identifier = static_cast<std::uint8_t>(n);
   spec.status_type = kind == 0 ? status::kStart : kind == 1 ? status::kInterimUpdate : status::kStop;
@@ -97,20 +105,27 @@ std::string fresh_database(const std::string& name, Layout layout) {
 }
 
 // The next batch of `size` records: whole log entries, as the exporter
-// offers them.
-void next_batch(std::vector<HeldRecord>& batch, std::size_t size, std::uint64_t& n, std::uint64_t& index) {
+// offers them. Returns its records per session.
+double next_batch(std::vector<HeldRecord>& batch, std::size_t size, std::uint64_t& n, std::uint64_t& index,
+                  std::uint64_t overlap) {
   batch.clear();
+  std::set<std::string> sessions;
   for (std::size_t i = 0; i < size; ++i, ++n) {
     if (i % kEntry == 0) ++index;
-    batch.push_back(record(n, index));
+    batch.push_back(record(n, index, overlap));
+    sessions.insert(batch.back().record.session.hex());
   }
+  return static_cast<double>(size) / static_cast<double>(sessions.size());
 }
 
-// The sink as the exporter runs it. Arguments: the layout, then records per
-// batch (export.batch_records_max).
+// The sink as the exporter runs it. Arguments: the layout, records per
+// batch (export.batch_records_max), records between a session's first and
+// last (kApart, kTogether).
 void BM_PostgresSinkWrite(benchmark::State& state) {
   const auto layout = static_cast<Layout>(state.range(0));
   const auto batch_records = static_cast<std::size_t>(state.range(1));
+  const auto overlap = static_cast<std::uint64_t>(state.range(2));
+  double per_session = 0;
   const std::string conninfo = fresh_database("sink_bench", layout);
   if (conninfo.empty()) {
     state.SkipWithError("the sink could not migrate the database");
@@ -123,7 +138,7 @@ void BM_PostgresSinkWrite(benchmark::State& state) {
   std::vector<HeldRecord> batch;
   for (auto _ : state) {
     state.PauseTiming();
-    next_batch(batch, batch_records, n, index);
+    per_session += next_batch(batch, batch_records, n, index, overlap);
     state.ResumeTiming();
     auto written = sink->write(batch, through);
     if (!written) {
@@ -133,15 +148,17 @@ void BM_PostgresSinkWrite(benchmark::State& state) {
     through = written->exported_through;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch_records));
+  state.counters["records_per_session"] = per_session / static_cast<double>(state.iterations());
   state.SetLabel(std::string(kLayoutNames[layout]) + (std::filesystem::exists(kFreeradiusSchema)
                                                           ? ", FreeRADIUS schema.sql"
                                                           : ", radiusward's radacct"));
 }
 BENCHMARK(BM_PostgresSinkWrite)
-    ->ArgsProduct({{kShipped, kJsonLog, kNoSessionIndex, kJsonNoSessionIndex}, {2000}})
-    ->Args({kShipped, 500})
-    ->Args({kShipped, 8000})
-    ->ArgNames({"layout", "batch"})
+    ->ArgsProduct({{kShipped, kJsonLog, kNoSessionIndex, kJsonNoSessionIndex}, {2000}, {kApart}})
+    ->Args({kShipped, 500, kApart})
+    ->Args({kShipped, 8000, kApart})
+    ->Args({kShipped, 2000, kTogether})
+    ->ArgNames({"layout", "batch", "overlap"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
@@ -164,6 +181,7 @@ constexpr const char* kLogPathNames[] = {"log by INSERT ON CONFLICT", "log by pl
 void BM_PostgresBatchParts(benchmark::State& state) {
   constexpr std::size_t kRecords = 2000;
   const auto path = static_cast<LogPath>(state.range(0));
+  const auto overlap = static_cast<std::uint64_t>(state.range(1));
   const std::string conninfo = fresh_database("sink_parts", kShipped);
   if (conninfo.empty()) {
     state.SkipWithError("the sink could not migrate the database");
@@ -193,13 +211,13 @@ void BM_PostgresBatchParts(benchmark::State& state) {
     return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
   };
   const radius::Dictionary& dictionary = *radius::Dictionary::builtin();
-  double build_ms = 0, log_ms = 0, radacct_ms = 0, commit_ms = 0;
+  double build_ms = 0, log_ms = 0, radacct_ms = 0, commit_ms = 0, per_session = 0, radacct_rows_total = 0;
   std::uint64_t n = 0;
   std::uint64_t index = 0;
   std::vector<HeldRecord> batch;
   for (auto _ : state) {
     state.PauseTiming();
-    next_batch(batch, kRecords, n, index);
+    per_session += next_batch(batch, kRecords, n, index, overlap);
     state.ResumeTiming();
     auto began = Clock::now();
     std::string log;
@@ -209,6 +227,7 @@ void BM_PostgresBatchParts(benchmark::State& state) {
       log = *exporter::log_copy_rows(batch, dictionary);
       exporter::RadacctCopy staged = *exporter::radacct_copy(batch, dictionary);
       radacct_rows = std::move(staged.rows);
+      radacct_rows_total += static_cast<double>(std::count(radacct_rows.begin(), radacct_rows.end(), '\n'));
       radacct = std::move(staged.sql);
     } else if (path == kCopy) {
       log = *exporter::log_copy_rows(batch, dictionary);
@@ -243,12 +262,15 @@ void BM_PostgresBatchParts(benchmark::State& state) {
   state.counters["log_ms"] = log_ms / batches;
   state.counters["radacct_ms"] = radacct_ms / batches;
   state.counters["commit_ms"] = commit_ms / batches;
+  state.counters["records_per_session"] = per_session / batches;
+  if (path == kCopyBoth) state.counters["radacct_rows"] = radacct_rows_total / batches;
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kRecords));
   state.SetLabel(kLogPathNames[path]);
 }
 BENCHMARK(BM_PostgresBatchParts)
-    ->DenseRange(kInsert, kCopyBoth)
-    ->ArgName("log")
+    ->ArgsProduct({{kInsert, kPlainInsert, kCopy, kCopyBoth}, {kApart}})
+    ->Args({kCopyBoth, kTogether})
+    ->ArgNames({"log", "overlap"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
