@@ -323,7 +323,8 @@ std::string epoch_of(Dialect dialect, std::string_view column) {
 
 constexpr std::string_view kColumnList =
     "AcctSessionId, AcctUniqueId, UserName, Realm, NASIPAddress, NASPortId, NASPortType, AcctStartTime, "
-    "AcctUpdateTime, AcctStopTime, AcctSessionTime, AcctAuthentic, ConnectInfo_start, ConnectInfo_stop, "
+    "AcctUpdateTime, AcctStopTime, AcctInterval, AcctSessionTime, AcctAuthentic, ConnectInfo_start, "
+    "ConnectInfo_stop, "
     "AcctInputOctets, AcctOutputOctets, CalledStationId, CallingStationId, AcctTerminateCause, ServiceType, "
     "FramedProtocol, FramedIPAddress, FramedIPv6Address, FramedIPv6Prefix, FramedInterfaceId, "
     "DelegatedIPv6Prefix";
@@ -333,7 +334,26 @@ constexpr std::string_view kColumnList =
 // per column of kColumnList. The conflict clauses below read every
 // per-record value back from this row through EXCLUDED, so that rows of one
 // status type share one statement (batch_sql).
-using Row = std::array<Field, 26>;
+// AcctInterval is NULL in a record's own row (queries.conf's inserts leave
+// it out); a fold of several records (radacct_steps) carries the interval
+// its later Interim-Update computed.
+using Row = std::array<Field, 27>;
+
+// Positions in a Row of the columns a record's update sets (kColumnList).
+enum Column : std::size_t {
+  kStartTime = 7,
+  kUpdateTime = 8,
+  kStopTime = 9,
+  kInterval = 10,
+  kSessionTime = 11,
+  kConnectInfoStart = 13,
+  kConnectInfoStop = 14,
+  kInputOctets = 15,
+  kOutputOctets = 16,
+  kTerminateCause = 19,
+  kFramedFirst = 22,  // FramedIPAddress … DelegatedIPv6Prefix, kFramedUpdates' five
+  kFramedEnd = 27,
+};
 
 Row row_fields(const Columns& c, std::optional<std::int64_t> start, std::optional<std::int64_t> stop,
                std::optional<std::int64_t> session_time, std::int64_t input, std::int64_t output,
@@ -348,6 +368,7 @@ Row row_fields(const Columns& c, std::optional<std::int64_t> start, std::optiona
              time_field(start),
              time_field(c.event_epoch),
              time_field(stop),
+             integer_field(std::nullopt),  // AcctInterval
              integer_field(session_time),
              text_field(c.authentic),
              text_field(c.connect_info),
@@ -718,38 +739,193 @@ std::vector<bool> repeated_keys(std::span<const accounting::HeldRecord> records,
   return repeated;
 }
 
+// One session's records of a stretch of a batch (below), folded into ONE
+// radacct write whose effect is that of running the records' own
+// statements (radacct_sql) in log order, on every starting state of the
+// row (docs/accounting.md "Export to SQL", Statements):
+//
+// - no row: the first record's row, then each later record's update
+//   applied here, client-side (`row`); it goes in as the INSERT's row.
+// - an open row: the updates of all the records, each column set to the
+//   value of the last record that sets it (the conflict clause,
+//   fold_clause). Every value a record of the fold sets is `row`'s value
+//   of that column (EXCLUDED), except where the first record reads the
+//   existing row — Interim-Update's AcctInterval (since the row's last
+//   update) and Stop's AcctSessionTime without Acct-Session-Time (since the
+//   row's start) — which stay in SQL (`radacct.` columns).
+// - a closed row: untouched (WHERE radacct.AcctStopTime IS NULL).
+//
+// A Stop closes the row whatever it was, so the session's later records in
+// the stretch are no-ops and are left out. One case cannot fold: a fold
+// begun by an Interim-Update whose AcctInterval would need the first
+// record's time once a Start has replaced AcctStartTime; a Start there
+// begins a second fold (records out of order), written in the next wave.
+struct FoldShape {
+  // Which columns the records set on an open row and how; rows of one
+  // shape share a statement.
+  enum class Interval : std::uint8_t { kUntouched, kFirstRecord, kFolded };
+  enum class SessionTime : std::uint8_t { kUntouched, kFolded, kSinceRowStart };
+  enum class Stop : std::uint8_t { kNone, kFirstRecord, kFolded };
+  bool starts = false;  // a Start: AcctStartTime, ConnectInfo_start
+  bool usage = false;   // an Interim-Update or Stop: counters, Framed addresses
+  Interval interval = Interval::kUntouched;
+  SessionTime session_time = SessionTime::kUntouched;
+  Stop stop = Stop::kNone;
+
+  [[nodiscard]] std::uint32_t key() const {
+    return static_cast<std::uint32_t>(starts) | static_cast<std::uint32_t>(usage) << 1 |
+           static_cast<std::uint32_t>(interval) << 2 | static_cast<std::uint32_t>(session_time) << 4 |
+           static_cast<std::uint32_t>(stop) << 6;
+  }
+};
+
+// What a fold of `shape` does to an open row (queries.conf's UPDATEs of its
+// records, composed); a closed row stays.
+std::string fold_clause(Dialect dialect, const FoldShape& shape) {
+  std::string set = "AcctUpdateTime = EXCLUDED.AcctUpdateTime";
+  if (shape.starts)
+    set += ", AcctStartTime = EXCLUDED.AcctStartTime, ConnectInfo_start = EXCLUDED.ConnectInfo_start";
+  if (shape.usage) {
+    set += ", " + std::string(kFramedUpdates) +
+           ", AcctInputOctets = EXCLUDED.AcctInputOctets, AcctOutputOctets = EXCLUDED.AcctOutputOctets";
+  }
+  if (shape.interval == FoldShape::Interval::kFolded) set += ", AcctInterval = EXCLUDED.AcctInterval";
+  // The first record is the only Interim-Update and no Start follows it, so
+  // the row's AcctStartTime is that record's event time.
+  if (shape.interval == FoldShape::Interval::kFirstRecord) {
+    set += ", AcctInterval = " + epoch_of(dialect, "EXCLUDED.AcctStartTime") + " - " +
+           epoch_of(dialect, "COALESCE(radacct.AcctUpdateTime, radacct.AcctStartTime)");
+  }
+  if (shape.session_time == FoldShape::SessionTime::kFolded)
+    set += ", AcctSessionTime = EXCLUDED.AcctSessionTime";
+  if (shape.session_time == FoldShape::SessionTime::kSinceRowStart) {
+    set += ", AcctSessionTime = " + epoch_of(dialect, "EXCLUDED.AcctStopTime") + " - " +
+           epoch_of(dialect, "radacct.AcctStartTime");
+  }
+  if (shape.stop != FoldShape::Stop::kNone) {
+    // A Stop's Connect-Info is its row's ConnectInfo_start; a folded row
+    // keeps the Start's there and carries the Stop's in ConnectInfo_stop.
+    set +=
+        ", AcctStopTime = EXCLUDED.AcctStopTime, AcctTerminateCause = EXCLUDED.AcctTerminateCause, "
+        "ConnectInfo_stop = EXCLUDED.";
+    set += shape.stop == FoldShape::Stop::kFirstRecord ? "ConnectInfo_start" : "ConnectInfo_stop";
+  }
+  return " ON CONFLICT (AcctUniqueId) DO UPDATE SET " + set + " WHERE radacct.AcctStopTime IS NULL";
+}
+
+std::optional<std::int64_t> seconds_between(const Field& later, const Field& earlier) {
+  if (!later.number || !earlier.number) return std::nullopt;
+  return *later.number - *earlier.number;
+}
+
+struct Fold {
+  Row row;
+  FoldShape shape;
+  bool interim_first = false;  // a Start cannot join it (FoldShape's comment)
+};
+
+// The fold of one record: its own row and statement.
+Fold fold_of(std::uint32_t status_type, Row row) {
+  Fold fold{std::move(row), {}, status_type == accounting::status::kInterimUpdate};
+  FoldShape& shape = fold.shape;
+  if (status_type == accounting::status::kStart) {
+    shape.starts = true;
+    return fold;
+  }
+  shape.usage = true;
+  if (status_type == accounting::status::kInterimUpdate) {
+    shape.interval = FoldShape::Interval::kFirstRecord;
+    shape.session_time = FoldShape::SessionTime::kFolded;
+    return fold;
+  }
+  shape.session_time = fold.row[kSessionTime].number ? FoldShape::SessionTime::kFolded
+                                                     : FoldShape::SessionTime::kSinceRowStart;
+  shape.stop = FoldShape::Stop::kFirstRecord;
+  return fold;
+}
+
+// Adds a later record (`status_type`, its own row `next`) to `fold`: its
+// update (conflict_clause) applied to the fold's row here, where every
+// value it reads from the row is known.
+void fold_in(Fold& fold, std::uint32_t status_type, const Row& next) {
+  Row& row = fold.row;
+  FoldShape& shape = fold.shape;
+  const auto take = [&](std::size_t column) { row[column] = next[column]; };
+  const auto take_usage = [&] {
+    take(kInputOctets);
+    take(kOutputOctets);
+    for (std::size_t column = kFramedFirst; column < kFramedEnd; ++column) take(column);
+    shape.usage = true;
+  };
+  if (status_type == accounting::status::kStart) {
+    take(kStartTime);
+    take(kUpdateTime);
+    take(kConnectInfoStart);
+    shape.starts = true;
+  } else if (status_type == accounting::status::kInterimUpdate) {
+    row[kInterval] = integer_field(seconds_between(next[kUpdateTime], row[kUpdateTime]));
+    take(kUpdateTime);
+    take(kSessionTime);
+    take_usage();
+    shape.interval = FoldShape::Interval::kFolded;
+    shape.session_time = FoldShape::SessionTime::kFolded;
+  } else {
+    take(kStopTime);
+    take(kUpdateTime);
+    take(kTerminateCause);
+    take_usage();
+    row[kConnectInfoStop] = next[kConnectInfoStart];
+    // Without Acct-Session-Time, the time since the row's start: known
+    // here; on an open row known only if a Start of the fold set it.
+    const bool sent = next[kSessionTime].number.has_value();
+    row[kSessionTime] =
+        sent ? next[kSessionTime] : integer_field(seconds_between(next[kStopTime], row[kStartTime]));
+    shape.session_time =
+        sent || shape.starts ? FoldShape::SessionTime::kFolded : FoldShape::SessionTime::kSinceRowStart;
+    shape.stop = FoldShape::Stop::kFolded;
+  }
+}
+
 // radacct's part of a batch, in the order it must run: one multi-row
-// statement per status type and "wave" instead of one statement per record
+// statement per fold shape and "wave" instead of one statement per record
 // (PostgreSQL spends most of a single-row statement on parsing, planning
-// and the round of its ten indexes, not on the row). Statements on
-// different sessions commute, so the records of a stretch between two
-// Accounting-On/Off records are regrouped: the n-th record of a session in
-// the stretch goes to wave n, so that a session's records still run in log
-// order and no statement touches a row twice (which ON CONFLICT DO UPDATE
-// refuses). An On/Off record closes rows by NAS, so it ends the stretch and
-// runs in its place (`restart`).
+// and the round of its ten indexes, not on the row), and one row per
+// session instead of one per record (Fold: each write of a row updates
+// all ten indexes, since an update of an indexed column is never a HOT
+// update). Statements on different sessions commute, so the records of a
+// stretch between two Accounting-On/Off records are regrouped: a session's
+// records of the stretch fold into one row, in wave 0 (in wave n, the rare
+// n-th fold of a session whose records came out of order), so that no
+// statement touches a row twice (which ON CONFLICT DO UPDATE refuses). An
+// On/Off record closes rows by NAS, so it ends the stretch and runs in its
+// place (`restart`).
 struct RadacctStep {
   const accounting::Record* restart = nullptr;  // Accounting-On/Off: its UPDATE
-  std::uint32_t status_type = 0;                // else the rows' status type
+  FoldShape shape{};                            // else the rows' fold shape
   std::vector<Row> rows{};
 };
 
 std::vector<RadacctStep> radacct_steps(std::span<const accounting::HeldRecord> records,
                                        const std::vector<bool>& repeated,
                                        const radius::Dictionary& dictionary) {
-  static constexpr std::uint32_t kOrder[] = {accounting::status::kStart, accounting::status::kInterimUpdate,
-                                             accounting::status::kStop};
+  struct Session {
+    std::size_t fold = 0;  // its latest fold in `folds`
+    std::size_t wave = 0;
+    bool stopped = false;
+  };
   std::vector<RadacctStep> steps;
-  std::vector<std::array<std::vector<Row>, 3>> waves;
-  std::map<std::string, std::size_t> seen;  // session key (hex) -> its records so far in this stretch
+  std::vector<std::pair<std::size_t, Fold>> folds;  // (wave, fold), in order of their first record
+  std::map<std::string, Session> sessions;          // session key (hex) -> its folds in this stretch
   const auto flush = [&] {
-    for (auto& wave : waves) {
-      for (std::size_t k = 0; k < 3; ++k) {
-        if (!wave[k].empty()) steps.push_back(RadacctStep{nullptr, kOrder[k], std::move(wave[k])});
-      }
+    std::map<std::pair<std::size_t, std::uint32_t>, RadacctStep> groups;  // (wave, shape)
+    for (auto& [wave, fold] : folds) {
+      RadacctStep& step = groups[{wave, fold.shape.key()}];
+      step.shape = fold.shape;
+      step.rows.push_back(std::move(fold.row));
     }
-    waves.clear();
-    seen.clear();
+    for (auto& [key, step] : groups) steps.push_back(std::move(step));
+    folds.clear();
+    sessions.clear();
   };
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (repeated[i]) continue;  // radacct has seen this record already
@@ -761,12 +937,17 @@ std::vector<RadacctStep> radacct_steps(std::span<const accounting::HeldRecord> r
     }
     std::optional<Row> row = row_of(r, dictionary);
     if (!row) continue;
-    const std::size_t n = seen[r.session.hex()]++;
-    if (n == waves.size()) waves.emplace_back();
-    const std::size_t k = r.status_type == accounting::status::kStart           ? 0
-                          : r.status_type == accounting::status::kInterimUpdate ? 1
-                                                                                : 2;
-    waves[n][k].push_back(std::move(*row));
+    auto [it, first] = sessions.try_emplace(r.session.hex());
+    Session& session = it->second;
+    if (session.stopped) continue;  // the row is closed: this record changes nothing
+    if (first || (folds[session.fold].second.interim_first && r.status_type == accounting::status::kStart)) {
+      session.wave = first ? 0 : session.wave + 1;
+      session.fold = folds.size();
+      folds.emplace_back(session.wave, fold_of(r.status_type, std::move(*row)));
+    } else {
+      fold_in(folds[session.fold].second, r.status_type, *row);
+    }
+    session.stopped = r.status_type == accounting::status::kStop;
   }
   flush();
   return steps;
@@ -842,7 +1023,7 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
     sql += insert_head();
     for (std::size_t i = 0; i < step.rows.size(); ++i)
       sql += (i > 0 ? ",\n" : "") + row_tuple(dialect, step.rows[i]);
-    sql += conflict_clause(dialect, step.status_type) + ";\n";
+    sql += fold_clause(dialect, step.shape) + ";\n";
   }
   return sql;
 }
@@ -868,7 +1049,7 @@ std::optional<RadacctCopy> radacct_copy(std::span<const accounting::HeldRecord> 
     }
     out.sql += "INSERT INTO radacct (" + std::string(kColumnList) + ") SELECT " + std::string(kColumnList) +
                " FROM " + std::string(kRadacctStage) + " WHERE grp = " + std::to_string(group) +
-               conflict_clause(Dialect::kPostgres, step.status_type) + ";\n";
+               fold_clause(Dialect::kPostgres, step.shape) + ";\n";
   }
   return out;
 }
@@ -877,8 +1058,9 @@ std::string radacct_stage_sql() {
   return "CREATE TEMP TABLE IF NOT EXISTS " + std::string(kRadacctStage) +
          " (grp integer NOT NULL, AcctSessionId text, AcctUniqueId text, UserName text, Realm text, "
          "NASIPAddress inet, NASPortId text, NASPortType text, AcctStartTime timestamp with time zone, "
-         "AcctUpdateTime timestamp with time zone, AcctStopTime timestamp with time zone, AcctSessionTime "
+         "AcctUpdateTime timestamp with time zone, AcctStopTime timestamp with time zone, AcctInterval "
          "bigint, "
+         "AcctSessionTime bigint, "
          "AcctAuthentic text, ConnectInfo_start text, ConnectInfo_stop text, AcctInputOctets bigint, "
          "AcctOutputOctets bigint, CalledStationId text, CallingStationId text, AcctTerminateCause text, "
          "ServiceType text, FramedProtocol text, FramedIPAddress inet, FramedIPv6Address inet, "

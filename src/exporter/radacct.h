@@ -76,9 +76,11 @@ struct Migration {
 // whole entries: every record of a log index or none, unless
 // `first_position` says where in its entry the first record stands):
 // one multi-row insert into the log table, then radacct's statements as
-// multi-row inserts per status type (a session's records in log order,
-// Accounting-On/Off where they stand), with the effect of running each
-// record's radacct_sql in log order. No transaction control, no cursor:
+// multi-row inserts, each session's records between two Accounting-On/Off
+// folded into one row (one write per session, Accounting-On/Off where
+// they stand), with the effect of running each record's radacct_sql in
+// log order on every starting state of the row (docs/accounting.md
+// "Export to SQL", Statements). No transaction control, no cursor:
 // the sink wraps them. Empty input gives empty text. A record whose key is
 // in `known` or earlier in the batch adds no log row (ON CONFLICT
 // (record_key) DO NOTHING) and no radacct statement.
@@ -119,7 +121,7 @@ struct RadacctCopy {
 [[nodiscard]] std::string radacct_stage_sql();
 inline constexpr std::string_view kRadacctStageCopySql =
     "COPY rw_radacct_stage (grp, AcctSessionId, AcctUniqueId, UserName, Realm, NASIPAddress, NASPortId, "
-    "NASPortType, AcctStartTime, AcctUpdateTime, AcctStopTime, AcctSessionTime, AcctAuthentic, "
+    "NASPortType, AcctStartTime, AcctUpdateTime, AcctStopTime, AcctInterval, AcctSessionTime, AcctAuthentic, "
     "ConnectInfo_start, ConnectInfo_stop, AcctInputOctets, AcctOutputOctets, CalledStationId, "
     "CallingStationId, AcctTerminateCause, ServiceType, FramedProtocol, FramedIPAddress, FramedIPv6Address, "
     "FramedIPv6Prefix, FramedInterfaceId, DelegatedIPv6Prefix) FROM STDIN";

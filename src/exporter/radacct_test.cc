@@ -103,12 +103,14 @@ class SqliteDatabase {
     return out;
   }
   void apply(const Record& r) { exec(radacct_sql(Dialect::kSqlite, r, dictionary())); }
-  // Every radacct row, all columns but the row id (whose order depends on
-  // insertion order), ordered by session.
-  std::string dump_radacct() {
+  // Every radacct row (`where` a condition on them), all columns but the
+  // row id (whose order depends on insertion order), ordered by session.
+  std::string dump_radacct(const std::string& where = "1") {
     sqlite3_stmt* statement = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, "SELECT * FROM radacct ORDER BY acctuniqueid", -1, &statement, nullptr),
-              SQLITE_OK);
+    EXPECT_EQ(
+        sqlite3_prepare_v2(db_, ("SELECT * FROM radacct WHERE " + where + " ORDER BY acctuniqueid").c_str(),
+                           -1, &statement, nullptr),
+        SQLITE_OK);
     std::string out;
     while (sqlite3_step(statement) == SQLITE_ROW) {
       for (int i = 0; i < sqlite3_column_count(statement); ++i) {
@@ -372,7 +374,7 @@ TEST(Radacct, BatchGroupsRowsIntoOneStatementPerStatusType) {
     batch.push_back(
         {static_cast<std::uint64_t>(i + 101), record(status::kStop, "s" + std::to_string(i), kT0 + 200 + i)});
   const std::string sql = batch_sql(Dialect::kSqlite, batch, SqliteDatabase::dictionary());
-  EXPECT_EQ(count_of(sql, "INSERT INTO radacct"), 2u);  // the Starts, then the Stops
+  EXPECT_EQ(count_of(sql, "INSERT INTO radacct"), 2u);  // the sessions left open, then the Start+Stop folds
   SqliteDatabase db;
   db.migrate();
   db.exec(sql);
@@ -422,6 +424,125 @@ TEST(Radacct, BatchEndsInTheSameRowsAsOneStatementPerRecord) {
   }
   EXPECT_NE(one_by_one.query("SELECT count(*) FROM radacct WHERE acctinterval IS NOT NULL"), "0");
   EXPECT_NE(one_by_one.query("SELECT count(*) FROM radacct WHERE acctterminatecause = 'NAS-Reboot'"), "0");
+}
+
+// The records a fold meets (Fold in radacct.cc): 0 Start, 1 Interim-Update,
+// 2 Stop, 3 Stop without Acct-Session-Time; counters, Framed-IP-Address,
+// Connect-Info and terminate cause differ by record, so that a value taken
+// from the wrong record shows.
+Record fold_record(int kind, const std::string& session, std::int64_t event_s) {
+  static constexpr std::uint32_t kTypes[] = {status::kStart, status::kInterimUpdate, status::kStop,
+                                             status::kStop};
+  const auto salt = static_cast<std::uint32_t>(event_s - kT0);
+  Attributes extra;
+  if (kind != 3) extra.u32(attr::kAcctSessionTime, salt * 3 + 1);
+  extra.u32(attr::kAcctInputOctets, salt * 1000 + 7).u32(attr::kAcctOutputOctets, salt * 2000 + 9);
+  extra.ip(attr::kFramedIpAddress, 192, 0, 2, static_cast<std::uint8_t>(salt));
+  extra.text(attr::kConnectInfo, "CONNECT " + std::to_string(salt));
+  if (kind >= 2) extra.u32(attr::kAcctTerminateCause, 1 + salt % 6);
+  return record(kTypes[kind], session, event_s, extra);
+}
+
+// The row a session starts from before the batch: 0 none, 1 open (a Start),
+// 2 open and updated since (Start, Interim-Update), 3 closed.
+void start_from(SqliteDatabase& db, int state, const std::string& session) {
+  if (state >= 1) db.apply(fold_record(0, session, kT0 + 10));
+  if (state == 2) db.apply(fold_record(1, session, kT0 + 50));
+  if (state == 3) db.apply(fold_record(2, session, kT0 + 60));
+}
+
+// Every sequence of up to four records of one session (Start, Interim-Update,
+// Stop with and without Acct-Session-Time, in and out of order, repeated,
+// with event times out of order too) on every starting state, exported in
+// one batch (folded), leaves the row that one statement per record in log
+// order leaves, column for column.
+TEST(Fold, EverySequenceOfUpToFourRecordsOnEveryStartingStateEndsAsTheRecordsInOrder) {
+  static constexpr std::int64_t kTimes[] = {kT0 + 100, kT0 + 130, kT0 + 115, kT0 + 160};
+  SqliteDatabase folded;
+  SqliteDatabase one_by_one;
+  folded.migrate();
+  one_by_one.migrate();
+  std::uint64_t index = 0;
+  int cases = 0;
+  for (int length = 1; length <= 4; ++length) {
+    for (int code = 0; code < 1 << (2 * length); ++code) {
+      for (int state = 0; state < 4; ++state, ++cases) {
+        const std::string session = "f" + std::to_string(cases);
+        std::string kinds;
+        std::vector<HeldRecord> batch;
+        for (int j = 0; j < length; ++j) {
+          const int kind = code >> (2 * j) & 3;
+          kinds += std::to_string(kind);
+          batch.push_back({++index, fold_record(kind, session, kTimes[j])});
+        }
+        start_from(folded, state, session);
+        start_from(one_by_one, state, session);
+        for (const HeldRecord& held : batch) one_by_one.apply(held.record);
+        folded.exec(batch_sql(Dialect::kSqlite, batch, SqliteDatabase::dictionary()));
+        const std::string where = "acctsessionid = '" + session + "'";
+        ASSERT_EQ(folded.dump_radacct(where), one_by_one.dump_radacct(where))
+            << "records " << kinds << " (0 Start, 1 Interim, 2 Stop, 3 Stop without time) from state "
+            << state;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 4 * (4 + 16 + 64 + 256));
+}
+
+TEST(Fold, AStartInterimAndStopOfOneSessionAreOneRadacctRow) {
+  const std::vector<HeldRecord> batch = {{1, fold_record(0, "one", kT0 + 100)},
+                                         {2, fold_record(1, "one", kT0 + 130)},
+                                         {3, fold_record(2, "one", kT0 + 160)}};
+  const std::string sql = batch_sql(Dialect::kSqlite, batch, SqliteDatabase::dictionary());
+  EXPECT_EQ(count_of(sql, "INSERT INTO radacct"), 1u);
+  EXPECT_EQ(count_of(sql, "'one'"), 1u);  // one row: the session id once
+  const std::optional<RadacctCopy> copy = radacct_copy(batch, SqliteDatabase::dictionary());
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(count_of(copy->rows, "\n"), 1u);
+  EXPECT_EQ(count_of(copy->sql, "INSERT INTO radacct"), 1u);
+  SqliteDatabase db;
+  db.migrate();
+  db.exec(sql);
+  // The Interim-Update's interval, the Stop's counters and Connect-Info, the Start's.
+  EXPECT_EQ(
+      row(db, "acctinterval || ',' || acctinputoctets || ',' || connectinfo_start || ',' || connectinfo_stop",
+          "one"),
+      "30,160007,CONNECT 100,CONNECT 160");
+}
+
+TEST(Fold, RecordsAfterAStopAddNoRow) {
+  const std::vector<HeldRecord> batch = {{1, fold_record(2, "late", kT0 + 100)},
+                                         {2, fold_record(0, "late", kT0 + 130)},
+                                         {3, fold_record(1, "late", kT0 + 160)}};
+  const std::optional<RadacctCopy> copy = radacct_copy(batch, SqliteDatabase::dictionary());
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(count_of(copy->rows, "\n"), 1u);
+}
+
+// An Interim-Update before its session's Start: the Interim-Update's
+// interval on an open row needs its own time, which the Start replaces in
+// the folded row, so the Start begins a second fold in the next statement.
+TEST(Fold, AStartAfterAnInterimUpdateBeginsASecondFold) {
+  const std::vector<HeldRecord> batch = {{1, fold_record(1, "ooo", kT0 + 100)},
+                                         {2, fold_record(0, "ooo", kT0 + 130)},
+                                         {3, fold_record(2, "ooo", kT0 + 160)}};
+  const std::optional<RadacctCopy> copy = radacct_copy(batch, SqliteDatabase::dictionary());
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(count_of(copy->rows, "\n"), 2u);
+  EXPECT_EQ(count_of(copy->sql, "INSERT INTO radacct"), 2u);
+}
+
+// Sessions of one fold shape share a statement: a hundred sessions'
+// Start, Interim-Update and Stop are one statement of a hundred rows.
+TEST(Fold, SessionsOfOneShapeShareAStatement) {
+  std::vector<HeldRecord> batch;
+  for (int kind : {0, 1, 2})
+    for (int i = 0; i < 100; ++i)
+      batch.push_back({batch.size() + 1, fold_record(kind, "s" + std::to_string(i), kT0 + 100 + kind * 30)});
+  const std::optional<RadacctCopy> copy = radacct_copy(batch, SqliteDatabase::dictionary());
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(count_of(copy->rows, "\n"), 100u);
+  EXPECT_EQ(count_of(copy->sql, "INSERT INTO radacct"), 1u);
 }
 
 TEST(Radacct, CursorStartsAtZeroAndMoves) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -532,6 +533,242 @@ TEST(PostgresSink, RadacctByCopyEndsInTheRowsOfOneStatementPerRecord) {
   EXPECT_NE(pg_query(one_by_one, "SELECT count(*) FROM radacct WHERE acctinterval IS NOT NULL"), "0");
   EXPECT_NE(pg_query(one_by_one, "SELECT count(*) FROM radacct WHERE acctterminatecause = 'NAS-Reboot'"),
             "0");
+}
+
+// A database the test reads and writes beside the sink: the rows a
+// session starts from, the reference statements, and radacct's dump.
+class DirectDatabase {
+ public:
+  DirectDatabase(exporter::Dialect dialect, const std::string& target) : dialect_(dialect) {
+    if (dialect == exporter::Dialect::kPostgres) {
+      pg_ = PQconnectdb(target.c_str());
+    } else {
+      EXPECT_EQ(sqlite3_open(target.c_str(), &sqlite_), SQLITE_OK);
+      sqlite3_busy_timeout(sqlite_, 5000);
+    }
+  }
+  ~DirectDatabase() {
+    if (pg_ != nullptr) PQfinish(pg_);
+    if (sqlite_ != nullptr) sqlite3_close(sqlite_);
+  }
+  DirectDatabase(const DirectDatabase&) = delete;
+  DirectDatabase& operator=(const DirectDatabase&) = delete;
+
+  void apply(const accounting::Record& record) {
+    const std::string sql = exporter::radacct_sql(dialect_, record, *dictionary());
+    if (sql.empty()) return;
+    if (pg_ != nullptr) {
+      PGresult* result = PQexec(pg_, sql.c_str());
+      EXPECT_EQ(PQresultStatus(result), PGRES_COMMAND_OK) << PQerrorMessage(pg_) << sql;
+      PQclear(result);
+    } else {
+      char* error = nullptr;
+      EXPECT_EQ(sqlite3_exec(sqlite_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+          << (error ? error : "") << sql;
+      sqlite3_free(error);
+    }
+  }
+  // Every column of radacct but its serial id, NULL told from '', one line
+  // per row of the sessions whose id starts with `prefix`.
+  std::string dump(const std::string& prefix) {
+    static constexpr const char* kColumns[] = {"acctsessionid",
+                                               "acctuniqueid",
+                                               "username",
+                                               "realm",
+                                               "nasipaddress",
+                                               "nasportid",
+                                               "nasporttype",
+                                               "acctstarttime",
+                                               "acctupdatetime",
+                                               "acctstoptime",
+                                               "acctinterval",
+                                               "acctsessiontime",
+                                               "acctauthentic",
+                                               "connectinfo_start",
+                                               "connectinfo_stop",
+                                               "acctinputoctets",
+                                               "acctoutputoctets",
+                                               "calledstationid",
+                                               "callingstationid",
+                                               "acctterminatecause",
+                                               "servicetype",
+                                               "framedprotocol",
+                                               "framedipaddress",
+                                               "framedipv6address",
+                                               "framedipv6prefix",
+                                               "framedinterfaceid",
+                                               "delegatedipv6prefix",
+                                               "class"};
+    std::string select;
+    for (const char* column : kColumns) {
+      if (pg_ != nullptr) {
+        select += std::string(select.empty() ? "" : ", ") + column;
+      } else {
+        select += std::string(select.empty() ? "" : " || ',' || ") + "quote(" + column + ")";
+      }
+    }
+    if (pg_ != nullptr) select = "ROW(" + select + ")::text";
+    const std::string sql =
+        "SELECT " + select + " FROM radacct WHERE acctsessionid LIKE '" + prefix + "%' ORDER BY acctuniqueid";
+    std::string out;
+    if (pg_ != nullptr) {
+      PGresult* result = PQexec(pg_, sql.c_str());
+      EXPECT_EQ(PQresultStatus(result), PGRES_TUPLES_OK) << PQerrorMessage(pg_);
+      for (int row = 0; row < PQntuples(result); ++row) out += std::string(PQgetvalue(result, row, 0)) + "\n";
+      PQclear(result);
+      return out;
+    }
+    sqlite3_stmt* statement = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(sqlite_, sql.c_str(), -1, &statement, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(sqlite_);
+    while (statement != nullptr && sqlite3_step(statement) == SQLITE_ROW)
+      out += std::string(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0))) + "\n";
+    sqlite3_finalize(statement);
+    return out;
+  }
+
+ private:
+  exporter::Dialect dialect_;
+  PGconn* pg_ = nullptr;
+  sqlite3* sqlite_ = nullptr;
+};
+
+std::string u32_bytes(std::uint32_t value) {
+  return {static_cast<char>(value >> 24), static_cast<char>(value >> 16), static_cast<char>(value >> 8),
+          static_cast<char>(value)};
+}
+
+// One random batch of the fold's differential test: a few sessions of one
+// NAS of its own, each from a starting row (none, open, closed) that
+// `start` writes, then records of them in and out of order.
+// Acct-Status-Type Failed (RFC 2866 §5.1): the log table's, not radacct's.
+constexpr std::uint32_t kFailed = 15;
+
+struct FoldTrial {
+  std::vector<accounting::Record> start;  // applied before the batch, one statement each
+  std::vector<HeldRecord> batch;
+  std::string description;  // what to print when the trial fails
+};
+
+FoldTrial fold_trial(std::mt19937& random, int trial, std::uint64_t& index) {
+  const auto uniform = [&random](std::uint32_t n) { return static_cast<std::uint32_t>(random() % n); };
+  const std::array<std::uint8_t, 4> nas = {10, static_cast<std::uint8_t>(trial / 250),
+                                           static_cast<std::uint8_t>(trial % 250), 1};
+  const std::uint32_t t0 = 1'700'000'000 + static_cast<std::uint32_t>(trial) * 10'000;
+  std::uint8_t identifier = 0;
+  // A record of `type` of session `k` at t0 + `at`; `session_time`
+  // absent on a Stop without Acct-Session-Time.
+  const auto make = [&](std::uint32_t type, int k, std::uint32_t at, bool session_time) {
+    RequestSpec spec;
+    spec.identifier = ++identifier;
+    spec.status_type = type;
+    spec.session_id = "t" + std::to_string(trial) + "s" + std::to_string(k);
+    spec.nas_ip = nas;
+    spec.event_timestamp = t0 + at;
+    if (session_time) spec.session_time_s = uniform(2000);
+    if (uniform(4) != 0) spec.input_octets = uniform(1'000'000);
+    if (uniform(2) == 0)
+      spec.framed_ip = std::array<std::uint8_t, 4>{192, 0, 2, static_cast<std::uint8_t>(uniform(250))};
+    accounting::Record record = record_of(spec);
+    if (uniform(2) == 0)
+      append(record, radius::attr::kConnectInfo, "CONNECT " + std::to_string(uniform(100)));
+    if (type == status::kStop && uniform(2) == 0)
+      append(record, radius::attr::kAcctTerminateCause, u32_bytes(1 + uniform(6)));
+    return record;
+  };
+  FoldTrial out;
+  const int sessions = 1 + static_cast<int>(uniform(3));
+  for (int k = 0; k < sessions; ++k) {
+    const std::uint32_t state = uniform(4);  // 0 none, 1 open, 2 open and updated, 3 closed
+    out.description += "session " + std::to_string(k) + " from state " + std::to_string(state) + "; ";
+    if (state >= 1) out.start.push_back(make(status::kStart, k, 100 + uniform(100), true));
+    if (state == 2) out.start.push_back(make(status::kInterimUpdate, k, 300 + uniform(100), true));
+    if (state == 3) out.start.push_back(make(status::kStop, k, 300 + uniform(100), uniform(2) == 0));
+  }
+  const int records = 1 + static_cast<int>(uniform(10));
+  for (int i = 0; i < records; ++i) {
+    const std::uint32_t roll = uniform(24);
+    const int k = static_cast<int>(uniform(static_cast<std::uint32_t>(sessions)));
+    const std::uint32_t at =
+        1000 + static_cast<std::uint32_t>(i) * 60 + uniform(200);  // times out of order too
+    std::string kind;
+    accounting::Record record;
+    if (roll == 0 && !out.batch.empty()) {
+      record = out.batch[uniform(static_cast<std::uint32_t>(out.batch.size()))].record;  // sent again
+      kind = "repeat";
+    } else if (roll == 1) {
+      record = make(uniform(2) == 0 ? status::kAccountingOn : status::kAccountingOff, k, at, false);
+      kind = "on/off";
+    } else if (roll == 2) {
+      record = make(kFailed, k, at, true);
+      kind = "failed";
+    } else {
+      static constexpr std::uint32_t kTypes[] = {status::kStart, status::kInterimUpdate, status::kStop};
+      const std::uint32_t type = kTypes[roll % 3];
+      const bool session_time = type != status::kStop || uniform(3) != 0;
+      record = make(type, k, at, session_time);
+      kind = type == status::kStart           ? "start"
+             : type == status::kInterimUpdate ? "interim"
+             : session_time                   ? "stop"
+                                              : "stop-no-time";
+    }
+    if (out.batch.empty() || uniform(3) != 0) ++index;  // a few records share a log entry
+    out.batch.push_back({index, std::move(record)});
+    out.description += kind + " s" + std::to_string(k) + " @" + std::to_string(at) + ", ";
+  }
+  return out;
+}
+
+// The fold (docs/accounting.md "Export to SQL", Statements) against the
+// real databases: random batches of a few sessions — Start, Interim-Update
+// and Stop in and out of order, records sent again, Stops with and without
+// Acct-Session-Time, missing Starts, Accounting-On/Off and Failed between
+// them — from every starting state of a session's row (none, open, open
+// and updated since, closed), exported by the sink in one batch, leave
+// radacct as one radacct_sql statement per record in log order does
+// (FreeRADIUS's queries, record by record), column for column but the
+// serial id. The seed and the failing trial are printed.
+TEST_P(SinkTest, AFoldedBatchEndsAsItsRecordsOneByOne) {
+  constexpr std::uint32_t kSeed = 20261203;
+  constexpr int kTrials = 300;
+  std::mt19937 random(kSeed);
+  std::string reference_target;
+  std::string folded_target;
+  if (GetParam() == exporter::Dialect::kPostgres) {
+    reference_target = new_database("t_fold_reference");
+    ASSERT_TRUE(make_postgres_sink(reference_target, dictionary())->exported_through());
+    folded_target = db_.query("SELECT current_database()");
+    folded_target = postgres().conninfo(folded_target);
+  } else {
+    reference_target = (dir_ / "reference.sqlite").string();
+    ASSERT_TRUE(make_sqlite_sink(reference_target, dictionary())->exported_through());
+    folded_target = (dir_ / "radacct.sqlite").string();
+  }
+  auto sink = db_.make_sink();
+  ASSERT_TRUE(sink->exported_through());
+  DirectDatabase reference(GetParam(), reference_target);
+  DirectDatabase folded(GetParam(), folded_target);
+  std::uint64_t index = 0;
+  int multi_record_batches = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const FoldTrial t = fold_trial(random, trial, index);
+    for (const accounting::Record& record : t.start) {
+      reference.apply(record);
+      folded.apply(record);
+    }
+    std::set<std::string> seen;
+    for (const HeldRecord& held : t.batch)
+      if (seen.insert(held.record.key.hex()).second) reference.apply(held.record);
+    auto written = sink->write(t.batch);
+    ASSERT_TRUE(written) << written.error().to_string() << "\nseed " << kSeed << " trial " << trial << ": "
+                         << t.description;
+    const std::string prefix = "t" + std::to_string(trial) + "s";
+    const std::string expected = reference.dump(prefix);
+    ASSERT_EQ(folded.dump(prefix), expected)
+        << "seed " << kSeed << " trial " << trial << ": " << t.description;
+    multi_record_batches += t.batch.size() > 1 ? 1 : 0;
+  }
+  EXPECT_GT(multi_record_batches, kTrials / 2);
 }
 
 // A role that may not make temporary tables (hardened databases revoke
