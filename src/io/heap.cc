@@ -1,0 +1,36 @@
+// glibc malloc tuning and figures (heap.h).
+#include "io/heap.h"
+
+#include <malloc.h>
+
+namespace rw::io {
+namespace {
+
+// Blocks of at least this size get their own mapping: the frame readers
+// (1 MiB + 4), libraft's larger received batches, the snapshot buffer.
+// Smaller ones stay in the heap, reused without a system call or page
+// faults (entries and Submit frames of up to 256 KiB arrive hundreds of
+// times a second); a quiet member trims the heap's free pages.
+constexpr int kMmapThresholdBytes = 1024 * 1024;
+// The member's busy threads are two (the raft loop and the submission
+// thread); the others (exporter, admin, TLS bridges) allocate little.
+constexpr int kArenasMax = 2;
+
+}  // namespace
+
+void tune_heap() {
+  (void)mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
+  (void)mallopt(M_ARENA_MAX, kArenasMax);
+}
+
+HeapFigures heap_figures() {
+  const struct mallinfo2 info = mallinfo2();
+  return HeapFigures{.in_use_bytes = info.uordblks + info.hblkhd,
+                     .free_bytes = info.fordblks,
+                     .mapped_bytes = info.hblkhd,
+                     .arena_bytes = info.arena};
+}
+
+bool release_free_heap() { return malloc_trim(0) != 0; }
+
+}  // namespace rw::io
