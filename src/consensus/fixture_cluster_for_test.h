@@ -147,13 +147,7 @@ class BasicFixtureCluster {
   }
 
   // The bytes of the entries member i holds in its in-memory log.
-  [[nodiscard]] std::size_t log_bytes(unsigned i) const {
-    const struct raft_log& log = raft(i)->log;
-    const std::size_t count = log.back >= log.front ? log.back - log.front : log.size - log.front + log.back;
-    std::size_t bytes = 0;
-    for (std::size_t k = 0; k < count; ++k) bytes += log.entries[(log.front + k) % log.size].buf.len;
-    return bytes;
-  }
+  [[nodiscard]] std::size_t log_bytes(unsigned i) const { return log_entry_bytes(raft(i)->log); }
 
   [[nodiscard]] unsigned size() const { return static_cast<unsigned>(states_.size()); }
   [[nodiscard]] struct raft_fixture* fixture() { return &fixture_; }

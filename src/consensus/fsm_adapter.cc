@@ -11,6 +11,22 @@
 #include "consensus/envelope.h"
 
 namespace rw::consensus {
+namespace {
+
+// Bytes of the released snapshot buffer touched again per applied entry: a
+// 45 MB buffer is warm again after ~180 entries (a second at the ceiling),
+// long before the log's byte bound asks for the next snapshot, and each
+// apply pays at most 64 page faults (a few with huge pages).
+constexpr std::size_t kRewarmSliceBytes = 256 * 1024;
+
+}  // namespace
+
+std::size_t log_entry_bytes(const struct raft_log& log) {
+  const std::size_t count = log.back >= log.front ? log.back - log.front : log.size - log.front + log.back;
+  std::size_t bytes = 0;
+  for (std::size_t k = 0; k < count; ++k) bytes += log.entries[(log.front + k) % log.size].buf.len;
+  return bytes;
+}
 
 FsmAdapter::FsmAdapter(ReplicatedState& state) : state_(state) {
   // Version 2: snapshot_finalize returns the snapshot's buffers to us, so
@@ -37,6 +53,7 @@ int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, vo
     ++self->entries_malformed_;  // Not ours: skipped, never an error (trap 7).
   }
   if (self->log_bytes_max_ != 0) self->note_applied(buf->len);
+  if (self->rewarm_bytes_ != 0) self->rewarm_step();
   *result = nullptr;
   return 0;  // Never an error: an error silently stops applying (docs/consensus.md trap 7).
 }
@@ -46,6 +63,9 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
   // libraft finalizes a snapshot before it takes the next one.
   RW_ASSERT(!self->snapshot_lent_);
   const auto started = std::chrono::steady_clock::now();
+  // A snapshot touches the pages it writes itself.
+  self->rewarm_capacity_ = 0;
+  self->rewarm_bytes_ = 0;
   const std::size_t bound = self->state_.snapshot_size_bound();
   if (bound != 0) self->reserve_snapshot_buffer(envelope_size(bound));
   // The snapshot travels in the same envelope as entries (its length may
@@ -78,6 +98,7 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
   figures.last_us = us;
   figures.max_us = std::max(figures.max_us, us);
   figures.last_bytes = buffer.size();
+  figures.buffer_bytes = buffer.size();
   return 0;
 }
 
@@ -95,8 +116,12 @@ int FsmAdapter::on_snapshot_finalize(struct raft_fsm* fsm, struct raft_buffer* b
 
 void FsmAdapter::reserve_snapshot_buffer(std::size_t bytes) {
   if (snapshot_buffer_.capacity() >= bytes) return;
+  map_snapshot_buffer(bytes + bytes / 4);
+}
+
+void FsmAdapter::map_snapshot_buffer(std::size_t capacity) {
   std::vector<std::uint8_t> bigger;
-  bigger.reserve(bytes + bytes / 4);
+  bigger.reserve(capacity);
   // Transparent huge pages for the new buffer, where the kernel allows them
   // (Debian's default is "madvise"): first-touch faults then come per 2 MiB,
   // not per 4 KiB. Advice only; a refusal costs the faults, nothing else.
@@ -106,6 +131,29 @@ void FsmAdapter::reserve_snapshot_buffer(std::size_t bytes) {
   const std::uintptr_t end = (start + bigger.capacity()) & ~(kHugePage - 1);
   if (end > first) (void)madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
   snapshot_buffer_.swap(bigger);
+}
+
+bool FsmAdapter::release_snapshot_buffer() {
+  if (snapshot_lent_ || snapshot_buffer_.capacity() == 0) return false;
+  rewarm_capacity_ = snapshot_buffer_.capacity();
+  rewarm_bytes_ = snapshot_buffer_.size();
+  // Larger than the mmap threshold (io::tune_heap), so freeing it unmaps it.
+  std::vector<std::uint8_t>().swap(snapshot_buffer_);
+  snapshot_figures_.buffer_bytes = 0;
+  return true;
+}
+
+void FsmAdapter::rewarm_step() {
+  if (snapshot_buffer_.capacity() < rewarm_capacity_) map_snapshot_buffer(rewarm_capacity_);
+  // resize() zero-fills: the new slice's pages are faulted in now, a few
+  // per apply, rather than all at once inside the next snapshot.
+  const std::size_t next = std::min(rewarm_bytes_, snapshot_buffer_.size() + kRewarmSliceBytes);
+  snapshot_buffer_.resize(next);
+  snapshot_figures_.buffer_bytes = next;
+  if (next == rewarm_bytes_) {
+    rewarm_capacity_ = 0;
+    rewarm_bytes_ = 0;
+  }
 }
 
 int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {

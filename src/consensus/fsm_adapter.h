@@ -17,6 +17,11 @@
 
 namespace rw::consensus {
 
+// The bytes of the entries libraft holds in its in-memory log (since the
+// last snapshot and the trailing ones behind it): what raft.log_bytes_max
+// bounds. Walks the log: O(entries).
+[[nodiscard]] std::size_t log_entry_bytes(const struct raft_log& log);
+
 class FsmAdapter {
  public:
   // Borrows `state`, which must outlive the adapter.
@@ -53,6 +58,16 @@ class FsmAdapter {
   // snapshots restored.
   [[nodiscard]] const SnapshotFigures& snapshot_figures() const { return snapshot_figures_; }
 
+  // Frees the snapshot buffer kept between snapshots (trap 8), for a member
+  // whose log went quiet (QuietLog): it holds up to 1.25 times the largest
+  // snapshot, tens of MB at the default bounds, that only the next snapshot
+  // needs. The applies after it touch the buffer back in slices (a fixed
+  // share per entry), so that the next snapshot's pause stays free of page
+  // faults. Returns false, changing nothing, while libraft still reads the
+  // latest snapshot or when there is nothing to free.
+  // Requires: on the loop thread.
+  bool release_snapshot_buffer();
+
  private:
   static int on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result);
   static int on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
@@ -62,6 +77,12 @@ class FsmAdapter {
   // the kernel for huge pages for it (a fresh 35 MB buffer took ~120 ms of
   // page faults on the reference machine, trap 8).
   void reserve_snapshot_buffer(std::size_t bytes);
+  // Replaces the buffer by an empty one of exactly `capacity` bytes,
+  // advised MADV_HUGEPAGE.
+  void map_snapshot_buffer(std::size_t capacity);
+  // After release_snapshot_buffer: maps the buffer again on the first apply,
+  // then touches one more slice of it per apply, up to the size it had.
+  void rewarm_step();
   // The byte bound's bookkeeping for one applied entry of `bytes`.
   void note_applied(std::size_t bytes);
   // The trailing entry count that keeps the latest entries within half the bound.
@@ -78,6 +99,10 @@ class FsmAdapter {
   struct raft_buffer snapshot_array_ {};
   bool snapshot_lent_ = false;
   SnapshotFigures snapshot_figures_;
+  // release_snapshot_buffer: the capacity and the size the buffer had, to
+  // be mapped and touched again by rewarm_step (0: nothing to do).
+  std::size_t rewarm_capacity_ = 0;
+  std::size_t rewarm_bytes_ = 0;
   // bound_log_bytes: the bound (0: off), the configured entry counts, the
   // sizes of the latest applied entries (at most `trailing_` of them), and
   // whether the threshold is lowered now.

@@ -18,6 +18,7 @@
 #include "consensus/data_folder.h"
 #include "consensus/fsm_adapter.h"
 #include "consensus/proposer.h"
+#include "consensus/quiet_log.h"
 #include "consensus/raft_c.h"
 #include "consensus/raft_heap.h"
 
@@ -81,7 +82,9 @@ struct Node::Loop {
   enum class Phase { kRunning, kStopping, kClosing };
 
   Loop(NodeOptions node_options, ReplicatedState& replicated)
-      : options(std::move(node_options)), fsm(replicated) {}
+      : options(std::move(node_options)),
+        fsm(replicated),
+        quiet(Duration::milliseconds(options.quiet_after_ms)) {}
 
   NodeOptions options;
   uv_loop_t loop{};
@@ -125,6 +128,9 @@ struct Node::Loop {
   std::string storage_error;         // NodeStatus::storage_error
   std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
   std::string failure;               // NodeStatus::failure, kept once set
+  QuietLog quiet;
+  std::uint64_t log_bytes_held = 0;        // NodeStatus::log_bytes_held
+  std::uint64_t log_bytes_counted_ms = 0;  // uv_now of the latest count
 
   void log(LogLevel level, std::string_view message) const {
     if (options.log) options.log(level, message);
@@ -185,7 +191,20 @@ struct Node::Loop {
       refuse_waiting(retry_later());
     }
     if (close_due && phase == Phase::kStopping) close();
+    if (phase == Phase::kRunning) on_quiet_check();
     publish();
+  }
+
+  // Memory that only load needs goes back once the log is quiet.
+  void on_quiet_check() {
+    const Instant now{.ns = static_cast<std::int64_t>(uv_now(&loop)) * 1'000'000};
+    if (!quiet.on_turn(now, raft_last_applied(&raft))) return;
+    const std::uint64_t buffer_bytes = fsm.snapshot_figures().buffer_bytes;
+    if (fsm.release_snapshot_buffer()) {
+      log(LogLevel::kDebug, fmt::format("raft member {}: log quiet, snapshot buffer of {} bytes released",
+                                        options.id, buffer_bytes));
+    }
+    if (options.on_quiet) options.on_quiet();
   }
 
   void publish() {
@@ -205,6 +224,12 @@ struct Node::Loop {
     next.ready_for_work = proposer->ready();
     if (tls_transport) next.transport = tls_transport->counters();
     next.snapshots = fsm.snapshot_figures();
+    // The walk is O(entries): once a second.
+    if (const std::uint64_t now_ms = uv_now(&loop); now_ms - log_bytes_counted_ms >= 1000) {
+      log_bytes_counted_ms = now_ms;
+      log_bytes_held = log_entry_bytes(raft.log);
+    }
+    next.log_bytes_held = log_bytes_held;
     if (next.snapshots.taken != snapshots_seen) {
       snapshots_seen = next.snapshots.taken;
       // A snapshot holds the loop: past half the election timeout, a

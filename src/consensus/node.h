@@ -50,6 +50,9 @@ struct NodeStatus {
   std::size_t pending_submissions = 0;  // Queued or in flight.
   TlsTransportCounters transport;       // All zero in plaintext mode.
   SnapshotFigures snapshots;            // Snapshots this member took (trap 8).
+  // Bytes of the entries in libraft's in-memory log (log_entry_bytes), as of
+  // at most a second ago: what raft.log_bytes_max bounds.
+  std::uint64_t log_bytes_held = 0;
   // Set once libraft turned a running node RAFT_UNAVAILABLE, which 0.15.0
   // never leaves: raft_errmsg, else raft_uv's errmsg, else that there is
   // none. The process must then exit and be restarted (docs/consensus.md,
@@ -121,6 +124,14 @@ struct NodeOptions {
   // Called on the loop thread when completions are ready to be delivered;
   // must only wake the thread that calls deliver_completions().
   std::function<void()> on_completions_ready;
+  // A log with no entry applied for this long is quiet (QuietLog): the node
+  // frees its snapshot buffer (FsmAdapter::release_snapshot_buffer), then
+  // calls `on_quiet`, once per quiet spell (docs/limits.md "Member memory
+  // budget"). 0: never.
+  unsigned quiet_after_ms = 5000;
+  // Called on the loop thread when the log went quiet: for the process to
+  // give memory back (io::release_free_heap). May take milliseconds.
+  std::function<void()> on_quiet;
 };
 
 // Why start() failed; `message` names the call and the library's reason.

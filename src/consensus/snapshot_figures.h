@@ -22,6 +22,10 @@ struct SnapshotFigures {
   std::uint64_t for_log_bytes = 0;
   // Bytes of the entries applied since the latest snapshot (or restore).
   std::uint64_t log_bytes_since = 0;
+  // Bytes of the snapshot buffer kept between snapshots and touched (so
+  // resident): the latest snapshot's size, 0 once a quiet member released it
+  // (FsmAdapter::release_snapshot_buffer), growing back as entries arrive.
+  std::uint64_t buffer_bytes = 0;
 };
 
 }  // namespace rw::consensus
