@@ -379,6 +379,8 @@ ordered_json member_config_json(const MemberConfig& config) {
       {"members", std::move(members)},
       {"cluster_tls", tls_json(config.cluster_tls)},
       {"insecure_plaintext_cluster", config.insecure_plaintext_cluster},
+      {"submission_connections_max", config.submission_connections_max},
+      {"memory_budget_mib", config.memory_budget_mib},
       {"raft",
        {{"election_timeout_ms", r.election_timeout_ms},
         {"heartbeat_timeout_ms", r.heartbeat_timeout_ms},

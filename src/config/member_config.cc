@@ -3,10 +3,12 @@
 // inside YamlReader::read_document, which turns exceptions into ConfigErrors.
 #include "config/member_config.h"
 
+#include "config/member_budget.h"
 #include "config/yaml_reader.h"
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -41,6 +43,7 @@ class MemberParser : YamlReader {
       require(seen, "", key, at(root));
     }
     if (seen.contains("id") && seen.contains("raft_address") && seen.contains("members")) check_own_entry();
+    if (config_.memory_budget_mib != 0) check_memory_budget();
     check_admin_tcp(config_.admin_socket.has_value(), config_.admin_listen,
                     config_.admin_token_file.has_value(), at(root), errors_);
     // docs/security.md "Submission port": TLS, or a loudly named opt-out.
@@ -95,6 +98,10 @@ class MemberParser : YamlReader {
       if (auto flag = boolean(value, where)) config_.bootstrap = *flag;
     } else if (key == "members") {
       on_members(value, where);
+    } else if (key == "submission_connections_max") {
+      set_integer(config_.submission_connections_max, value, where, 1, 4096);
+    } else if (key == "memory_budget_mib") {
+      set_integer(config_.memory_budget_mib, value, where, 0, std::int64_t{1} << 20);
     } else if (key == "raft") {
       on_raft(value, where);
     } else if (key == "ledger") {
@@ -339,6 +346,34 @@ class MemberParser : YamlReader {
     }
     return false;
   }
+
+  // docs/limits.md "Member memory budget": the bounds, all full, within
+  // memory_budget_mib; the error names the largest items.
+  void check_memory_budget() {
+    const SourceLocation where = config_.key_where.at("memory_budget_mib");
+    const MemoryBudget budget = member_memory_budget(config_);
+    if (budget.log_unbounded) {
+      errors_.push_back(
+          where.error("memory_budget_mib needs raft.log_bytes_max: 0 leaves the raft log unbounded"));
+      return;
+    }
+    const std::uint64_t limit = config_.memory_budget_mib << 20;
+    if (budget.total_bytes <= limit) return;
+    std::vector<BudgetItem> items = budget.items;
+    std::stable_sort(items.begin(), items.end(),
+                     [](const BudgetItem& a, const BudgetItem& b) { return a.bytes > b.bytes; });
+    std::string largest;
+    for (std::size_t i = 0; i < items.size() && i < 3; ++i) {
+      largest += fmt::format("{}{} {} MiB ({})", i == 0 ? "" : ", ", items[i].what, mib(items[i].bytes),
+                             items[i].keys);
+    }
+    errors_.push_back(where.error(fmt::format(
+        "the bounds need {} MiB when full, more than memory_budget_mib ({}): largest {}; lower them or raise "
+        "memory_budget_mib (docs/limits.md \"Member memory budget\")",
+        mib(budget.total_bytes), config_.memory_budget_mib, largest)));
+  }
+
+  static std::uint64_t mib(std::uint64_t bytes) { return (bytes + (std::uint64_t{1} << 20) - 1) >> 20; }
 
   // The member's own id must be in the address book, with its raft address.
   void check_own_entry() {

@@ -70,6 +70,14 @@ struct MemberConfig {
   // only; `radiusward check` refuses it unless every address is loopback.
   bool insecure_plaintext_cluster = false;
 
+  // Gateway connections the submission port keeps open at once; each holds
+  // a 1 MiB frame reader (docs/limits.md "Member memory budget").
+  unsigned submission_connections_max = 64;
+  // A ceiling on member_memory_budget(), the memory the bounds below need
+  // when full (docs/limits.md "Member memory budget"), in MiB: a config whose
+  // bounds need more is refused. 0: not checked.
+  std::uint64_t memory_budget_mib = 0;
+
   struct Raft {
     unsigned election_timeout_ms = 300;
     unsigned heartbeat_timeout_ms = 50;
