@@ -2,8 +2,10 @@
 // admin API, then wait for a stop signal or a failed node.
 #include "app/member_command.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,12 +23,14 @@
 #include "app/referenced_files.h"
 #include "base/assert.h"
 #include "config/config_view.h"
+#include "config/member_budget.h"
 #include "config/member_config.h"
 #include "config/member_reload.h"
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
 #include "io/config_in_force.h"
+#include "io/heap.h"
 #include "io/logging.h"
 #include "io/reloader.h"
 #include "io/signals.h"
@@ -152,6 +156,8 @@ consensus::NodeOptions node_options(const config::MemberConfig& config,
   options.snapshot_trailing = config.raft.snapshot_trailing;
   options.log_bytes_max = config.raft.log_bytes_max;
   options.segment_bytes = config.raft.segment_bytes;
+  // A quiet log: free heap pages go back to the kernel (issue 15).
+  options.on_quiet = [] { (void)io::release_free_heap(); };
   options.log = [](consensus::LogLevel level, std::string_view message) {
     switch (level) {
       case consensus::LogLevel::kDebug:
@@ -395,6 +401,26 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshots_restored",
           "Snapshots restored since start: loaded from data_dir at start or installed from the leader.",
           snapshots.restored);
+    // Where a member's memory goes (docs/limits.md "Member memory budget").
+    gauge("radiusward_member_raft_log_bytes_held",
+          "Bytes of the entries in the raft log held in memory (since the snapshot and trailing), counted "
+          "once a second.",
+          status.log_bytes_held);
+    gauge("radiusward_member_raft_snapshot_buffer_bytes",
+          "Bytes of the snapshot buffer kept between snapshots (0 once released on a quiet log).",
+          snapshots.buffer_bytes);
+    const io::HeapFigures heap = io::heap_figures();
+    const std::array<std::pair<std::string_view, std::uint64_t>, 4> heap_bytes = {
+        {{"in_use", heap.in_use_bytes},
+         {"free", heap.free_bytes},
+         {"mapped", heap.mapped_bytes},
+         {"arena", heap.arena_bytes}}};
+    for (const auto& [kind, bytes] : heap_bytes) {
+      page.gauge("radiusward_member_heap_bytes",
+                 "glibc malloc: bytes in use (mapped included), free in the arenas, in their own mappings, "
+                 "and of the arenas.",
+                 static_cast<std::int64_t>(bytes), {{"kind", kind}});
+    }
   });
 }
 
@@ -559,6 +585,20 @@ bool wait_for_stop(const consensus::Node& node, std::atomic<std::uint64_t>& lead
   }
 }
 
+// What the configured bounds need when full (docs/limits.md "Member memory
+// budget"), so that an operator sees it beside the memory the member uses.
+void log_memory_budget(const config::MemberConfig& config) {
+  const config::MemoryBudget budget = config::member_memory_budget(config);
+  std::string items;
+  for (const config::BudgetItem& item : budget.items) {
+    items += fmt::format("{}{} {:.1f}", items.empty() ? "" : ", ", item.what,
+                         static_cast<double>(item.bytes) / (1 << 20));
+  }
+  spdlog::info("memory budget at the configured bounds, all full: {:.1f} MiB{} ({} MiB)",
+               static_cast<double>(budget.total_bytes) / (1 << 20),
+               budget.log_unbounded ? " and an unbounded raft log" : "", items);
+}
+
 int start_and_run(Member& m, const std::string& config_file) {
   m.ledger = std::make_unique<member_shell::LedgerState>(
       accounting::LedgerLimits{.held_records_max = m.config.ledger.held_records_max,
@@ -567,10 +607,12 @@ int start_and_run(Member& m, const std::string& config_file) {
                                .sessions_bytes_max = m.config.ledger.sessions_bytes_max,
                                .session_expiry_multiple = m.config.ledger.session_expiry_multiple,
                                .session_default_interim_s = m.config.ledger.session_default_interim_s});
-  member_shell::SubmissionServerOptions submission_options{.host = m.config.submission_listen.host,
-                                                           .port = m.config.submission_listen.port,
-                                                           .member_id = m.config.id,
-                                                           .book = m.book};
+  member_shell::SubmissionServerOptions submission_options{
+      .host = m.config.submission_listen.host,
+      .port = m.config.submission_listen.port,
+      .member_id = m.config.id,
+      .book = m.book,
+      .connections_max = m.config.submission_connections_max};
   std::optional<consensus::TlsTransportOptions> raft_tls;
   if (m.config.cluster_tls) {
     auto tls = cluster_tls_context(*m.config.cluster_tls, io::TlsRole::kServer);
@@ -608,6 +650,7 @@ int start_and_run(Member& m, const std::string& config_file) {
   (void)replace_exporter(m, m.config.exporter, m.dictionary());
   spdlog::info("radiusward {} member {} started: raft {}, submissions on {}", RW_VERSION, m.config.id,
                m.config.raft_address.text, m.config.submission_listen.text);
+  log_memory_budget(m.config);
   io::Reloader reloader{MemberReload(config_file, m)};
   if (auto admin = start_admin(m, reloader); !admin) {
     spdlog::critical("{}", admin.error());
@@ -663,6 +706,8 @@ int run_member(const MemberCommand& command) {
   }
   m.set_dictionary(std::move(*dictionary));
   for (const config::MemberAddress& member : m.config.members) m.book[member.id] = member.submission.text;
+  // Before any thread starts: the arena bound applies to threads created after it.
+  io::tune_heap();
   // Before any thread starts, so that every thread inherits the mask.
   if (auto blocked = io::block_process_signals(); !blocked) {
     spdlog::critical("{}", blocked.error().to_string());

@@ -6,8 +6,11 @@
 
 #include "accounting/accounting_request_for_test.h"
 #include "accounting/entry.h"
+#include "config/member_budget.h"
 #include "config/member_config.h"
 #include "consensus/node.h"
+#include "member_shell/submission_server.h"
+#include "submission/frames.h"
 
 namespace rw::member_shell {
 namespace {
@@ -122,6 +125,14 @@ TEST(MemberConfigDefaults, EqualNodeOptionsAndLedgerLimits) {
   EXPECT_EQ(config.ledger.sessions_bytes_max, ledger.sessions_bytes_max);
   EXPECT_EQ(config.ledger.session_expiry_multiple, ledger.session_expiry_multiple);
   EXPECT_EQ(config.ledger.session_default_interim_s, ledger.session_default_interim_s);
+}
+
+// The memory budget (docs/limits.md "Member memory budget") counts the
+// window and the connections by these constants.
+TEST(MemberConfigDefaults, BudgetConstantsEqualTheLedgerAndTheSubmissionServer) {
+  EXPECT_EQ(config::kWindowKeysMax, accounting::LedgerLimits{}.exported_keys_max);
+  EXPECT_EQ(config::MemberConfig{}.submission_connections_max, SubmissionServerOptions{}.connections_max);
+  EXPECT_GE(config::kConnectionBytes, submission::kLengthPrefixBytes + submission::kFrameBodyBytesMax);
 }
 
 }  // namespace

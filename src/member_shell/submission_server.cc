@@ -31,6 +31,10 @@ constexpr std::uint64_t kWakeTag = 2;
 constexpr std::size_t kCompletionsPerTurn = 4096;
 // How often at most the Hello and idle deadlines are checked.
 constexpr Duration kSweepIntervalMax = Duration::milliseconds(250);
+// A connection's write buffer larger than this once drained is freed: it
+// grew behind a gateway slow to read (up to write_bytes_max) and should not
+// stay at that size on every connection (docs/limits.md "Member memory budget").
+constexpr std::size_t kWriteBufferKeptBytes = 64 * 1024;
 
 Result<io::FileDescriptor, io::SystemError> listen_tcp(const std::string& host, std::uint16_t port,
                                                        std::uint16_t& bound) {
@@ -398,6 +402,7 @@ bool SubmissionServer::flush(Connection& connection) {
   if (connection.out_sent == connection.out.size()) {
     connection.out.clear();
     connection.out_sent = 0;
+    if (connection.out.capacity() > kWriteBufferKeptBytes) std::vector<std::uint8_t>().swap(connection.out);
   }
   watch_writes(connection, want_writes);
   return true;
