@@ -1,14 +1,12 @@
 // Publication of reloaded gateway states.
 #include "gateway_shell/published_state.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <iterator>
 
-namespace rw::gateway_shell {
+#include "io/heap.h"
 
-void return_free_memory() { (void)malloc_trim(0); }
+namespace rw::gateway_shell {
 
 void PublishedState::publish(std::shared_ptr<const gateway::GatewayState> state) {
   const std::lock_guard lock(mutex_);
@@ -36,7 +34,7 @@ std::size_t PublishedState::collect() {
   // files at each reload (docs/operations.md "Reload").
   if (!unused.empty()) {
     unused.clear();
-    return_free_memory();
+    (void)io::release_free_heap();
   }
   return held;
 }

@@ -21,15 +21,6 @@
 
 namespace rw::gateway_shell {
 
-// Hands the pages the allocator holds free back to the system
-// (malloc_trim). Loading a large clients or users file peaks well above
-// what its state keeps (the file's text, the parse, the vectors the
-// entries move through), and glibc keeps that difference resident: call
-// it once start-up is done; PublishedState::collect() does it after a
-// reload (docs/benchmarking.md "Gateway memory by client"). Takes a few
-// milliseconds per hundred MiB of heap: never on a worker.
-void return_free_memory();
-
 // Thread-safe.
 class PublishedState {
  public:

@@ -1,7 +1,8 @@
 // The process heap (glibc's malloc) of a long-running process whose buffers
-// grow under load and must shrink after it: the member (issue 15; docs/limits.md
-// "Member memory budget"). Tuning at start, giving free pages back, and the
-// heap's figures for /metrics.
+// grow under load and must shrink after it (issue 15): the member
+// (docs/limits.md "Member memory budget") and the gateway after start-up and
+// each reload (docs/benchmarking.md "Gateway memory by client"). Tuning at
+// start, giving free pages back, and the heap's figures for /metrics.
 #pragma once
 
 #include <cstdint>
