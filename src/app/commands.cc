@@ -432,9 +432,13 @@ class GatewayReload {
 // reloads. Retired states are freed here, on the main thread, once no
 // worker holds them (PublishedState::collect hands their memory back).
 std::string_view serve_signals(io::Reloader& reloader, gateway_shell::PublishedState& published) {
+  // What an overload took (queues, caches) goes back once it is over, even
+  // under the usual load (io::HeapReturner; docs/limits.md).
+  io::HeapReturner heap_returner;
   for (;;) {
     std::optional<io::SignalEvent> event = io::wait_for_signal(Duration::seconds(1));
     published.collect();
+    (void)heap_returner.tick(io::monotonic_now());
     if (!event) continue;
     if (event->request == io::SignalRequest::kStop) return event->name;
     (void)reloader.reload(event->name);

@@ -29,6 +29,7 @@
 #include "consensus/node.h"
 #include "io/admin_metrics.h"
 #include "io/admin_server.h"
+#include "io/clock.h"
 #include "io/config_in_force.h"
 #include "io/heap.h"
 #include "io/logging.h"
@@ -396,6 +397,9 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshots_for_log_bytes",
           "Snapshots taken because the log since the last one reached half of raft.log_bytes_max.",
           snapshots.for_log_bytes);
+    gauge("radiusward_member_raft_snapshots_for_quiet_log",
+          "Snapshots taken to compact a quiet log to its last entry (docs/limits.md, Member memory budget).",
+          snapshots.for_quiet_log);
     gauge("radiusward_member_raft_log_bytes_since_snapshot",
           "Bytes of the entries applied since this member's latest snapshot.", snapshots.log_bytes_since);
     gauge("radiusward_member_raft_snapshots_restored",
@@ -409,18 +413,7 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshot_buffer_bytes",
           "Bytes of the snapshot buffer kept between snapshots (0 once released on a quiet log).",
           snapshots.buffer_bytes);
-    const io::HeapFigures heap = io::heap_figures();
-    const std::array<std::pair<std::string_view, std::uint64_t>, 4> heap_bytes = {
-        {{"in_use", heap.in_use_bytes},
-         {"free", heap.free_bytes},
-         {"mapped", heap.mapped_bytes},
-         {"arena", heap.arena_bytes}}};
-    for (const auto& [kind, bytes] : heap_bytes) {
-      page.gauge("radiusward_member_heap_bytes",
-                 "glibc malloc: bytes in use (mapped included), free in the arenas, in their own mappings, "
-                 "and of the arenas.",
-                 static_cast<std::int64_t>(bytes), {{"kind", kind}});
-    }
+    io::add_heap_metrics(page, "radiusward_member_heap_bytes");
   });
 }
 
@@ -548,7 +541,10 @@ bool wait_for_stop(const consensus::Node& node, std::atomic<std::uint64_t>& lead
   std::uint64_t last_leader = 0;
   const auto started = std::chrono::steady_clock::now();
   bool seen_running = false;
+  // What a burst took goes back once it is over, quiet or not (io::HeapReturner).
+  io::HeapReturner heap_returner;
   for (;;) {
+    (void)heap_returner.tick(io::monotonic_now());
     if (std::optional<io::SignalEvent> signal = io::wait_for_signal(Duration::milliseconds(100))) {
       if (signal->request == io::SignalRequest::kReload) {
         (void)reloader.reload(signal->name);

@@ -292,6 +292,78 @@ TEST(LogBytes, SnapshotsAtHalfTheBoundAndKeepsTheLogUnderIt) {
   }
 }
 
+// A quiet log is compacted (FsmAdapter::compact_on_next_apply, Node's quiet
+// check; docs/limits.md "Member memory budget"): entry counts and a byte
+// bound that would not snapshot for a long while, 40 entries of 4 KiB held by
+// every member; each member is asked to compact, the leader appends one
+// barrier, and every member snapshots after applying it and keeps only it.
+// The configured threshold and trailing are back afterwards.
+TEST(LogBytes, AQuietLogIsCompactedToTheLeadersBarrier) {
+  constexpr std::size_t kBound = 1 << 20;
+  FixtureCluster cluster(
+      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const unsigned leader = *cluster.ready_leader();
+  const auto submit_all = [&](int first, int count) {
+    std::uint64_t last = 0;
+    for (int i = first; i < first + count; ++i) {
+      auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
+      EXPECT_TRUE(cluster.step_until([&] { return submitted->outcome.has_value(); }, 5000));
+      EXPECT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
+      last = submitted->outcome->index;
+    }
+    EXPECT_TRUE(cluster.step_until(
+        [&] {
+          for (unsigned m = 0; m < 3; ++m)
+            if (cluster.raft(m)->last_applied < last) return false;
+          return true;
+        },
+        5000));
+  };
+  submit_all(0, 40);
+  for (unsigned m = 0; m < 3; ++m) {
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().taken, 0U) << "member " << m;
+    EXPECT_GE(cluster.log_bytes(m), 40U * 4000) << "member " << m;
+    cluster.adapter(m).compact_on_next_apply();
+    cluster.adapter(m).compact_on_next_apply();  // twice: still one compaction
+  }
+  ASSERT_TRUE(cluster.proposer(leader).propose_barrier());
+  EXPECT_FALSE(cluster.proposer(leader).propose_barrier());            // one in flight at a time
+  EXPECT_FALSE(cluster.proposer((leader + 1) % 3).propose_barrier());  // a follower cannot
+  ASSERT_TRUE(cluster.step_until(
+      [&] {
+        for (unsigned m = 0; m < 3; ++m)
+          if (cluster.log_bytes(m) > 64 || cluster.adapter(m).snapshot_figures().taken != 1) return false;
+        return true;
+      },
+      5000))
+      << "log bytes " << cluster.log_bytes(0) << " " << cluster.log_bytes(1) << " " << cluster.log_bytes(2);
+  EXPECT_TRUE(cluster.proposer(leader).ready());  // the own-term barrier's readiness untouched
+  for (unsigned m = 0; m < 3; ++m) {
+    const SnapshotFigures& figures = cluster.adapter(m).snapshot_figures();
+    EXPECT_EQ(figures.for_quiet_log, 1U) << "member " << m;
+    EXPECT_EQ(figures.for_log_bytes, 0U) << "member " << m;
+    EXPECT_FALSE(cluster.adapter(m).compaction_due()) << "member " << m;
+    EXPECT_EQ(cluster.raft(m)->snapshot.threshold, 1U << 20) << "member " << m;
+  }
+  // The threshold is the configured one again: 40 more entries, no snapshot.
+  submit_all(40, 40);
+  for (unsigned m = 0; m < 3; ++m)
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().taken, 1U) << "member " << m;
+  // The trailing too: the byte bound's next snapshot keeps what fits half of
+  // it (~128 entries of 4 KiB), not the one entry of the compaction.
+  submit_all(80, 100);
+  for (unsigned m = 0; m < 3; ++m) {
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().for_log_bytes, 1U) << "member " << m;
+    EXPECT_GE(cluster.log_bytes(m), kBound / 4) << "member " << m;
+  }
+  for (unsigned m = 0; m < 3; ++m) {
+    for (int i = 0; i < 180; ++i) {
+      EXPECT_EQ(cluster.state(m).copies(DedupLog::entry(std::to_string(i) + std::string(4000, 'x'))), 1U);
+    }
+  }
+}
+
 TYPED_TEST(Scenario, ReplacesALostMemberWhichCatchesUpEmpty) {
   typename TestFixture::Cluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
   ASSERT_TRUE(cluster.step_until_ready_leader());

@@ -156,6 +156,7 @@ class BasicFixtureCluster {
   }
   [[nodiscard]] State& state(unsigned i) { return *states_[i]; }
   [[nodiscard]] const FsmAdapter& adapter(unsigned i) const { return *adapters_[i]; }
+  [[nodiscard]] FsmAdapter& adapter(unsigned i) { return *adapters_[i]; }
   [[nodiscard]] Proposer& proposer(unsigned i) { return *proposers_[i]; }
   [[nodiscard]] bool alive(unsigned i) const {
     return raft_fixture_alive(const_cast<raft_fixture*>(&fixture_), i);

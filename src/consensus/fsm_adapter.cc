@@ -84,6 +84,12 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
           .count());
   SnapshotFigures& figures = self->snapshot_figures_;
   ++figures.taken;
+  // A compaction's trailing 1 stays set until libraft truncated behind
+  // that snapshot, which is done before it takes this one.
+  if (self->trailing_after_compaction_) {
+    raft_set_snapshot_trailing(self->raft_, *self->trailing_after_compaction_);
+    self->trailing_after_compaction_.reset();
+  }
   if (self->log_bytes_max_ != 0) {
     // libraft truncates the log behind this snapshot when the write is done,
     // keeping r->snapshot.trailing entries: set it for this snapshot now.
@@ -94,6 +100,14 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
       self->snapshot_forced_ = false;
     }
     figures.log_bytes_since = 0;
+  }
+  if (self->compaction_due_) {
+    // Keep only the entry just applied (the leader's barrier, usually).
+    self->trailing_after_compaction_ = self->raft_->snapshot.trailing;
+    raft_set_snapshot_trailing(self->raft_, 1);
+    raft_set_snapshot_threshold(self->raft_, self->threshold_before_compaction_);
+    self->compaction_due_ = false;
+    ++figures.for_quiet_log;
   }
   figures.last_us = us;
   figures.max_us = std::max(figures.max_us, us);
@@ -180,6 +194,18 @@ void FsmAdapter::bound_log_bytes(std::size_t bytes, unsigned threshold, unsigned
   snapshot_forced_ = false;
   raft_set_snapshot_threshold(raft_, threshold);
   raft_set_snapshot_trailing(raft_, trailing);
+}
+
+void FsmAdapter::compact_on_next_apply() {
+  RW_ASSERT(raft_ != nullptr);
+  if (compaction_due_) return;
+  // A snapshot the byte bound asked for restores the configured threshold
+  // itself; the one to restore here is the configured one too.
+  threshold_before_compaction_ = snapshot_forced_ ? threshold_ : raft_->snapshot.threshold;
+  compaction_due_ = true;
+  // libraft checks after each apply whether entries since the last snapshot
+  // reach the threshold (note_applied).
+  raft_set_snapshot_threshold(raft_, 1);
 }
 
 void FsmAdapter::note_applied(std::size_t bytes) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "consensus/raft_c.h"
@@ -48,6 +49,18 @@ class FsmAdapter {
   // snapshot. 0 leaves libraft's entry counts alone.
   // Requires: attach() first; on the loop thread (or before start).
   void bound_log_bytes(std::size_t bytes, unsigned threshold, unsigned trailing);
+
+  // Compacts the log of a member whose log went quiet (QuietLog): the next
+  // entry applied — a barrier the leader appends for it (Proposer::
+  // propose_barrier) or the first entry of new load — takes a snapshot that
+  // keeps only that one entry behind it, so the entries of the last burst
+  // (up to raft.log_bytes_max) leave memory. The configured threshold and
+  // trailing return after it. Never trailing 0: libraft's raft_uv reads 0
+  // as an installed snapshot's, which drops the whole log. A second call
+  // before that snapshot changes nothing. docs/limits.md "Member memory
+  // budget". Requires: attach() first; on the loop thread.
+  void compact_on_next_apply();
+  [[nodiscard]] bool compaction_due() const { return compaction_due_; }
 
   // Counts of restore calls refused as corrupt (the library then fails).
   [[nodiscard]] unsigned restores_refused() const { return restores_refused_; }
@@ -111,6 +124,12 @@ class FsmAdapter {
   unsigned trailing_ = 0;
   std::deque<std::uint32_t> recent_sizes_;
   bool snapshot_forced_ = false;
+  // compact_on_next_apply: due, and libraft's threshold and trailing as they
+  // were, to be put back (the trailing count once the compacting snapshot's
+  // truncation is done: at the next snapshot).
+  bool compaction_due_ = false;
+  unsigned threshold_before_compaction_ = 0;
+  std::optional<unsigned> trailing_after_compaction_;
 };
 
 }  // namespace rw::consensus

@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -129,8 +130,9 @@ struct Node::Loop {
   std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
   std::string failure;               // NodeStatus::failure, kept once set
   QuietLog quiet;
-  std::uint64_t log_bytes_held = 0;        // NodeStatus::log_bytes_held
-  std::uint64_t log_bytes_counted_ms = 0;  // uv_now of the latest count
+  std::optional<Instant> compact_barrier_at;  // Set on a quiet leader whose log is compacted.
+  std::uint64_t log_bytes_held = 0;           // NodeStatus::log_bytes_held
+  std::uint64_t log_bytes_counted_ms = 0;     // uv_now of the latest count
 
   void log(LogLevel level, std::string_view message) const {
     if (options.log) options.log(level, message);
@@ -198,11 +200,31 @@ struct Node::Loop {
   // Memory that only load needs goes back once the log is quiet.
   void on_quiet_check() {
     const Instant now{.ns = static_cast<std::int64_t>(uv_now(&loop)) * 1'000'000};
+    if (compact_barrier_at && now >= *compact_barrier_at) {
+      compact_barrier_at.reset();
+      if (proposer->propose_barrier()) {
+        log(LogLevel::kDebug,
+            fmt::format("raft member {}: barrier appended to compact a quiet log", options.id));
+      }
+    }
     if (!quiet.on_turn(now, raft_last_applied(&raft))) return;
     const std::uint64_t buffer_bytes = fsm.snapshot_figures().buffer_bytes;
     if (fsm.release_snapshot_buffer()) {
       log(LogLevel::kDebug, fmt::format("raft member {}: log quiet, snapshot buffer of {} bytes released",
                                         options.id, buffer_bytes));
+    }
+    // The barrier moves the applied index, so the compacted log is quiet
+    // again later, then holds one entry: this runs once per burst.
+    if (const std::size_t held = log_entry_bytes(raft.log);
+        options.compact_quiet_log_bytes != 0 && held >= options.compact_quiet_log_bytes) {
+      fsm.compact_on_next_apply();
+      log(LogLevel::kDebug,
+          fmt::format("raft member {}: log quiet with {} bytes of entries in memory, compacting at the next "
+                      "applied entry",
+                      options.id, held));
+      if (proposer->is_leader()) {
+        compact_barrier_at = now + Duration::milliseconds(options.compact_barrier_delay_ms);
+      }
     }
     if (options.on_quiet) options.on_quiet();
   }

@@ -129,6 +129,15 @@ struct NodeOptions {
   // calls `on_quiet`, once per quiet spell (docs/limits.md "Member memory
   // budget"). 0: never.
   unsigned quiet_after_ms = 5000;
+  // On a quiet log holding at least this many bytes of entries, every member
+  // compacts it (FsmAdapter::compact_on_next_apply) and the leader appends a
+  // barrier `compact_barrier_delay_ms` later for them to apply: an idle
+  // cluster does not keep the last burst's log, up to raft.log_bytes_max,
+  // in memory (docs/limits.md "Member memory budget"). 0: never.
+  std::size_t compact_quiet_log_bytes = std::size_t{1} << 20;
+  // Followers learn of the last commit a heartbeat or so after the leader,
+  // and go quiet that much later: the barrier waits for them.
+  unsigned compact_barrier_delay_ms = 1000;
   // Called on the loop thread when the log went quiet: for the process to
   // give memory back (io::release_free_heap). May take milliseconds.
   std::function<void()> on_quiet;

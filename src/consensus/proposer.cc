@@ -20,6 +20,7 @@ struct Proposer::BarrierRequest {
   struct raft_barrier req {};
   Proposer* owner = nullptr;
   std::uint64_t term = 0;
+  bool own_term = true;  // The own-term barrier (readiness), or propose_barrier's.
 };
 
 struct Proposer::ChangeRequest {
@@ -78,9 +79,29 @@ void Proposer::on_turn() {
   }
 }
 
+bool Proposer::propose_barrier() {
+  if (!is_leader() || plain_barrier_in_flight_) return false;
+  auto* request = new BarrierRequest;
+  request->req.data = request;
+  request->owner = this;
+  request->term = raft_->current_term;
+  request->own_term = false;
+  if (raft_barrier(raft_, &request->req, &Proposer::on_barrier) != 0) {
+    delete request;
+    return false;
+  }
+  plain_barrier_in_flight_ = true;
+  return true;
+}
+
 void Proposer::on_barrier(struct raft_barrier* req, int status) {
   auto* request = static_cast<BarrierRequest*>(req->data);
   Proposer* self = request->owner;
+  if (!request->own_term) {
+    self->plain_barrier_in_flight_ = false;
+    delete request;
+    return;
+  }
   self->barrier_in_flight_ = false;
   if (is_acknowledged(status == 0, request->term, self->raft_->current_term, self->is_leader())) {
     self->barrier_committed_term_ = request->term;

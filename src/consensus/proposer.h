@@ -52,6 +52,14 @@ class Proposer {
   // Requires: outside libraft callbacks (trap 6) and has_room().
   void propose(std::vector<std::uint8_t> entry, Done done);
 
+  // Appends a barrier (an entry with no command) that every member applies,
+  // for what must happen on every member after the entries before it: a
+  // quiet log's compaction (FsmAdapter::compact_on_next_apply). Leaves the
+  // own-term barrier and readiness alone. Returns false when this member is
+  // not the leader, one such barrier is still in flight, or libraft refused.
+  // Requires: outside libraft callbacks (trap 6).
+  bool propose_barrier();
+
   // The outcome for a submission this member cannot take now.
   [[nodiscard]] Outcome refusal() const;
 
@@ -82,6 +90,7 @@ class Proposer {
   std::uint64_t barrier_issued_term_ = 0;     // Term of the barrier in flight or committed.
   std::uint64_t barrier_committed_term_ = 0;  // Term whose barrier committed.
   bool barrier_in_flight_ = false;
+  bool plain_barrier_in_flight_ = false;  // propose_barrier's
   struct PendingAssign {
     std::uint64_t id;
     ChangeDone done;

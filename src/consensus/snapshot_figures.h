@@ -20,6 +20,8 @@ struct SnapshotFigures {
   std::uint64_t last_bytes = 0;  // size of the latest (its envelope)
   // Of `taken`, those the log byte bound asked for (FsmAdapter::bound_log_bytes).
   std::uint64_t for_log_bytes = 0;
+  // Of `taken`, those that compacted a quiet log (FsmAdapter::compact_on_next_apply).
+  std::uint64_t for_quiet_log = 0;
   // Bytes of the entries applied since the latest snapshot (or restore).
   std::uint64_t log_bytes_since = 0;
   // Bytes of the snapshot buffer kept between snapshots and touched (so

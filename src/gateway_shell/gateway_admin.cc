@@ -333,6 +333,7 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
     add_tenant_metrics(page, workers, state->tenant_names());
     add_udp_metrics(page, udp);
     if (radsec != nullptr) add_radsec_metrics(page, *radsec);
+    io::add_heap_metrics(page, "radiusward_gateway_heap_bytes");
     if (client == nullptr) return;
     const submission::ForwarderStatus status = client->status();
     for (const auto& [name, value] : submission::named_counters(status.counters)) {

@@ -33,6 +33,9 @@ namespace {
 constexpr std::uint64_t kRecordsToken = 1;
 constexpr std::uint64_t kStopToken = 2;
 constexpr std::uint64_t kConnectionToken = 3;
+// How often the connection's FrameReader may give back a burst's pages.
+constexpr Duration kReaderReleaseInterval = Duration::seconds(1);
+
 // Bytes read per recv call at most; the FrameReader bounds what it buffers.
 constexpr std::size_t kReadChunk = 256 * 1024;
 
@@ -198,6 +201,11 @@ void SubmissionClient::run() {
       apply(now, forwarder_->on_tick(now));
     }
     route_answers();
+    // A burst's pages of the 1 MiB reader go back once it is over.
+    if (connection_ && now - reader_released_at_ >= kReaderReleaseInterval) {
+      reader_released_at_ = now;
+      (void)connection_->reader.release_idle();
+    }
     if (forwarder_->counters().failovers != failovers_logged_) log_failover();
     publish_status(now, /*force=*/false);
   }

@@ -160,6 +160,7 @@ class SubmissionClient final : public gateway::AccountingSink {
   submission::ForwarderCounters warned_counters_{};
   std::optional<Instant> warned_at_{};
   std::uint64_t failovers_logged_ = 0;
+  Instant reader_released_at_{};  // FrameReader::release_idle, at most once per kReaderReleaseInterval
 
   mutable std::mutex status_mutex_;
   submission::ForwarderStatus status_{};  // Guarded by status_mutex_.

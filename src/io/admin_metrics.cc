@@ -3,12 +3,14 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "base/assert.h"
 #include "base/utf8.h"
+#include "io/heap.h"
 
 namespace rw::io {
 namespace {
@@ -166,6 +168,21 @@ std::optional<std::uint64_t> resident_memory_bytes() {
 
 AdminResponse ndjson_response(std::string lines) {
   return AdminResponse{200, std::string(kNdjsonContentType), std::move(lines)};
+}
+
+void add_heap_metrics(PrometheusText& page, std::string_view name) {
+  const HeapFigures heap = heap_figures();
+  const std::array<std::pair<std::string_view, std::uint64_t>, 4> heap_bytes = {
+      {{"in_use", heap.in_use_bytes},
+       {"free", heap.free_bytes},
+       {"mapped", heap.mapped_bytes},
+       {"arena", heap.arena_bytes}}};
+  for (const auto& [kind, bytes] : heap_bytes) {
+    page.gauge(name,
+               "glibc malloc: bytes in use (mapped included), free in the arenas, in their own mappings, "
+               "and of the arenas.",
+               static_cast<std::int64_t>(bytes), {{"kind", kind}});
+  }
 }
 
 }  // namespace rw::io

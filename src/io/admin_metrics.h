@@ -58,6 +58,10 @@ void add_version_route(AdminServer& server, std::string version, std::string rol
 // when it cannot be read.
 [[nodiscard]] std::optional<std::uint64_t> resident_memory_bytes();
 
+// The heap's figures (heap_figures()) as the gauge family `name` with a
+// `kind` label: in_use, free, mapped, arena (docs/admin_api.md).
+void add_heap_metrics(PrometheusText& page, std::string_view name);
+
 // Adds GET /metrics: `collect` fills the page on the admin thread (so it
 // must only read thread-safe state), then the admin server's own counters
 // and the process's resident memory are appended.

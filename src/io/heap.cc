@@ -3,6 +3,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+
 namespace rw::io {
 namespace {
 
@@ -32,5 +34,21 @@ HeapFigures heap_figures() {
 }
 
 bool release_free_heap() { return malloc_trim(0) != 0; }
+
+bool HeapTrimPolicy::on_sample(Instant now, const HeapFigures& figures) {
+  peak_in_use_ = std::max(peak_in_use_, figures.in_use_bytes);
+  if (trimmed_at_ && now - *trimmed_at_ < interval_) return false;
+  if (peak_in_use_ - figures.in_use_bytes < drop_bytes_) return false;
+  trimmed_at_ = now;
+  peak_in_use_ = figures.in_use_bytes;
+  return true;
+}
+
+bool HeapReturner::tick(Instant now) {
+  if (sampled_at_ && now - *sampled_at_ < Duration::seconds(1)) return false;
+  sampled_at_ = now;
+  if (!policy_.on_sample(now, heap_figures())) return false;
+  return release_free_heap();
+}
 
 }  // namespace rw::io

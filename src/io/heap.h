@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "base/time.h"
 
 namespace rw::io {
 
@@ -34,5 +37,39 @@ void tune_heap();
 // arena under its lock, milliseconds for a heap of hundreds of MB, so call it
 // when the process is quiet. Returns whether any memory was released.
 bool release_free_heap();
+
+// When a busy process gives its free pages back: once the memory in use has
+// fallen `drop_bytes` below its peak since the latest trim (a burst is over,
+// whatever the load is now), at most once per `interval`. A quiet spell is
+// not required: a gateway or a member back at its usual load after an
+// overload returns what the overload took (docs/limits.md "Member memory
+// budget"). Pure: the caller samples heap_figures() and trims.
+class HeapTrimPolicy {
+ public:
+  HeapTrimPolicy(std::uint64_t drop_bytes, Duration interval)
+      : drop_bytes_(drop_bytes), interval_(interval) {}
+
+  // Called with a fresh sample; true when the caller should trim now.
+  [[nodiscard]] bool on_sample(Instant now, const HeapFigures& figures);
+
+ private:
+  std::uint64_t drop_bytes_;
+  Duration interval_;
+  std::uint64_t peak_in_use_ = 0;
+  std::optional<Instant> trimmed_at_{};
+};
+
+// HeapTrimPolicy with the sampling and the trim: call tick() often (every
+// 100 ms to a few seconds) from one thread; it samples at most once a second
+// and trims when the policy says so (8 MiB below the peak, at most every
+// 10 s). Returns whether it trimmed.
+class HeapReturner {
+ public:
+  bool tick(Instant now);
+
+ private:
+  HeapTrimPolicy policy_{std::uint64_t{8} << 20, Duration::seconds(10)};
+  std::optional<Instant> sampled_at_{};
+};
 
 }  // namespace rw::io

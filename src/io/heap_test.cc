@@ -82,3 +82,28 @@ TEST(ReleaseFreeHeap, GivesBackFreePagesBelowALiveBlock) {
 
 }  // namespace
 }  // namespace rw::io
+
+namespace rw::io {
+namespace {
+
+HeapFigures in_use(std::uint64_t mib) { return HeapFigures{.in_use_bytes = mib << 20}; }
+Instant at_s(std::int64_t s) { return Instant{} + Duration::seconds(s); }
+
+// A burst raises the memory in use and falls back: one trim once it has
+// fallen 8 MiB below the peak, whatever the load does after; none while it
+// climbs or holds, none more often than the interval.
+TEST(HeapTrimPolicy, TrimsOnceTheMemoryInUseFellFromItsPeak) {
+  HeapTrimPolicy policy(std::uint64_t{8} << 20, Duration::seconds(10));
+  EXPECT_FALSE(policy.on_sample(at_s(0), in_use(20)));
+  EXPECT_FALSE(policy.on_sample(at_s(1), in_use(60)));   // climbing
+  EXPECT_FALSE(policy.on_sample(at_s(2), in_use(60)));   // holding
+  EXPECT_FALSE(policy.on_sample(at_s(3), in_use(53)));   // 7 MiB below: not yet
+  EXPECT_TRUE(policy.on_sample(at_s(4), in_use(52)));    // 8 MiB below the peak
+  EXPECT_FALSE(policy.on_sample(at_s(5), in_use(30)));   // within the interval
+  EXPECT_TRUE(policy.on_sample(at_s(14), in_use(30)));   // 22 below the peak of 52, interval over
+  EXPECT_FALSE(policy.on_sample(at_s(30), in_use(30)));  // nothing fell since
+  EXPECT_FALSE(policy.on_sample(at_s(40), in_use(25)));  // 5 below
+}
+
+}  // namespace
+}  // namespace rw::io

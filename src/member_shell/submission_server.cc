@@ -284,6 +284,8 @@ void SubmissionServer::sweep(Instant now) {
   last_sweep_ = now;
   std::vector<std::uint64_t> expired;
   for (const auto& [id, connection] : connections_) {
+    // A burst's pages of the 1 MiB reader go back once it is over.
+    (void)connection->reader.release_idle();
     if (!connection->session.hello_received()) {
       if (now - connection->accepted_at >= options_.hello_timeout) {
         counters_.hello_timeouts.fetch_add(1, std::memory_order_relaxed);

@@ -3,6 +3,10 @@
 // "Gateway-to-member frames").
 #include "submission/frames.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -360,12 +364,17 @@ std::size_t submit_frame_bytes(std::size_t records, std::size_t record_bytes_tot
   return kLengthPrefixBytes + kSubmitHeaderBytes + records * kRecordHeaderBytes + record_bytes_total;
 }
 
-FrameReader::FrameReader() : buffer_(kLengthPrefixBytes + kFrameBodyBytesMax) {}
+namespace {
+constexpr std::size_t kReaderBytes = kLengthPrefixBytes + kFrameBodyBytesMax;
+}  // namespace
+
+// new[] without (): left uninitialised, so untouched pages stay unmapped.
+FrameReader::FrameReader() : buffer_(new std::uint8_t[kReaderBytes]) {}
 
 void FrameReader::compact() {
   if (begin_ == 0) return;
   const std::size_t kept = end_ - begin_;
-  if (kept > 0) std::memmove(buffer_.data(), buffer_.data() + begin_, kept);
+  if (kept > 0) std::memmove(buffer_.get(), buffer_.get() + begin_, kept);
   begin_ = 0;
   end_ = kept;
 }
@@ -380,18 +389,38 @@ std::size_t FrameReader::feed(Bytes chunk) {
 
 MutableBytes FrameReader::writable() {
   compact();
-  return MutableBytes(buffer_.data() + end_, buffer_.size() - end_);
+  return MutableBytes(buffer_.get() + end_, kReaderBytes - end_);
 }
 
 void FrameReader::commit(std::size_t count) {
-  RW_ASSERT(count <= buffer_.size() - end_);
+  RW_ASSERT(count <= kReaderBytes - end_);
   end_ += count;
+  touched_ = std::max(touched_, end_);
+  touched_lately_ = std::max(touched_lately_, end_);
+}
+
+std::size_t FrameReader::release_idle() {
+  compact();
+  const bool burst_over = touched_lately_ <= kReaderKeptBytes;
+  touched_lately_ = end_;
+  if (!burst_over || end_ != 0 || touched_ <= kReaderKeptBytes) return 0;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<std::uintptr_t>(buffer_.get());
+  // Whole pages only, inside the buffer: the first past the kept bytes up
+  // to the last one touched.
+  const std::uintptr_t first = (base + kReaderKeptBytes + page - 1) & ~(page - 1);
+  const std::uintptr_t last = (base + touched_) & ~(page - 1);
+  touched_ = kReaderKeptBytes;
+  if (last <= first) return 0;
+  // Private anonymous memory: the pages read back as zeros when next touched.
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
 }
 
 Result<std::optional<Bytes>, FrameError> FrameReader::next() {
   if (failed_) return fail(*failed_);
   if (end_ - begin_ < kLengthPrefixBytes) return std::optional<Bytes>{};
-  const std::uint32_t length = read_length_prefix(buffer_.data() + begin_);
+  const std::uint32_t length = read_length_prefix(buffer_.get() + begin_);
   // Checked before waiting for the body, so an oversized prefix is refused
   // at once rather than after the buffer fills.
   if (length == 0) failed_ = FrameError::kEmptyFrame;
@@ -399,7 +428,7 @@ Result<std::optional<Bytes>, FrameError> FrameReader::next() {
   if (failed_) return fail(*failed_);
   const std::size_t total = kLengthPrefixBytes + length;
   if (end_ - begin_ < total) return std::optional<Bytes>{};
-  Bytes frame(buffer_.data() + begin_, total);
+  Bytes frame(buffer_.get() + begin_, total);
   begin_ += total;
   return std::optional<Bytes>{frame};
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <variant>
@@ -179,11 +180,18 @@ void encode_frame(const Frame& frame, std::vector<std::uint8_t>& out);
 
 // Cuts a TCP byte stream into whole frames. Owns one buffer of
 // kLengthPrefixBytes + kFrameBodyBytesMax bytes, allocated at construction
-// and never grown, so a peer cannot make it allocate more. Not thread-safe.
+// and never grown, so a peer cannot make it allocate more. The buffer is
+// left uninitialised, so only the pages that bytes were received into are
+// resident, and release_idle() gives back those a burst touched beyond the
+// first kReaderKeptBytes (docs/limits.md "Member memory budget"). Not
+// thread-safe.
 //
 // Use: write received bytes with feed() (or into writable() then commit()),
 // then call next() until it returns no frame; a frame it returns stays valid
 // until the next call of feed(), writable() or next().
+// What a FrameReader keeps resident when idle: a few Submits' worth.
+constexpr std::size_t kReaderKeptBytes = 64 * 1024;
+
 class FrameReader {
  public:
   FrameReader();
@@ -204,12 +212,24 @@ class FrameReader {
   // Bytes received but not yet returned as frames.
   [[nodiscard]] std::size_t buffered() const { return end_ - begin_; }
 
+  // Call periodically (about once a second). When nothing is buffered and
+  // no receive since the previous call reached past kReaderKeptBytes, the
+  // pages received into past that offset go back to the kernel
+  // (MADV_DONTNEED): after a burst, not during a sustained load, which
+  // would fault them in again at once. Returns the bytes given back.
+  std::size_t release_idle();
+  // How far into the buffer bytes have been received since the latest
+  // release: at most what the buffer holds resident.
+  [[nodiscard]] std::size_t touched() const { return touched_; }
+
  private:
   void compact();
 
-  std::vector<std::uint8_t> buffer_;
-  std::size_t begin_ = 0;  // First byte not yet returned.
-  std::size_t end_ = 0;    // One past the last received byte.
+  std::unique_ptr<std::uint8_t[]> buffer_;
+  std::size_t begin_ = 0;           // First byte not yet returned.
+  std::size_t end_ = 0;             // One past the last received byte.
+  std::size_t touched_ = 0;         // Highest end_ since the latest release.
+  std::size_t touched_lately_ = 0;  // Highest end_ since the latest release_idle call.
   std::optional<FrameError> failed_{};
 };
 

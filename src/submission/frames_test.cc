@@ -3,6 +3,10 @@
 #include "submission/frames.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <string>
 
@@ -165,6 +169,21 @@ TEST(DecodeFrame, RejectsEmptyAndOversizedRecords) {
   EXPECT_TRUE(decode_frame(build(kRecordBytesMax)));
 }
 
+// Every whole frame the reader holds now, decoded (their records view the
+// reader's buffer: valid until the next feed); an error fails the test.
+std::vector<Frame> drain(FrameReader& reader) {
+  std::vector<Frame> frames;
+  for (;;) {
+    auto frame = reader.next();
+    EXPECT_TRUE(frame);
+    if (!frame || !*frame) return frames;
+    auto decoded = decode_frame(**frame);
+    EXPECT_TRUE(decoded);
+    if (!decoded) return frames;
+    frames.push_back(std::move(*decoded));
+  }
+}
+
 TEST(FrameReader, YieldsWholeFramesFromArbitraryChunks) {
   std::vector<std::uint8_t> stream;
   for (std::uint64_t i = 0; i < 50; ++i) {
@@ -180,13 +199,8 @@ TEST(FrameReader, YieldsWholeFramesFromArbitraryChunks) {
     chunk = std::min(chunk, stream.size() - offset);
     ASSERT_EQ(reader.feed(Bytes(stream.data() + offset, chunk)), chunk);
     offset += chunk;
-    for (;;) {
-      auto frame = reader.next();
-      ASSERT_TRUE(frame);
-      if (!*frame) break;
-      auto decoded = decode_frame(**frame);
-      ASSERT_TRUE(decoded);
-      if (auto* committed = std::get_if<Committed>(&*decoded)) {
+    for (const Frame& decoded : drain(reader)) {
+      if (const auto* committed = std::get_if<Committed>(&decoded)) {
         EXPECT_EQ(committed->request_id, committed_seen);
         EXPECT_EQ(committed->log_index, committed_seen * 10);
         ++committed_seen;
@@ -195,6 +209,58 @@ TEST(FrameReader, YieldsWholeFramesFromArbitraryChunks) {
   }
   EXPECT_EQ(committed_seen, 50u);
   EXPECT_EQ(reader.buffered(), 0u);
+}
+
+// The pages of `bytes` at `at` that are resident (mincore).
+std::size_t resident_pages(const std::uint8_t* at, std::size_t bytes) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(at) & ~(page - 1);
+  const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(at) + bytes;
+  std::vector<unsigned char> pages((end - first + page - 1) / page);
+  EXPECT_EQ(::mincore(reinterpret_cast<void*>(first), end - first, pages.data()), 0);
+  return static_cast<std::size_t>(
+      std::count_if(pages.begin(), pages.end(), [](unsigned char p) { return p & 1; }));
+}
+
+// A burst fills the reader far past what it keeps; once the burst is over
+// (a release_idle call with no receive past kReaderKeptBytes since the
+// previous one) those pages leave memory, and frames read on intact.
+TEST(FrameReader, GivesBackTheBurstsPagesOnceIdle) {
+  std::vector<std::uint8_t> stream;
+  std::vector<std::uint8_t> record(kRecordBytesMax, 0x42);
+  for (std::uint64_t i = 0; stream.size() < 600 * 1024; ++i) {
+    Submit submit{.request_id = i};
+    for (std::uint8_t k = 0; k < 8; ++k) submit.records.push_back({key_of(k), record});
+    encode_frame(submit, stream);
+  }
+  FrameReader reader;
+  ASSERT_EQ(reader.feed(stream), stream.size());
+  const std::uint8_t* buffer = reader.writable().data() - stream.size();
+  EXPECT_GE(resident_pages(buffer, stream.size()), stream.size() / 4096);
+  EXPECT_EQ(reader.release_idle(), 0U);  // bytes buffered
+  const std::size_t frames = drain(reader).size();
+  EXPECT_GT(frames, 0U);
+  EXPECT_EQ(reader.touched(), stream.size());
+  EXPECT_EQ(reader.release_idle(), 0U);  // the burst reached past the kept bytes since the last call
+  const std::size_t released = reader.release_idle();
+  EXPECT_GE(released, stream.size() - kReaderKeptBytes - 8192);
+  EXPECT_EQ(reader.touched(), kReaderKeptBytes);
+  EXPECT_EQ(resident_pages(buffer + kReaderKeptBytes + 4096, stream.size() - kReaderKeptBytes - 8192), 0U);
+  EXPECT_EQ(reader.release_idle(), 0U);  // nothing more to give
+  // Read on: the same frames decode from the released pages.
+  std::size_t again = 0;
+  std::size_t offset = 0;
+  while (offset < stream.size()) {
+    offset +=
+        reader.feed(Bytes(stream).subspan(offset, std::min<std::size_t>(70000, stream.size() - offset)));
+    for (const Frame& decoded : drain(reader)) {
+      ASSERT_TRUE(std::holds_alternative<Submit>(decoded));
+      const Bytes got = std::get<Submit>(decoded).records.at(7).record;
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), record.begin(), record.end()));
+      ++again;
+    }
+  }
+  EXPECT_EQ(again, frames);
 }
 
 TEST(FrameReader, RefusesOversizedLengthPrefixAtOnce) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,7 @@ struct Cluster {
     options.data_dir = (root / ("member" + std::to_string(i + 1))).string();
     options.voters = voters;
     options.trace_library = false;
+    if (tweak) tweak(options);
     return options;
   }
 
@@ -98,6 +100,7 @@ struct Cluster {
   }
 
   std::filesystem::path root;
+  std::function<void(NodeOptions&)> tweak;  // Applied to every member's options.
   std::vector<Member> voters;
   std::vector<std::unique_ptr<DedupLog>> states;
   std::vector<std::unique_ptr<Node>> nodes;
@@ -188,6 +191,38 @@ TEST(NodeCluster, TransfersLeadershipOnStop) {
   std::printf("transfer: new ready leader %d %lld ms after stop began\n", next + 1,
               static_cast<long long>(handover));
   EXPECT_EQ(cluster.submit_all(next, make_entries(100, 100)), 100U);
+}
+
+// An idle cluster gives back the last burst's log (docs/limits.md "Member
+// memory budget"): once quiet, every member compacts its log at the leader's
+// barrier. 1000 entries of ~190 bytes stay in memory on every member without
+// it (far under the entry-count threshold and the byte bound).
+TEST(NodeCluster, AQuietLogIsCompactedOnEveryMember) {
+  Cluster cluster("consensus_node_compact");
+  cluster.tweak = [](NodeOptions& options) {
+    options.quiet_after_ms = 300;
+    options.compact_quiet_log_bytes = 64 * 1024;
+    options.compact_barrier_delay_ms = 300;
+    options.log_bytes_max = 64 << 20;
+  };
+  const int leader = cluster.start_all();
+  ASSERT_GE(leader, 0);
+  EXPECT_EQ(cluster.submit_all(leader, make_entries(0, 1000)), 1000U);
+  const auto held = [&](int i) { return cluster.nodes[i]->status().log_bytes_held; };
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (int i = 0; i < 3; ++i)
+          if (held(i) > 1024 || cluster.nodes[i]->status().snapshots.for_quiet_log != 1) return false;
+        return true;
+      },
+      milliseconds(10000)))
+      << "after: " << held(0) << " " << held(1) << " " << held(2);
+  // Still one cluster that takes work, and no second compaction of a log
+  // that holds one barrier.
+  EXPECT_EQ(cluster.submit_all(cluster.wait_for_leader(), make_entries(1000, 10)), 10U);
+  std::this_thread::sleep_for(milliseconds(1500));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.nodes[i]->status().snapshots.for_quiet_log, 1U) << i;
+  for (int i = 0; i < 3; ++i) expect_holds_all(cluster, i);
 }
 
 // libraft's plain TCP transport parses addresses with strtok (docs/consensus.md,
