@@ -192,6 +192,10 @@ class BenchReportVariants(unittest.TestCase):
                       "lost 7; 21,600/s: pass, p99 2 ms, lost 0, export 120 waiting |", page)
         self.assertIn("| pap | ≥ 2,000/s | none of the tries | 2,000/s: fail (the generator failed (1)), p99 0 ms, "
                       "lost 0 |", page)
+        # Without an exporter each hold step ran on a fresh deployment, and says so.
+        pap["report"]["hold"]["fresh_deployment"] = True
+        self.assertIn("| pap (fresh deployment) | ≥ 2,000/s | none of the tries |",
+                      render(self, run)["PERFORMANCE.md"])
         # A run without holds (every run before them) has no such section.
         self.assertNotIn("Ceilings held", render(self, VARIANTS)["PERFORMANCE.md"])
 
@@ -222,6 +226,18 @@ class BenchReportVariants(unittest.TestCase):
         self.assertIn("| authentication (PAP) ≥ 0.5× the floor server | not run |", page)
         self.assertIn("| leader kill: longest wait < 1 s | 800 ms | yes |", page)
         self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest: member-1 in acct (export)) | **no** |", page)
+        self.assertNotIn("without an exporter (not a goal", page)
+        # Members that hold every record (no exporter) have their own row, outside the goal.
+        run = copy.deepcopy(VARIANTS)
+        no_export = variant("radiusward", "acct", "no-export", "no exporter", 30000)
+        no_export["report"]["at_ceiling"]["processes"] = [
+            {"pid": 4, "name": "radiusward", "role": "member-2", "cpu_avg_percent": 30, "cpu_max_percent": 40,
+             "rss_peak_kib": 300 * 1024, "samples": 20}]
+        run["results"].append(no_export)
+        page = render(self, run)["PERFORMANCE.md"]
+        self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest: member-1 in acct (export)) | **no** |", page)
+        self.assertIn("| member resident at the ceiling without an exporter (not a goal: every record held, within "
+                      "the bench's raised held bounds) | 300.0 MiB (largest: member-2 in acct (no-export)) | — |", page)
         # The lone gateway of the authentication runs (no role) counts as a gateway.
         self.assertIn("| gateway ≤ 64 MiB resident at the ceiling | 40.0 MiB (largest: gateway-1 in acct (export)) | yes |", page)
         self.assertIn("looked for in the export database in PostgreSQL.", page)
