@@ -7,10 +7,12 @@
 // RW_SEED=<n> replays one seed in this process; RW_SEED_COUNT=<n> runs more.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "base/random.h"
@@ -290,6 +292,57 @@ TEST(LogBytes, SnapshotsAtHalfTheBoundAndKeepsTheLogUnderIt) {
     EXPECT_EQ(figures.for_log_bytes, figures.taken) << "member " << m;
     EXPECT_LE(figures.log_bytes_since, kBound / 2 + 4200) << "member " << m;
   }
+}
+
+// Staggered snapshots (FsmAdapter::stagger_snapshots, docs/consensus.md
+// "Staggered snapshots"): with phases 0, 1/3 and 2/3 the three members never
+// snapshot at the same index, each keeps the period of half the bound, and
+// the log stays within the bound. Without the stagger every member
+// snapshots at the same indices (LogBytes above).
+TEST(LogBytes, StaggeredMembersNeverSnapshotAtTheSameIndex) {
+  constexpr std::size_t kBound = 96 * 1024;
+  FixtureCluster cluster(
+      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
+  for (unsigned m = 0; m < 3; ++m) cluster.adapter(m).stagger_snapshots(m / 3.0);
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const unsigned leader = *cluster.ready_leader();
+  std::array<std::set<std::uint64_t>, 3> taken_at;
+  std::size_t largest = 0;
+  const auto note = [&] {
+    for (unsigned m = 0; m < 3; ++m) {
+      if (const std::uint64_t at = cluster.raft(m)->log.snapshot.last_index; at != 0) taken_at[m].insert(at);
+      largest = std::max(largest, cluster.log_bytes(m));
+    }
+  };
+  for (int i = 0; i < 150; ++i) {
+    auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
+    ASSERT_TRUE(cluster.step_until(
+        [&] {
+          note();
+          return submitted->outcome.has_value();
+        },
+        5000));
+    ASSERT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
+  }
+  ASSERT_TRUE(cluster.step_until(
+      [&] {
+        note();
+        return cluster.raft((leader + 1) % 3)->last_applied == cluster.raft(leader)->last_applied &&
+               cluster.raft((leader + 2) % 3)->last_applied == cluster.raft(leader)->last_applied;
+      },
+      5000));
+  for (unsigned m = 0; m < 3; ++m) {
+    // 150 entries of ~4 KiB, 48 KiB a period: about a dozen each.
+    EXPECT_GE(taken_at[m].size(), 10U) << "member " << m;
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().for_log_bytes,
+              cluster.adapter(m).snapshot_figures().taken);
+    for (unsigned other = m + 1; other < 3; ++other) {
+      for (const std::uint64_t at : taken_at[m]) {
+        EXPECT_FALSE(taken_at[other].contains(at)) << "members " << m << " and " << other << " at " << at;
+      }
+    }
+  }
+  EXPECT_LE(largest, kBound + 3 * 4100);
 }
 
 // A quiet log is compacted (FsmAdapter::compact_on_next_apply, Node's quiet

@@ -95,7 +95,7 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
     // keeping r->snapshot.trailing entries: set it for this snapshot now.
     raft_set_snapshot_trailing(self->raft_, self->trailing_within_bound());
     if (self->snapshot_forced_) {
-      ++figures.for_log_bytes;
+      if (self->forced_for_bytes_) ++figures.for_log_bytes;
       raft_set_snapshot_threshold(self->raft_, self->threshold_);
       self->snapshot_forced_ = false;
     }
@@ -108,7 +108,12 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
     raft_set_snapshot_threshold(self->raft_, self->threshold_before_compaction_);
     self->compaction_due_ = false;
     ++figures.for_quiet_log;
+    // Every member snapshots at the leader's barrier: in step again.
+    self->first_period_ = true;
+  } else {
+    self->first_period_ = false;
   }
+  self->entries_since_ = 0;
   figures.last_us = us;
   figures.max_us = std::max(figures.max_us, us);
   figures.last_bytes = buffer.size();
@@ -182,6 +187,9 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   // An installed snapshot replaces the log: nothing is held since.
   self->snapshot_figures_.log_bytes_since = 0;
   self->recent_sizes_.clear();
+  // At the leader's index, like the others that installed it: stagger again.
+  self->first_period_ = true;
+  self->entries_since_ = 0;
   ++self->snapshot_figures_.restored;
   return 0;
 }
@@ -208,16 +216,34 @@ void FsmAdapter::compact_on_next_apply() {
   raft_set_snapshot_threshold(raft_, 1);
 }
 
+void FsmAdapter::stagger_snapshots(double phase) {
+  RW_ASSERT(phase >= 0 && phase < 1);
+  phase_ = phase;
+}
+
 void FsmAdapter::note_applied(std::size_t bytes) {
   snapshot_figures_.log_bytes_since += bytes;
+  ++entries_since_;
   recent_sizes_.push_back(static_cast<std::uint32_t>(bytes));
   while (recent_sizes_.size() > trailing_) recent_sizes_.pop_front();
-  if (!snapshot_forced_ && snapshot_figures_.log_bytes_since >= log_bytes_max_ / 2) {
+  // The head start of a staggered member's first period (stagger_snapshots);
+  // libraft's own threshold check (entries since the snapshot) keeps the
+  // period after it.
+  const double head_start = first_period_ ? phase_ : 0;
+  const auto early = [head_start](std::uint64_t period) {
+    return static_cast<std::uint64_t>(head_start * static_cast<double>(period));
+  };
+  const std::uint64_t half = log_bytes_max_ / 2;
+  const bool bytes_due = snapshot_figures_.log_bytes_since + early(half) >= half;
+  const bool entries_due =
+      first_period_ && threshold_ != 0 && entries_since_ + early(threshold_) >= threshold_;
+  if (!snapshot_forced_ && (bytes_due || entries_due)) {
     // libraft checks its threshold after each apply (shouldTakeSnapshot:
     // entries since the last snapshot >= threshold): 1 takes one now, or as
     // soon as a snapshot in progress is done.
     raft_set_snapshot_threshold(raft_, 1);
     snapshot_forced_ = true;
+    forced_for_bytes_ = bytes_due;
   }
 }
 

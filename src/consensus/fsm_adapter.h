@@ -50,6 +50,19 @@ class FsmAdapter {
   // Requires: attach() first; on the loop thread (or before start).
   void bound_log_bytes(std::size_t bytes, unsigned threshold, unsigned trailing);
 
+  // Staggers this member's snapshots against the other members' (docs/
+  // consensus.md "Staggered snapshots"). Every member applies the same
+  // entries, so with the same bound they all snapshot at the same index and
+  // pause together: a leader's commits then wait out its followers' pauses
+  // as well as its own, and members sharing a core pause three times as
+  // long. With `phase` in [0, 1) this member's first snapshot after start,
+  // a restore or a compaction comes that share of a period early (of half
+  // the byte bound, and of the entry threshold), and each later one a whole
+  // period after the previous, so the members' pauses stay apart. Node
+  // gives member k of n voters the phase ((k - 1) mod n) / n. Requires:
+  // bound_log_bytes() first (the periods are its).
+  void stagger_snapshots(double phase);
+
   // Compacts the log of a member whose log went quiet (QuietLog): the next
   // entry applied — a barrier the leader appends for it (Proposer::
   // propose_barrier) or the first entry of new load — takes a snapshot that
@@ -124,10 +137,17 @@ class FsmAdapter {
   unsigned trailing_ = 0;
   std::deque<std::uint32_t> recent_sizes_;
   bool snapshot_forced_ = false;
+  bool forced_for_bytes_ = false;  // The byte bound forced it (not a staggered entry threshold).
   // compact_on_next_apply: due, and libraft's threshold and trailing as they
   // were, to be put back (the trailing count once the compacting snapshot's
   // truncation is done: at the next snapshot).
   bool compaction_due_ = false;
+  // stagger_snapshots: the share of a period the first one after start,
+  // restore or compaction comes early (0: none), whether the next snapshot
+  // is that first one, and the entries applied since the latest snapshot.
+  double phase_ = 0;
+  bool first_period_ = true;
+  std::uint64_t entries_since_ = 0;
   unsigned threshold_before_compaction_ = 0;
   std::optional<unsigned> trailing_after_compaction_;
 };

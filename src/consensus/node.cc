@@ -494,6 +494,12 @@ Result<void, StartError> Node::Loop::configure_and_start() {
   raft_set_snapshot_trailing(&raft, options.snapshot_trailing);
   if (options.log_bytes_max != 0) {
     fsm.bound_log_bytes(options.log_bytes_max, options.snapshot_threshold, options.snapshot_trailing);
+    // Member k of n snapshots (k - 1)/n of a period ahead of the first
+    // (docs/consensus.md "Staggered snapshots").
+    if (options.stagger_snapshots && !options.voters.empty()) {
+      const std::uint64_t n = options.voters.size();
+      fsm.stagger_snapshots(static_cast<double>((options.id - 1) % n) / static_cast<double>(n));
+    }
   }
 
   if (options.recover_alone) {

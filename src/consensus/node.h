@@ -106,6 +106,10 @@ struct NodeOptions {
   // snapshot once the entries since the last reach half of it, and only the
   // trailing entries that fit in the other half. 0: entry counts only.
   std::size_t log_bytes_max = 0;
+  // With log_bytes_max: each member snapshots at its own point of the
+  // period (FsmAdapter::stagger_snapshots), so that the members' snapshot
+  // pauses do not coincide (docs/consensus.md "Staggered snapshots").
+  bool stagger_snapshots = true;
   unsigned connect_retry_delay_ms = 100;
   // Size of each open segment libraft preallocates in data_dir (it keeps a
   // few ready ahead of need): the space a member takes before it writes a
