@@ -113,7 +113,6 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
   } else {
     self->first_period_ = false;
   }
-  self->entries_since_ = 0;
   figures.last_us = us;
   figures.max_us = std::max(figures.max_us, us);
   figures.last_bytes = buffer.size();
@@ -189,7 +188,6 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   self->recent_sizes_.clear();
   // At the leader's index, like the others that installed it: stagger again.
   self->first_period_ = true;
-  self->entries_since_ = 0;
   ++self->snapshot_figures_.restored;
   return 0;
 }
@@ -223,7 +221,6 @@ void FsmAdapter::stagger_snapshots(double phase) {
 
 void FsmAdapter::note_applied(std::size_t bytes) {
   snapshot_figures_.log_bytes_since += bytes;
-  ++entries_since_;
   recent_sizes_.push_back(static_cast<std::uint32_t>(bytes));
   while (recent_sizes_.size() > trailing_) recent_sizes_.pop_front();
   // The head start of a staggered member's first period (stagger_snapshots);
@@ -235,8 +232,11 @@ void FsmAdapter::note_applied(std::size_t bytes) {
   };
   const std::uint64_t half = log_bytes_max_ / 2;
   const bool bytes_due = snapshot_figures_.log_bytes_since + early(half) >= half;
+  // Entries since the snapshot as libraft counts them (barriers included),
+  // this one too: it is applied at last_applied + 1.
+  const std::uint64_t entries_since = raft_->last_applied + 1 - raft_->log.snapshot.last_index;
   const bool entries_due =
-      first_period_ && threshold_ != 0 && entries_since_ + early(threshold_) >= threshold_;
+      first_period_ && threshold_ != 0 && entries_since + early(threshold_) >= threshold_;
   if (!snapshot_forced_ && (bytes_due || entries_due)) {
     // libraft checks its threshold after each apply (shouldTakeSnapshot:
     // entries since the last snapshot >= threshold): 1 takes one now, or as

@@ -143,11 +143,10 @@ class FsmAdapter {
   // truncation is done: at the next snapshot).
   bool compaction_due_ = false;
   // stagger_snapshots: the share of a period the first one after start,
-  // restore or compaction comes early (0: none), whether the next snapshot
-  // is that first one, and the entries applied since the latest snapshot.
+  // restore or compaction comes early (0: none), and whether the next
+  // snapshot is that first one.
   double phase_ = 0;
   bool first_period_ = true;
-  std::uint64_t entries_since_ = 0;
   unsigned threshold_before_compaction_ = 0;
   std::optional<unsigned> trailing_after_compaction_;
 };

@@ -59,18 +59,10 @@ Outcome Proposer::refusal() const {
 void Proposer::on_turn() {
   if (!is_leader()) return;
   const std::uint64_t term = raft_->current_term;
-  if (!barrier_in_flight_ && barrier_issued_term_ != term) {
-    auto* request = new BarrierRequest;
-    request->req.data = request;
-    request->owner = this;
-    request->term = term;
-    const int rv = raft_barrier(raft_, &request->req, &Proposer::on_barrier);
-    if (rv == 0) {
-      barrier_in_flight_ = true;
-      barrier_issued_term_ = term;
-    } else {
-      delete request;  // Tried again on the next turn.
-    }
+  if (!barrier_in_flight_ && barrier_issued_term_ != term && start_barrier(/*own_term=*/true)) {
+    // Tried again on the next turn when refused.
+    barrier_in_flight_ = true;
+    barrier_issued_term_ = term;
   }
   while (!pending_assigns_.empty()) {
     PendingAssign next = std::move(pending_assigns_.front());
@@ -79,17 +71,21 @@ void Proposer::on_turn() {
   }
 }
 
-bool Proposer::propose_barrier() {
-  if (!is_leader() || plain_barrier_in_flight_) return false;
+bool Proposer::start_barrier(bool own_term) {
   auto* request = new BarrierRequest;
   request->req.data = request;
   request->owner = this;
   request->term = raft_->current_term;
-  request->own_term = false;
+  request->own_term = own_term;
   if (raft_barrier(raft_, &request->req, &Proposer::on_barrier) != 0) {
     delete request;
     return false;
   }
+  return true;
+}
+
+bool Proposer::propose_barrier() {
+  if (!is_leader() || plain_barrier_in_flight_ || !start_barrier(/*own_term=*/false)) return false;
   plain_barrier_in_flight_ = true;
   return true;
 }

@@ -82,6 +82,9 @@ class Proposer {
   static void on_barrier(struct raft_barrier* req, int status);
   static void on_changed(struct raft_change* req, int status);
   void start_assign(std::uint64_t id, ChangeDone done);
+  // raft_barrier with a request on_barrier frees; false (nothing in flight)
+  // when libraft refused it.
+  bool start_barrier(bool own_term);
 
   struct raft* raft_;
   Options options_;
