@@ -157,8 +157,6 @@ consensus::NodeOptions node_options(const config::MemberConfig& config,
   options.snapshot_trailing = config.raft.snapshot_trailing;
   options.log_bytes_max = config.raft.log_bytes_max;
   options.segment_bytes = config.raft.segment_bytes;
-  // A quiet log: free heap pages go back to the kernel (issue 15).
-  options.on_quiet = [] { (void)io::release_free_heap(); };
   options.log = [](consensus::LogLevel level, std::string_view message) {
     switch (level) {
       case consensus::LogLevel::kDebug:

@@ -226,7 +226,6 @@ struct Node::Loop {
         compact_barrier_at = now + Duration::milliseconds(options.compact_barrier_delay_ms);
       }
     }
-    if (options.on_quiet) options.on_quiet();
   }
 
   void publish() {

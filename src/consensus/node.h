@@ -129,9 +129,8 @@ struct NodeOptions {
   // must only wake the thread that calls deliver_completions().
   std::function<void()> on_completions_ready;
   // A log with no entry applied for this long is quiet (QuietLog): the node
-  // frees its snapshot buffer (FsmAdapter::release_snapshot_buffer), then
-  // calls `on_quiet`, once per quiet spell (docs/limits.md "Member memory
-  // budget"). 0: never.
+  // frees its snapshot buffer (FsmAdapter::release_snapshot_buffer), once
+  // per quiet spell (docs/limits.md "Member memory budget"). 0: never.
   unsigned quiet_after_ms = 5000;
   // On a quiet log holding at least this many bytes of entries, every member
   // compacts it (FsmAdapter::compact_on_next_apply) and the leader appends a
@@ -142,9 +141,6 @@ struct NodeOptions {
   // Followers learn of the last commit a heartbeat or so after the leader,
   // and go quiet that much later: the barrier waits for them.
   unsigned compact_barrier_delay_ms = 1000;
-  // Called on the loop thread when the log went quiet: for the process to
-  // give memory back (io::release_free_heap). May take milliseconds.
-  std::function<void()> on_quiet;
 };
 
 // Why start() failed; `message` names the call and the library's reason.
