@@ -1,6 +1,10 @@
 // Canonical snapshot bytes of the ledger and their strict restore
 // (docs/wire_formats.md "Snapshot"). Every section is in an order fixed by
 // the log or by key, never by a hash table, so equal ledgers give equal bytes.
+
+// SHA256_Init/Update/Final are deprecated in OpenSSL 3 (see checksum_of).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -31,6 +35,20 @@ constexpr std::size_t kSessionMin1 = kKeyLength + 4 + 8 * 4 + 4 + 8 * 2 + 5;
 constexpr std::size_t kSessionMin2 = kSessionMin1 + 4 + 8;
 constexpr std::size_t kSessionMin = kSessionMin2 + 3;
 constexpr std::size_t kSessionTextMax = 255;
+
+// SHA-256 of `bytes` through the low-level calls, which take no lock: the
+// one-shot SHA256() fetches the algorithm through EVP under a lock of the
+// library's, and a member's snapshot may be written in a forked child, which
+// must not wait for a lock another thread of the parent held at the fork
+// (docs/consensus.md "Snapshots in a child process"). Same digest.
+std::array<std::uint8_t, kChecksumLength> checksum_of(const std::uint8_t* bytes, std::size_t size) {
+  SHA256_CTX context;
+  SHA256_Init(&context);
+  SHA256_Update(&context, bytes, size);
+  std::array<std::uint8_t, kChecksumLength> digest{};
+  SHA256_Final(digest.data(), &context);
+  return digest;
+}
 
 // Appends to a buffer it borrows.
 class Writer {
@@ -197,9 +215,7 @@ void Ledger::snapshot_into(std::vector<std::uint8_t>& out) const {
   writer.u32(static_cast<std::uint32_t>(sessions_.size()));
   for (const auto& [key, session] : sessions_) write_session(writer, session);
 
-  std::array<std::uint8_t, kChecksumLength> checksum{};
-  SHA256(out.data() + start, out.size() - start, checksum.data());
-  writer.bytes(checksum);
+  writer.bytes(checksum_of(out.data() + start, out.size() - start));
 }
 
 Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limits) {
@@ -211,8 +227,7 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
   if (version != kSnapshotVersion && version != kSnapshotVersion2 && version != kSnapshotVersion1)
     return fail(SnapshotError::kUnsupportedVersion);
   Bytes body = snapshot.first(snapshot.size() - kChecksumLength);
-  std::array<std::uint8_t, kChecksumLength> checksum{};
-  SHA256(body.data(), body.size(), checksum.data());
+  const std::array<std::uint8_t, kChecksumLength> checksum = checksum_of(body.data(), body.size());
   if (!std::equal(checksum.begin(), checksum.end(), snapshot.end() - kChecksumLength)) {
     return fail(SnapshotError::kBadChecksum);
   }
@@ -302,3 +317,5 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
 }
 
 }  // namespace rw::accounting
+
+#pragma GCC diagnostic pop

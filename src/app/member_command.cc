@@ -390,6 +390,19 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshot_max_microseconds",
           "Longest loop-thread time of a snapshot since start.", snapshots.max_us);
     gauge("radiusward_member_raft_snapshot_last_bytes", "Size of the latest snapshot.", snapshots.last_bytes);
+    // Serialised in a forked child while the loop goes on (docs/consensus.md
+    // "Snapshots in a child process"): how many, how long the child took,
+    // and the failures that moved the snapshots back onto the loop thread.
+    gauge("radiusward_member_raft_snapshots_in_child",
+          "Snapshots serialised in a child process while the raft loop went on.", snapshots.in_child);
+    gauge("radiusward_member_raft_snapshot_child_last_microseconds",
+          "Time of the latest child-serialised snapshot, from the fork to its last byte read.",
+          snapshots.child_last_us);
+    gauge("radiusward_member_raft_snapshot_child_max_microseconds",
+          "Longest time of a child-serialised snapshot since start.", snapshots.child_max_us);
+    gauge("radiusward_member_raft_snapshot_child_failures",
+          "Snapshot children that failed; after the first, snapshots are serialised on the loop thread.",
+          snapshots.child_failures);
     // The raft log held in memory is bounded in bytes (raft.log_bytes_max,
     // docs/consensus.md "Log held in memory").
     gauge("radiusward_member_raft_snapshots_for_log_bytes",

@@ -1,17 +1,74 @@
 // FsmAdapter: libraft's raft_fsm callbacks turned into ReplicatedState calls.
 #include "consensus/fsm_adapter.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
 
 #include "base/assert.h"
 #include "consensus/envelope.h"
 
 namespace rw::consensus {
 namespace {
+
+std::uint64_t steady_us() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// The pipe's capacity asked for: fewer wake-ups of the reading pool thread
+// than the default 64 KiB. Advice; a refusal only costs wake-ups.
+constexpr int kChildPipeBytes = 1 << 20;
+
+// Writes all of `bytes` to `fd`. Returns false on an error.
+bool write_all(int fd, const std::uint8_t* bytes, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+constexpr std::string_view kDeadlinePassed = "deadline passed";
+
+// Reads exactly `size` bytes from `fd` before the steady-clock `deadline_us`.
+// Returns an empty string, or why it could not.
+std::string read_all(int fd, std::uint8_t* bytes, std::size_t size, std::uint64_t deadline_us) {
+  while (size > 0) {
+    const std::uint64_t now = steady_us();
+    if (now >= deadline_us) return std::string(kDeadlinePassed);
+    struct pollfd ready {
+      fd, POLLIN, 0
+    };
+    const int waited = ::poll(&ready, 1, static_cast<int>((deadline_us - now + 999) / 1000));
+    if (waited < 0 && errno == EINTR) continue;
+    if (waited < 0) return std::string("poll: ") + std::strerror(errno);
+    if (waited == 0) continue;
+    const ssize_t n = ::read(fd, bytes, size);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) return std::string("read: ") + std::strerror(errno);
+    if (n == 0) return "the child closed its pipe early";
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return {};
+}
 
 // Bytes of the released snapshot buffer touched again per applied entry: a
 // 45 MB buffer is warm again after ~180 entries (a second at the ceiling),
@@ -28,15 +85,27 @@ std::size_t log_entry_bytes(const struct raft_log& log) {
   return bytes;
 }
 
-FsmAdapter::FsmAdapter(ReplicatedState& state) : state_(state) {
+FsmAdapter::FsmAdapter(ReplicatedState& state, SnapshotSerialization serialization)
+    : state_(state), serialization_(serialization) {
   // Version 2: snapshot_finalize returns the snapshot's buffers to us, so
-  // one buffer serves every snapshot (trap 8).
-  fsm_.version = 2;
+  // one buffer serves every snapshot (trap 8). Version 3 adds
+  // snapshot_async, which libraft calls on a pool thread between the two.
+  fsm_.version = serialization == SnapshotSerialization::kInChild ? 3 : 2;
   fsm_.data = this;
   fsm_.apply = &FsmAdapter::on_apply;
   fsm_.snapshot = &FsmAdapter::on_snapshot;
   fsm_.restore = &FsmAdapter::on_restore;
   fsm_.snapshot_finalize = &FsmAdapter::on_snapshot_finalize;
+  if (serialization == SnapshotSerialization::kInChild) fsm_.snapshot_async = &FsmAdapter::on_snapshot_async;
+}
+
+FsmAdapter::~FsmAdapter() {
+  // A node closed while a child still wrote: nothing reads it any more.
+  if (child_ != 0) {
+    (void)::kill(child_, SIGKILL);
+    (void)::waitpid(child_, nullptr, 0);
+  }
+  if (child_fd_ >= 0) ::close(child_fd_);
 }
 
 int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) {
@@ -68,12 +137,11 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
   self->rewarm_bytes_ = 0;
   const std::size_t bound = self->state_.snapshot_size_bound();
   if (bound != 0) self->reserve_snapshot_buffer(envelope_size(bound));
-  // The snapshot travels in the same envelope as entries (its length may
-  // come back padded too), written in place after an 8-byte placeholder.
+  // The child holds the state as of this index; the loop goes on applying
+  // and on_snapshot_async reads the bytes. Otherwise they are written now.
+  const bool in_child = self->serialization_ == SnapshotSerialization::kInChild && self->start_child();
+  if (!in_child) self->serialise_into_buffer();
   std::vector<std::uint8_t>& buffer = self->snapshot_buffer_;
-  buffer.assign(kEnvelopeHeaderSize, 0);
-  self->state_.snapshot_into(buffer);
-  seal_envelope(buffer);
   self->snapshot_array_ = {buffer.data(), buffer.size()};
   self->snapshot_lent_ = true;
   *bufs = &self->snapshot_array_;
@@ -84,6 +152,7 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
           .count());
   SnapshotFigures& figures = self->snapshot_figures_;
   ++figures.taken;
+  if (in_child) ++figures.in_child;
   // A compaction's trailing 1 stays set until libraft truncated behind
   // that snapshot, which is done before it takes this one.
   if (self->trailing_after_compaction_) {
@@ -115,14 +184,156 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
   }
   figures.last_us = us;
   figures.max_us = std::max(figures.max_us, us);
-  figures.last_bytes = buffer.size();
-  figures.buffer_bytes = buffer.size();
+  if (!in_child) {
+    figures.last_bytes = buffer.size();
+    figures.buffer_bytes = buffer.size();
+  }
+  return 0;
+}
+
+void FsmAdapter::serialise_into_buffer() {
+  // The snapshot travels in the same envelope as entries (its length may
+  // come back padded too), written in place after an 8-byte placeholder.
+  snapshot_buffer_.assign(kEnvelopeHeaderSize, 0);
+  state_.snapshot_into(snapshot_buffer_);
+  seal_envelope(snapshot_buffer_);
+}
+
+bool FsmAdapter::start_child() {
+  RW_ASSERT(child_ == 0 && child_fd_ < 0);
+  int fds[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    child_failure_ = std::string("pipe: ") + std::strerror(errno);
+    ++snapshot_figures_.child_failures;
+    serialization_ = SnapshotSerialization::kOnLoop;
+    return false;
+  }
+  (void)::fcntl(fds[1], F_SETPIPE_SZ, kChildPipeBytes);
+  child_started_us_ = steady_us();
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    // Die with the member rather than outlive it; and if it is gone already
+    // (before prctl took effect), at once.
+    (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(3);
+    run_child(fds[1]);
+  }
+  ::close(fds[1]);
+  if (pid < 0) {
+    // Refused (no memory to commit with strict overcommit, a process
+    // limit): this snapshot and the later ones on the loop.
+    child_failure_ = std::string("fork: ") + std::strerror(errno);
+    ::close(fds[0]);
+    ++snapshot_figures_.child_failures;
+    serialization_ = SnapshotSerialization::kOnLoop;
+    return false;
+  }
+  child_ = pid;
+  child_fd_ = fds[0];
+  return true;
+}
+
+void FsmAdapter::run_child(int fd) {
+  // Only this thread exists in the child, and it may not take a lock another
+  // thread held at the fork: serialising is pure (Ledger::snapshot_into
+  // hashes without OpenSSL's locked algorithm fetch) and glibc's malloc is
+  // made usable in a forked child. The member blocks its stop signals for
+  // sigtimedwait; here they take their default action, so that a stop of
+  // the whole group ends the child too.
+  sigset_t none;
+  sigemptyset(&none);
+  (void)::pthread_sigmask(SIG_SETMASK, &none, nullptr);
+  serialise_into_buffer();
+  const std::uint64_t size = snapshot_buffer_.size();
+  const bool written = write_all(fd, reinterpret_cast<const std::uint8_t*>(&size), sizeof(size)) &&
+                       write_all(fd, snapshot_buffer_.data(), snapshot_buffer_.size());
+  // _exit: no atexit handlers, no destructors, no stdio flush of the
+  // member's buffers, which are the parent's to write.
+  ::_exit(written ? 0 : 1);
+}
+
+std::string FsmAdapter::collect_child() {
+  const std::uint64_t deadline = child_started_us_ + static_cast<std::uint64_t>(child_deadline_ms_) * 1000;
+  std::uint64_t size = 0;
+  std::string error = read_all(child_fd_, reinterpret_cast<std::uint8_t*>(&size), sizeof(size), deadline);
+  if (error.empty() && (size < kEnvelopeHeaderSize || size % 8 != 0 || size > (std::uint64_t{1} << 40))) {
+    error = "the child announced " + std::to_string(size) + " bytes";
+  }
+  if (error.empty()) {
+    // Nothing else touches the buffer while libraft holds it (the loop
+    // frees or rewarms it only once it is back, on_snapshot_finalize).
+    if (snapshot_buffer_.capacity() < size) map_snapshot_buffer(size + size / 4);
+    snapshot_buffer_.resize(size);
+    error = read_all(child_fd_, snapshot_buffer_.data(), size, deadline);
+  }
+  const bool deadline_passed = error == kDeadlinePassed;
+  if (!error.empty()) (void)::kill(child_, SIGKILL);
+  int status = 0;
+  pid_t reaped = 0;
+  do {
+    reaped = ::waitpid(child_, &status, 0);
+  } while (reaped < 0 && errno == EINTR);
+  // How the child ended says more than the pipe it left short, unless it
+  // was killed here for passing the deadline.
+  std::string ended;
+  if (reaped != child_) {
+    ended = std::string("waitpid: ") + std::strerror(errno);
+  } else if (WIFSIGNALED(status)) {
+    ended = "the child was killed by signal " + std::to_string(WTERMSIG(status));
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ended = "the child exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  if (!deadline_passed && !ended.empty()) error = ended;
+  if (error.empty() && !open_envelope(Bytes(snapshot_buffer_)))
+    error = "the child's snapshot is not a whole envelope";
+  ::close(child_fd_);
+  child_fd_ = -1;
+  child_ = 0;
+  child_us_ = steady_us() - child_started_us_;
+  return error;
+}
+
+int FsmAdapter::on_snapshot_async(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) {
+  auto* self = static_cast<FsmAdapter*>(fsm->data);
+  RW_ASSERT(self->snapshot_lent_ && *bufs == &self->snapshot_array_ && *n_bufs == 1);
+  if (self->child_ == 0) return 0;  // Written on the loop already.
+  self->child_error_ = self->collect_child();
+  if (!self->child_error_.empty()) return RAFT_IOERR;  // libraft drops it and finalizes.
+  self->snapshot_array_ = {self->snapshot_buffer_.data(), self->snapshot_buffer_.size()};
   return 0;
 }
 
 int FsmAdapter::on_snapshot_finalize(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) {
   auto* self = static_cast<FsmAdapter*>(fsm->data);
   RW_ASSERT(self->snapshot_lent_ && *bufs == &self->snapshot_array_ && *n_bufs == 1);
+  SnapshotFigures& figures = self->snapshot_figures_;
+  if (self->child_ != 0) {
+    // libraft gave up before on_snapshot_async (its work could not be
+    // queued): nobody reads this child.
+    self->child_error_ = "the snapshot was abandoned before its bytes were read";
+    (void)::kill(self->child_, SIGKILL);
+    (void)::waitpid(self->child_, nullptr, 0);
+    ::close(self->child_fd_);
+    self->child_fd_ = -1;
+    self->child_ = 0;
+  }
+  if (!self->child_error_.empty()) {
+    // Serialise on the loop from now on: a child that failed once (a lock
+    // held at the fork, the OOM killer) would likely fail again, and the
+    // log must not grow past its bound meanwhile.
+    self->child_failure_ = std::move(self->child_error_);
+    self->child_error_.clear();
+    ++figures.child_failures;
+    self->serialization_ = SnapshotSerialization::kOnLoop;
+  } else if (self->child_us_ != 0) {
+    figures.child_last_us = self->child_us_;
+    figures.child_max_us = std::max(figures.child_max_us, self->child_us_);
+    figures.last_bytes = self->snapshot_buffer_.size();
+  }
+  self->child_us_ = 0;
+  figures.buffer_bytes = self->snapshot_buffer_.size();
   // The buffer stays allocated and warm for the next snapshot: at most
   // 1.25 times the largest snapshot so far (docs/limits.md).
   self->snapshot_lent_ = false;

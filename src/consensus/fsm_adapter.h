@@ -1,15 +1,20 @@
-// Adapts a ReplicatedState to libraft's raft_fsm (version 2): apply, snapshot
-// and restore run on the loop thread, the snapshot serialised into memory
-// (docs/consensus.md trap 8) — into one buffer the adapter owns and keeps
-// warm across snapshots (snapshot_finalize hands it back), so a snapshot's
-// pause is serialisation only, not tens of thousands of page faults. Used by
-// Node and by the raft_fixture tests alike.
+// Adapts a ReplicatedState to libraft's raft_fsm: apply and restore run on
+// the loop thread; a snapshot is serialised into memory (docs/consensus.md
+// trap 8) — into one buffer the adapter owns and keeps warm across
+// snapshots (snapshot_finalize hands it back), so a snapshot costs
+// serialisation only, not tens of thousands of page faults. Serialised on
+// the loop thread (FSM version 2), or in a forked child while the loop goes
+// on applying (FSM version 3, docs/consensus.md "Snapshots in a child
+// process"). Used by Node and by the raft_fixture tests alike.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "consensus/raft_c.h"
@@ -25,8 +30,16 @@ namespace rw::consensus {
 
 class FsmAdapter {
  public:
-  // Borrows `state`, which must outlive the adapter.
-  explicit FsmAdapter(ReplicatedState& state);
+  // How long a child may take to write its snapshot before it is killed and
+  // the snapshot abandoned (libraft takes another later, on the loop).
+  static constexpr int kChildDeadlineMs = 120'000;
+
+  // Borrows `state`, which must outlive the adapter. With kInChild the
+  // adapter is libraft's FSM version 3 (snapshot_async); the raft_io must
+  // then offer async_work (raft_uv and raft_fixture do).
+  explicit FsmAdapter(ReplicatedState& state,
+                      SnapshotSerialization serialization = SnapshotSerialization::kOnLoop);
+  ~FsmAdapter();
   FsmAdapter(const FsmAdapter&) = delete;
   FsmAdapter& operator=(const FsmAdapter&) = delete;
 
@@ -83,6 +96,11 @@ class FsmAdapter {
   // thread (what a leader's followers wait without a heartbeat, trap 8), and
   // snapshots restored.
   [[nodiscard]] const SnapshotFigures& snapshot_figures() const { return snapshot_figures_; }
+  // How long a child may take (kChildDeadlineMs unless set; tests shorten it).
+  void set_child_deadline_ms(int ms) { child_deadline_ms_ = ms; }
+  // Why the latest child failed (SnapshotFigures::child_failures), for the
+  // log; empty while none did.
+  [[nodiscard]] const std::string& child_failure() const { return child_failure_; }
 
   // Frees the snapshot buffer kept between snapshots (trap 8), for a member
   // whose log went quiet (QuietLog): it holds up to 1.25 times the largest
@@ -99,6 +117,20 @@ class FsmAdapter {
   static int on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
   static int on_restore(struct raft_fsm* fsm, struct raft_buffer* buf);
   static int on_snapshot_finalize(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
+  // FSM version 3, on a libuv pool thread between on_snapshot and
+  // on_snapshot_finalize: reads the child's snapshot into the buffer.
+  static int on_snapshot_async(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
+  // Serialises the state into snapshot_buffer_, sealed in its envelope.
+  void serialise_into_buffer();
+  // Forks the child that serialises the state and writes it to a pipe.
+  // Returns false, with no child left behind, when the pipe or the fork
+  // fails.
+  bool start_child();
+  // In the child: writes the snapshot to `fd`, then exits. Never returns.
+  [[noreturn]] void run_child(int fd);
+  // On the pool thread: the child's bytes into snapshot_buffer_, and its
+  // exit. Returns an empty string on success, else why it failed.
+  std::string collect_child();
   // Grows snapshot_buffer_ to at least `bytes` with room to spare, asking
   // the kernel for huge pages for it (a fresh 35 MB buffer took ~120 ms of
   // page faults on the reference machine, trap 8).
@@ -115,6 +147,7 @@ class FsmAdapter {
   [[nodiscard]] unsigned trailing_within_bound() const;
 
   ReplicatedState& state_;
+  SnapshotSerialization serialization_;
   struct raft* raft_ = nullptr;
   struct raft_fsm fsm_ {};
   unsigned restores_refused_ = 0;
@@ -125,6 +158,20 @@ class FsmAdapter {
   struct raft_buffer snapshot_array_ {};
   bool snapshot_lent_ = false;
   SnapshotFigures snapshot_figures_;
+  // kInChild: the child serialising the lent snapshot (0: none, the bytes
+  // are already in the buffer), the pipe's read end, and when it was
+  // forked. Set on the loop thread before libraft queues on_snapshot_async,
+  // read and cleared there; libuv's work queue orders the two threads.
+  pid_t child_ = 0;
+  int child_fd_ = -1;
+  std::uint64_t child_started_us_ = 0;
+  int child_deadline_ms_ = kChildDeadlineMs;
+  // Written by on_snapshot_async, read by on_snapshot_finalize: the child's
+  // time, and why it failed (empty: it did not).
+  std::uint64_t child_us_ = 0;
+  std::string child_error_;
+  // The latest failure kept for the log (child_failure()).
+  std::string child_failure_;
   // release_snapshot_buffer: the capacity and the size the buffer had, to
   // be mapped and touched again by rewarm_step (0: nothing to do).
   std::size_t rewarm_capacity_ = 0;

@@ -84,7 +84,7 @@ struct Node::Loop {
 
   Loop(NodeOptions node_options, ReplicatedState& replicated)
       : options(std::move(node_options)),
-        fsm(replicated),
+        fsm(replicated, options.snapshot_serialization),
         quiet(Duration::milliseconds(options.quiet_after_ms)) {}
 
   NodeOptions options;
@@ -125,10 +125,12 @@ struct Node::Loop {
   bool handles_closed = false;
   Role last_role = Role::kUnavailable;
   bool last_ready = false;
-  std::string io_error_seen;         // raft_io's errmsg as of raft_start, then as last reported
-  std::string storage_error;         // NodeStatus::storage_error
-  std::uint64_t snapshots_seen = 0;  // SnapshotFigures::taken at the last publish
-  std::string failure;               // NodeStatus::failure, kept once set
+  std::string io_error_seen;                  // raft_io's errmsg as of raft_start, then as last reported
+  std::string storage_error;                  // NodeStatus::storage_error
+  std::uint64_t snapshots_seen = 0;           // SnapshotFigures::taken at the last publish
+  std::uint64_t snapshots_in_child_seen = 0;  // SnapshotFigures::in_child, likewise
+  std::uint64_t child_failures_seen = 0;      // SnapshotFigures::child_failures, likewise
+  std::string failure;                        // NodeStatus::failure, kept once set
   QuietLog quiet;
   std::optional<Instant> compact_barrier_at;  // Set on a quiet leader whose log is compacted.
   std::uint64_t log_bytes_held = 0;           // NodeStatus::log_bytes_held
@@ -256,13 +258,24 @@ struct Node::Loop {
       // A snapshot holds the loop: past half the election timeout, a
       // leader's followers come close to electing another (trap 8).
       const bool long_pause = next.snapshots.last_us > std::uint64_t{options.election_timeout_ms} * 500;
+      const bool forked = next.snapshots.in_child != snapshots_in_child_seen;
+      snapshots_in_child_seen = next.snapshots.in_child;
       log(long_pause ? LogLevel::kWarning : LogLevel::kDebug,
-          fmt::format("raft member {}: snapshot at index {} took {} ms on the loop thread ({} bytes){}",
-                      options.id, next.last_applied, next.snapshots.last_us / 1000, next.snapshots.last_bytes,
+          fmt::format("raft member {}: snapshot at index {} took {} ms on the loop thread{}{}", options.id,
+                      next.last_applied, next.snapshots.last_us / 1000,
+                      forked ? ", serialised in a child process"
+                             : fmt::format(" ({} bytes)", next.snapshots.last_bytes),
                       long_pause ? fmt::format(", more than half of raft.election_timeout_ms ({}): lower the "
                                                "ledger bounds or raise the timeout (docs/limits.md)",
                                                options.election_timeout_ms)
                                  : ""));
+    }
+    if (next.snapshots.child_failures != child_failures_seen) {
+      child_failures_seen = next.snapshots.child_failures;
+      log(LogLevel::kWarning,
+          fmt::format("raft member {}: a snapshot could not be serialised in a child process ({}); snapshots "
+                      "are now serialised on the loop thread until the member restarts ({})",
+                      options.id, fsm.child_failure(), kChildSnapshotsDoc));
     }
     // libraft reports a failed write (a full disk) only in raft_io's errmsg
     // and stops writing for good while keeping its role: the member must
@@ -375,6 +388,46 @@ struct Node::Loop {
     }
   }
 
+  // raft_io's async_work: `request->work` on a libuv pool thread, then
+  // `callback` on the loop. After raft_close the callback is dropped: the
+  // library is going away and its snapshot with it (FsmAdapter reaps the
+  // child in any case).
+  struct AsyncWork {
+    uv_work_t work{};
+    Loop* loop = nullptr;
+    struct raft_io_async_work* request = nullptr;
+    raft_io_async_work_cb callback = nullptr;
+    int status = 0;
+  };
+  static int queue_async_work(struct raft_io* raft_io, struct raft_io_async_work* request,
+                              raft_io_async_work_cb callback) {
+    // raft_init points the io's data at the raft instance, whose data is us.
+    auto* self = static_cast<Loop*>(static_cast<struct raft*>(raft_io->data)->data);
+    auto job = std::make_unique<AsyncWork>();
+    job->work.data = job.get();
+    job->loop = self;
+    job->request = request;
+    job->callback = callback;
+    const int rv = uv_queue_work(
+        &self->loop, &job->work,
+        [](uv_work_t* work) {
+          auto* queued = static_cast<AsyncWork*>(work->data);
+          queued->status = queued->request->work(queued->request);
+        },
+        [](uv_work_t* work, int uv_status) {
+          const std::unique_ptr<AsyncWork> done(static_cast<AsyncWork*>(work->data));
+          if (done->loop->phase == Phase::kClosing) return;
+          done->callback(done->request, uv_status != 0 ? RAFT_CANCELED : done->status);
+        });
+    if (rv != 0) return RAFT_IOERR;
+    (void)job.release();  // Freed by the after-work callback.
+    return 0;
+  }
+
+  // Where the member's warning about a failed snapshot child points.
+  static constexpr std::string_view kChildSnapshotsDoc =
+      R"(docs/consensus.md "Snapshots in a child process")";
+
   static void on_trace(struct raft_tracer* tracer, const char* file, int line, const char* message) {
     auto* self = static_cast<Loop*>(tracer->impl);
     self->log(LogLevel::kDebug, fmt::format("libraft {}:{}: {}", file, line, message));
@@ -456,6 +509,12 @@ Result<void, StartError> Node::Loop::open() {
     uv_loop_close(&loop);
     return fail(StartError{std::move(message)});
   }
+  // libraft 0.15's raft_uv is a version 1 raft_io, without the async_work
+  // that FSM version 3 (snapshots serialised off the loop) needs: the node
+  // adds its own, on its loop's pool (docs/consensus.md "Snapshots in a
+  // child process").
+  io.version = 2;
+  io.async_work = &Loop::queue_async_work;
   raft_uv_set_connect_retry_delay(&io, options.connect_retry_delay_ms);
   raft_uv_set_segment_size(&io, options.segment_bytes);
   tracer.impl = this;

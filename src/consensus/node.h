@@ -110,6 +110,11 @@ struct NodeOptions {
   // period (FsmAdapter::stagger_snapshots), so that the members' snapshot
   // pauses do not coincide (docs/consensus.md "Staggered snapshots").
   bool stagger_snapshots = true;
+  // Where snapshots are serialised: in a forked child while the loop goes
+  // on (the default), or on the loop thread, which a snapshot then holds
+  // for its whole serialisation (docs/consensus.md "Snapshots in a child
+  // process").
+  SnapshotSerialization snapshot_serialization = SnapshotSerialization::kInChild;
   unsigned connect_retry_delay_ms = 100;
   // Size of each open segment libraft preallocates in data_dir (it keeps a
   // few ready ahead of need): the space a member takes before it writes a
