@@ -101,11 +101,17 @@ FsmAdapter::FsmAdapter(ReplicatedState& state, SnapshotSerialization serializati
 
 FsmAdapter::~FsmAdapter() {
   // A node closed while a child still wrote: nothing reads it any more.
+  abandon_child();
+}
+
+void FsmAdapter::abandon_child() {
   if (child_ != 0) {
     (void)::kill(child_, SIGKILL);
     (void)::waitpid(child_, nullptr, 0);
+    child_ = 0;
   }
   if (child_fd_ >= 0) ::close(child_fd_);
+  child_fd_ = -1;
 }
 
 int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) {
@@ -313,11 +319,7 @@ int FsmAdapter::on_snapshot_finalize(struct raft_fsm* fsm, struct raft_buffer* b
     // libraft gave up before on_snapshot_async (its work could not be
     // queued): nobody reads this child.
     self->child_error_ = "the snapshot was abandoned before its bytes were read";
-    (void)::kill(self->child_, SIGKILL);
-    (void)::waitpid(self->child_, nullptr, 0);
-    ::close(self->child_fd_);
-    self->child_fd_ = -1;
-    self->child_ = 0;
+    self->abandon_child();
   }
   if (!self->child_error_.empty()) {
     // Serialise on the loop from now on: a child that failed once (a lock

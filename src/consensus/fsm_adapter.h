@@ -128,6 +128,9 @@ class FsmAdapter {
   bool start_child();
   // In the child: writes the snapshot to `fd`, then exits. Never returns.
   [[noreturn]] void run_child(int fd);
+  // Kills and reaps a child whose bytes nobody will read, and closes its
+  // pipe. Nothing when there is none.
+  void abandon_child();
   // On the pool thread: the child's bytes into snapshot_buffer_, and its
   // exit. Returns an empty string on success, else why it failed.
   std::string collect_child();
