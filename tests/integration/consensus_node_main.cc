@@ -262,7 +262,9 @@ TEST(NodeCluster, SnapshotsAreWrittenByAChildAndRestoredOnRestart) {
   const std::uint64_t last = cluster.committed.rbegin()->first;
   ASSERT_TRUE(wait_until([&] { return cluster.nodes[restarted]->status().last_applied >= last; },
                          milliseconds(10000)));
-  EXPECT_EQ(figures(restarted).restored, 1U);
+  // Its own latest snapshot from its folder, and one installed from the
+  // leader as well when the leader's log no longer reached back far enough.
+  EXPECT_GE(figures(restarted).restored, 1U);
   expect_holds_all(cluster, restarted);
   EXPECT_EQ(cluster.states[restarted]->records(), cluster.states[leader]->records());
 }
