@@ -104,6 +104,15 @@ FsmAdapter::~FsmAdapter() {
   abandon_child();
 }
 
+void FsmAdapter::fall_back_to_loop(std::string reason) {
+  // Serialise on the loop from now on: a child that failed once (a lock
+  // held at the fork, the OOM killer, a process limit) would likely fail
+  // again, and the log must not grow past its bound meanwhile.
+  child_failure_ = std::move(reason);
+  ++snapshot_figures_.child_failures;
+  serialization_ = SnapshotSerialization::kOnLoop;
+}
+
 void FsmAdapter::abandon_child() {
   if (child_ != 0) {
     (void)::kill(child_, SIGKILL);
@@ -209,9 +218,7 @@ bool FsmAdapter::start_child() {
   RW_ASSERT(child_ == 0 && child_fd_ < 0);
   int fds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    child_failure_ = std::string("pipe: ") + std::strerror(errno);
-    ++snapshot_figures_.child_failures;
-    serialization_ = SnapshotSerialization::kOnLoop;
+    fall_back_to_loop(std::string("pipe: ") + std::strerror(errno));
     return false;
   }
   (void)::fcntl(fds[1], F_SETPIPE_SZ, kChildPipeBytes);
@@ -230,10 +237,8 @@ bool FsmAdapter::start_child() {
   if (pid < 0) {
     // Refused (no memory to commit with strict overcommit, a process
     // limit): this snapshot and the later ones on the loop.
-    child_failure_ = std::string("fork: ") + std::strerror(errno);
+    fall_back_to_loop(std::string("fork: ") + std::strerror(errno));
     ::close(fds[0]);
-    ++snapshot_figures_.child_failures;
-    serialization_ = SnapshotSerialization::kOnLoop;
     return false;
   }
   child_ = pid;
@@ -322,13 +327,8 @@ int FsmAdapter::on_snapshot_finalize(struct raft_fsm* fsm, struct raft_buffer* b
     self->abandon_child();
   }
   if (!self->child_error_.empty()) {
-    // Serialise on the loop from now on: a child that failed once (a lock
-    // held at the fork, the OOM killer) would likely fail again, and the
-    // log must not grow past its bound meanwhile.
-    self->child_failure_ = std::move(self->child_error_);
+    self->fall_back_to_loop(std::move(self->child_error_));
     self->child_error_.clear();
-    ++figures.child_failures;
-    self->serialization_ = SnapshotSerialization::kOnLoop;
   } else if (self->child_us_ != 0) {
     figures.child_last_us = self->child_us_;
     figures.child_max_us = std::max(figures.child_max_us, self->child_us_);

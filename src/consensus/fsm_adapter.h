@@ -128,6 +128,9 @@ class FsmAdapter {
   bool start_child();
   // In the child: writes the snapshot to `fd`, then exits. Never returns.
   [[noreturn]] void run_child(int fd);
+  // A child could not serve (`reason`, for the log): counted, and every
+  // later snapshot is serialised on the loop.
+  void fall_back_to_loop(std::string reason);
   // Kills and reaps a child whose bytes nobody will read, and closes its
   // pipe. Nothing when there is none.
   void abandon_child();
