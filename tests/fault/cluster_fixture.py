@@ -57,7 +57,7 @@ class Cluster:
 
     def __init__(self, binary, root, members=3, gateways=1, secret=None, users=None, workers=1,
                  log_level="info", prefix=(), member_extra="", gateway_extra="", tls=True, data_dirs=None,
-                 pg=None, pg_via_socket=False):
+                 pg=None, pg_via_socket=False, gateway_accounting=""):
         self.binary = binary
         # A tests/support/postgres_fixture.py server the members export into
         # (the export: section goes first in member_extra); finish() closes
@@ -74,6 +74,8 @@ class Cluster:
         self.prefix = list(prefix)  # e.g. ["taskset", "-c", "0"]
         self.member_extra = member_extra  # YAML appended to each member config (export:)
         self.gateway_extra = gateway_extra  # YAML appended to each gateway config (sql_users:)
+        # Keys added to each gateway's accounting: section, "key: value\n" each.
+        self.gateway_accounting = gateway_accounting
         # False: both cluster ports in the explicit plaintext mode (loopback
         # only, docs/security.md), for the bench's TLS-cost comparison.
         self.tls = tls
@@ -145,6 +147,7 @@ class Cluster:
                         "clients_file: clients.conf\n"
                         f"admin_socket: admin/{name}.sock\n"
                         f"accounting:\n  members: [{members}]\n"
+                        + "".join(f"  {line}\n" for line in self.gateway_accounting.splitlines() if line)
                         + self.tls_yaml("tls", f"gateway-{name}", "  ") +
                         f"logging: {{level: {self.log_level}}}\n"
                         f"{self.gateway_extra}")
