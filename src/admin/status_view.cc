@@ -140,9 +140,13 @@ Result<Parts, std::string> view_gateway(const Json& status) {
   const std::string address = text_of(member(submission, "address"));
   rows.push_back(
       {0, "submission", printable(*state) + (*state == "ready" ? ", connected to " : ", next: ") + address});
+  // The oldest pending record's wait: absent from a gateway older than
+  // admission by waiting time.
+  const Json& oldest = member(submission, "oldest_pending_ms");
   rows.push_back({1, "pending",
                   text_of(member(submission, "pending_records")) + " records, " +
-                      text_of(member(submission, "pending_bytes")) + " bytes"});
+                      text_of(member(submission, "pending_bytes")) + " bytes" +
+                      (oldest.is_number() ? ", the oldest waiting " + text_of(oldest) + " ms" : "")});
   rows.push_back({1, "queued", text_of(member(submission, "queued_records")) + " records"});
   rows.push_back({1, "in flight",
                   text_of(member(submission, "in_flight_batches")) + " batches, " +

@@ -87,7 +87,8 @@ TEST(StatusView, ExportCursorAlarmIsAProblemAndTheExporterIsShown) {
 // docs/admin_api.md "/status", gateway.
 const std::string kGateway = R"({"role":"gateway","uptime_s":3725,"submission":{"state":"ready",
   "address":"127.0.0.1:7401","pending_records":12,"pending_bytes":4310,"queued_records":2,
-  "in_flight_batches":1,"in_flight_records":10,"counters":{"accepted":100233,"coalesced":41}}})";
+  "in_flight_batches":1,"in_flight_records":10,"oldest_pending_ms":35,
+  "counters":{"accepted":100233,"coalesced":41}}})";
 
 TEST(StatusView, GatewayShowsSubmissionStateAndCountersInOrder) {
   const StatusView status = view(kGateway);
@@ -95,7 +96,8 @@ TEST(StatusView, GatewayShowsSubmissionStateAndCountersInOrder) {
   const std::string& t = status.table;
   EXPECT_NE(t.find("uptime         1 h 2 min 5 s\n"), std::string::npos) << t;
   EXPECT_NE(t.find("submission     ready, connected to 127.0.0.1:7401\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("  pending      12 records, 4310 bytes\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  pending      12 records, 4310 bytes, the oldest waiting 35 ms\n"), std::string::npos)
+      << t;
   EXPECT_NE(t.find("  counters\n    accepted   100233\n    coalesced  41\n"), std::string::npos) << t;
 }
 

@@ -55,9 +55,16 @@ nlohmann::ordered_json failover_json(const std::optional<submission::Failover>& 
   };
 }
 
+// How long the oldest pending record has waited (zero with none), read
+// against `now` from a status up to status_interval old.
+Duration oldest_pending_wait(const submission::ForwarderStatus& status, Instant now) {
+  if (!status.oldest_pending_accepted_at || now < *status.oldest_pending_accepted_at) return Duration{};
+  return now - *status.oldest_pending_accepted_at;
+}
+
 }  // namespace
 
-nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status) {
+nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status, Instant now) {
   nlohmann::ordered_json counters = nlohmann::ordered_json::object();
   for (const auto& [name, value] : submission::named_counters(status.counters)) {
     counters[std::string(name)] = value;
@@ -70,6 +77,7 @@ nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus&
       {"queued_records", status.queued_records},
       {"in_flight_batches", status.in_flight_batches},
       {"in_flight_records", status.in_flight_records},
+      {"oldest_pending_ms", oldest_pending_wait(status, now).to_ms()},
       {"counters", std::move(counters)},
       {"last_failover", failover_json(status.last_failover)},
   };
@@ -80,7 +88,8 @@ nlohmann::ordered_json gateway_status_json(const submission::ForwarderStatus* st
   return nlohmann::ordered_json{
       {"role", "gateway"},
       {"uptime_s", (now - started_at).ns / 1'000'000'000},
-      {"submission", status != nullptr ? submission_status_json(*status) : nlohmann::ordered_json(nullptr)},
+      {"submission",
+       status != nullptr ? submission_status_json(*status, now) : nlohmann::ordered_json(nullptr)},
   };
 }
 
@@ -347,6 +356,10 @@ void add_gateway_routes(io::AdminServer& server, const SubmissionClient* client,
                static_cast<std::int64_t>(status.pending_records));
     page.gauge("radiusward_submission_pending_bytes", "Record bytes accepted and not yet committed.",
                static_cast<std::int64_t>(status.pending_bytes));
+    page.gauge("radiusward_submission_oldest_pending_ms",
+               "How long the oldest record accepted and not yet committed has waited: how far behind "
+               "the cluster is, as a NAS waits.",
+               oldest_pending_wait(status, io::monotonic_now()).to_ms());
     page.gauge("radiusward_submission_in_flight_batches", "Submits awaiting an answer.",
                static_cast<std::int64_t>(status.in_flight_batches));
     page.gauge("radiusward_submission_connected", "1 when connected to the leader.",

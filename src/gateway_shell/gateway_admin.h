@@ -25,8 +25,10 @@
 
 namespace rw::gateway_shell {
 
-// The "submission" object of the gateway's /status.
-[[nodiscard]] nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status);
+// The "submission" object of the gateway's /status; `now` (monotonic)
+// dates the oldest pending record's wait.
+[[nodiscard]] nlohmann::ordered_json submission_status_json(const submission::ForwarderStatus& status,
+                                                            Instant now);
 
 // The gateway's /status body: role, uptime since `started_at` (monotonic,
 // seen at `now`), and "submission" (null without accounting).

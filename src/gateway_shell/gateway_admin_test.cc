@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <map>
 #include <string>
@@ -172,6 +174,21 @@ TEST(GatewayMetrics, ClientCountsReadWhileAWorkerCountsAndReloadsNeverGoDown) {
   read();
   EXPECT_EQ(last, std::uint64_t{kReloads} * kPerReload);
   EXPECT_EQ(worker.clients.size(), std::size_t{kReloads} + 1);
+}
+
+// /status's submission.oldest_pending_ms: the oldest pending record's wait
+// as of the request, 0 with none pending (docs/admin_api.md).
+TEST(GatewayStatus, ShowsHowLongTheOldestPendingRecordHasWaited) {
+  submission::ForwarderStatus status;
+  status.pending_records = 3;
+  status.oldest_pending_accepted_at = Instant{5'000'000'000};
+  const Instant started{1'000'000'000};
+  auto body = gateway_status_json(&status, started, Instant{7'250'000'000});
+  EXPECT_EQ(body["submission"]["oldest_pending_ms"], 2250);
+  status.pending_records = 0;
+  status.oldest_pending_accepted_at.reset();
+  body = gateway_status_json(&status, started, Instant{7'250'000'000});
+  EXPECT_EQ(body["submission"]["oldest_pending_ms"], 0);
 }
 
 }  // namespace

@@ -117,6 +117,23 @@ std::size_t Forwarder::record_cost(std::size_t record_bytes) const {
   return record_bytes + kRecordOverheadBytes;
 }
 
+bool Forwarder::live(const Arrival& arrival) const {
+  auto found = records_.find(arrival.key);
+  return found != records_.end() && found->second.accepted_at == arrival.accepted_at;
+}
+
+void Forwarder::prune_arrivals() {
+  while (!arrivals_.empty() && !live(arrivals_.front())) arrivals_.pop_front();
+  // Records are committed about in the order they were accepted, so stale
+  // arrivals sit mostly at the front. One pending record held back for
+  // long (Busy, a lost connection) keeps the committed ones behind it,
+  // though: rebuilt once they outnumber the pending records, the list
+  // stays within twice the pending records (and their bound).
+  if (arrivals_.size() > 2 * records_.size() + 1024) {
+    std::erase_if(arrivals_, [this](const Arrival& arrival) { return !live(arrival); });
+  }
+}
+
 RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter) {
   RecordOutcome outcome;
   if (record.empty() || record.size() > kRecordBytesMax) {
@@ -153,7 +170,9 @@ RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes reco
   PendingRecord pending;
   pending.bytes.assign(record.begin(), record.end());
   pending.waiters.push_back(waiter);
+  pending.accepted_at = now;
   records_.emplace(key, std::move(pending));
+  arrivals_.push_back(Arrival{.accepted_at = now, .key = key});
   pending_bytes_ += record.size();
   if (queue_.empty()) {
     const bool quiet = options_.send_when_quiet && (!last_sent_ || now >= *last_sent_ + options_.batch_delay);
@@ -462,6 +481,7 @@ Actions Forwarder::on_committed(Instant now, ConnectionId connection, const Comm
     pending_bytes_ -= record->second.bytes.size();
     records_.erase(record);
   }
+  prune_arrivals();
   ++counters_.batches_committed;
   counters_.records_committed += found->second.keys.size();
   if (leader_lost_at_) {
@@ -607,6 +627,9 @@ ForwarderStatus Forwarder::status() const {
   status.queued_records = queue_.size();
   status.in_flight_batches = in_flight_.size();
   status.in_flight_records = records_.size() - queue_.size();
+  // Records leave only in on_committed, which prunes: the front is the
+  // oldest pending record's.
+  if (!arrivals_.empty()) status.oldest_pending_accepted_at = arrivals_.front().accepted_at;
   status.session_queries = queries_queued_.size() + queries_in_flight_.size();
   status.counters = counters_;
   status.last_failover = last_failover_;

@@ -203,6 +203,10 @@ struct ForwarderStatus {
   std::size_t queued_records = 0;  // Waiting for a Submit.
   std::size_t in_flight_batches = 0;
   std::size_t in_flight_records = 0;
+  // When the oldest pending record was accepted (none pending: empty): how
+  // far behind the cluster is, as a NAS waits (docs/accounting.md "Admission
+  // by count, and the oldest record's wait").
+  std::optional<Instant> oldest_pending_accepted_at{};
   std::size_t session_queries = 0;  // Simultaneous-Use queries waiting or in flight.
   ForwarderCounters counters{};
   std::optional<Failover> last_failover{};
@@ -269,6 +273,13 @@ class Forwarder {
     std::vector<std::uint8_t> bytes;
     std::vector<WaiterToken> waiters;
     std::optional<std::uint64_t> request_id;  // Set while in flight.
+    Instant accepted_at{};
+  };
+  // One accepted record, in acceptance order; stale once its record is
+  // committed (or the key was accepted again later).
+  struct Arrival {
+    Instant accepted_at{};
+    RecordKey key{};
   };
   struct Batch {
     std::vector<RecordKey> keys;
@@ -302,12 +313,19 @@ class Forwarder {
   [[nodiscard]] Duration jittered(Duration base);
   [[nodiscard]] bool current(ConnectionId connection) const;
   [[nodiscard]] std::size_t record_cost(std::size_t record_bytes) const;
+  // Whether `arrival` is still a pending record's.
+  [[nodiscard]] bool live(const Arrival& arrival) const;
+  // Drops stale arrivals from the front, and rebuilds the list when stale
+  // ones behind a long-pending record would let it grow past the pending
+  // records. Afterwards the front, if any, is the oldest pending record's.
+  void prune_arrivals();
 
   ForwarderOptions options_;
   RandomSource& random_;
 
   std::map<RecordKey, PendingRecord> records_;
   std::deque<RecordKey> queue_;   // Records not in flight, oldest first.
+  std::deque<Arrival> arrivals_;  // Every record accepted and maybe pending, oldest first.
   std::size_t queued_bytes_ = 0;  // Frame bytes the queued records take.
   std::size_t pending_bytes_ = 0;
   std::optional<Instant> flush_at_{};   // When the queue must be sent even if no batch is full.

@@ -341,6 +341,58 @@ TEST(Forwarder, RefusesInvalidRecords) {
             Admission::kRefusedInvalid);
 }
 
+// The oldest pending record's acceptance time, for /status and /metrics
+// (docs/accounting.md "Admission by count, and the oldest record's wait"):
+// a record held back (its Submit refused Busy, say) while later ones are
+// committed stays the oldest, not the last one committed; once it is
+// committed too, the oldest is the next one still pending, and with none
+// there is none.
+TEST(Forwarder, TellsWhenTheOldestPendingRecordWasAccepted) {
+  ForwarderOptions options = small_options();
+  options.batch_records_max = 1;
+  options.in_flight_batches_max = 8;
+  Ready ready(options);
+  EXPECT_FALSE(ready.forwarder.status().oldest_pending_accepted_at.has_value());
+  std::vector<Submit> submits;
+  for (std::uint64_t n = 1; n <= 4; ++n) {
+    Actions actions;
+    ready.now = kStart + Duration::milliseconds(static_cast<std::int64_t>(n));
+    EXPECT_EQ(ready.add(n, 100 + n, &actions), Admission::kAccepted);
+    for (const Send& send : only<Send>(actions)) submits.push_back(std::get<Submit>(decoded(send)));
+  }
+  ASSERT_EQ(submits.size(), 4u);
+  EXPECT_EQ(ready.forwarder.status().oldest_pending_accepted_at, kStart + Duration::milliseconds(1));
+  // Records 2 and 3 are committed; 1 and 4 are not.
+  (void)ready.forwarder.on_committed(ready.now, ready.connection,
+                                     Committed{.request_id = submits[2].request_id});
+  (void)ready.forwarder.on_committed(ready.now, ready.connection,
+                                     Committed{.request_id = submits[1].request_id});
+  EXPECT_EQ(ready.forwarder.status().pending_records, 2u);
+  EXPECT_EQ(ready.forwarder.status().oldest_pending_accepted_at, kStart + Duration::milliseconds(1));
+  (void)ready.forwarder.on_committed(ready.now, ready.connection,
+                                     Committed{.request_id = submits[0].request_id});
+  EXPECT_EQ(ready.forwarder.status().oldest_pending_accepted_at, kStart + Duration::milliseconds(4));
+  (void)ready.forwarder.on_committed(ready.now, ready.connection,
+                                     Committed{.request_id = submits[3].request_id});
+  EXPECT_FALSE(ready.forwarder.status().oldest_pending_accepted_at.has_value());
+  // The same key accepted again later is a new pending record, with its own time.
+  ready.now = kStart + Duration::milliseconds(9);
+  EXPECT_EQ(ready.add(2, 200), Admission::kAccepted);
+  EXPECT_EQ(ready.forwarder.status().oldest_pending_accepted_at, kStart + Duration::milliseconds(9));
+}
+
+// A record lost from flight goes back to the queue with its first
+// acceptance time: the wait a NAS sees includes the failover.
+TEST(Forwarder, TheOldestPendingRecordKeepsItsWaitThroughAFailover) {
+  Ready ready;
+  EXPECT_EQ(ready.add(1, 100), Admission::kAccepted);
+  (void)ready.forwarder.on_tick(kStart + Duration::milliseconds(1));
+  (void)ready.forwarder.on_connection_lost(kStart + Duration::milliseconds(2), ready.connection);
+  ready.now = kStart + Duration::seconds(1);
+  EXPECT_EQ(ready.add(2, 101), Admission::kAccepted);
+  EXPECT_EQ(ready.forwarder.status().oldest_pending_accepted_at, kStart);
+}
+
 TEST(Forwarder, FollowsNotLeaderAndResubmitsInOrder) {
   Ready ready;
   for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);  // One full batch in flight.
