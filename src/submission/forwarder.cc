@@ -97,7 +97,10 @@ std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const For
 }
 
 Forwarder::Forwarder(ForwarderOptions options, RandomSource& random)
-    : options_(std::move(options)), random_(random), busy_backoff_(options_.busy_backoff_min) {
+    : options_(std::move(options)),
+      random_(random),
+      window_(options_.in_flight_batches_max),
+      busy_backoff_(options_.busy_backoff_min) {
   RW_ASSERT(!options_.members.empty());
   RW_ASSERT(options_.batch_records_max >= 1 && options_.batch_records_max <= kSubmitRecordsMax);
   // One record of the largest size must fit a batch, and a batch must fit a frame.
@@ -265,7 +268,7 @@ bool Forwarder::current(ConnectionId connection) const {
 void Forwarder::pump(Instant now, Actions& actions) {
   if (state_ != LinkState::kReady || now < hold_until_) return;
   send_session_queries(now, actions);
-  while (!queue_.empty() && in_flight_.size() < options_.in_flight_batches_max) {
+  while (!queue_.empty() && in_flight_.size() < window_) {
     const bool full =
         queue_.size() >= options_.batch_records_max || queued_bytes_ >= options_.batch_bytes_max;
     const bool due = flush_at_ && now >= *flush_at_;
@@ -448,6 +451,7 @@ Actions Forwarder::on_hello_ack(Instant now, ConnectionId connection, const Hell
     return actions;
   }
   state_ = LinkState::kReady;
+  window_ = options_.in_flight_batches_max;  // Another leader, or the same one afresh.
   failed_attempts_ = 0;
   redirects_ = 0;
   if (leader_lost_at_) {
@@ -493,6 +497,7 @@ Actions Forwarder::on_committed(Instant now, ConnectionId connection, const Comm
   }
   in_flight_.erase(found);
   busy_backoff_ = options_.busy_backoff_min;
+  window_ = std::min(window_ * 2, options_.in_flight_batches_max);
   pump(now, actions);
   return actions;
 }
@@ -520,7 +525,7 @@ Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& bus
     ++counters_.session_queries_resent;
     queries_queued_.push_front(std::move(query->second));
     queries_in_flight_.erase(query);
-    hold_after_busy(now, busy.request_id);
+    hold_after_busy(now, busy.request_id, options_.busy_backoff_max);
     return actions;
   }
   if (state_ != LinkState::kReady || !in_flight_.contains(busy.request_id)) {
@@ -530,19 +535,30 @@ Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& bus
   }
   ++counters_.busy;
   requeue_batch(now, busy.request_id);
-  hold_after_busy(now, busy.request_id);
+  if (busy.reason == BusyReason::kQueueFull) {
+    // docs/accounting.md "Sharing a full cluster between gateways": a full
+    // member takes a batch when its exporter has made room, whoever asks
+    // first. Probing often with one Submit, instead of resending the whole
+    // window after pauses that grow to half a second, keeps one gateway
+    // from taking every opening while the other waits, and keeps refused
+    // Submits from loading the member.
+    window_ = 1;
+    hold_after_busy(now, busy.request_id, options_.queue_full_backoff_max);
+  } else {
+    hold_after_busy(now, busy.request_id, options_.busy_backoff_max);
+  }
   return actions;
 }
 
-void Forwarder::hold_after_busy(Instant now, std::uint64_t request_id) {
+void Forwarder::hold_after_busy(Instant now, std::uint64_t request_id, Duration cap) {
   // The Busy answers to Submits sent together come together: a new leader
   // before its barrier refuses every batch in flight. They are one refusal,
   // so the pause doubles once per round, not once per batch (it doubled per
   // Busy: four batches refused once made it 80 ms, seven the whole 500 ms,
   // past a barrier of a few ms; docs/consensus.md "Failover under load").
   if (request_id < busy_round_) return;
-  hold_until_ = now + jittered(busy_backoff_);
-  busy_backoff_ = std::min(busy_backoff_ + busy_backoff_, options_.busy_backoff_max);
+  hold_until_ = now + jittered(std::min(busy_backoff_, cap));
+  busy_backoff_ = std::min(busy_backoff_ + busy_backoff_, cap);
   busy_round_ = next_request_id_;
 }
 
@@ -610,7 +626,7 @@ std::optional<Instant> Forwarder::next_deadline() const {
   } else {
     consider(last_received_ + options_.idle_ping_interval);
   }
-  if (flush_at_ && !queue_.empty() && in_flight_.size() < options_.in_flight_batches_max) {
+  if (flush_at_ && !queue_.empty() && in_flight_.size() < window_) {
     consider(std::max(*flush_at_, hold_until_));
   }
   // Queries held back by a Busy go out when the pause ends.

@@ -81,6 +81,14 @@ struct ForwarderOptions {
   // refused in a row (the Busy answers to one round count once).
   Duration busy_backoff_min = Duration::milliseconds(5);
   Duration busy_backoff_max = Duration::milliseconds(500);
+  // After a Busy of a full member (BusyReason::kQueueFull: its held records
+  // at their bound while the exporter drains, or its submission queue
+  // full), a steady state rather than a passing one: the pause doubles only
+  // up to this, and one Submit at a time probes the member until a
+  // Committed, the window then doubling per Committed back to
+  // in_flight_batches_max (docs/accounting.md "Sharing a full cluster
+  // between gateways").
+  Duration queue_full_backoff_max = Duration::milliseconds(50);
   // Simultaneous-Use queries (SessionCountQuery) waiting or in flight. At
   // the bound a new query is answered "unavailable" at once.
   std::size_t session_queries_max = 4096;
@@ -303,8 +311,8 @@ class Forwarder {
   // flight and schedules the next attempt at `address` or the next member.
   void drop_link(Instant now, std::optional<std::string_view> address, Actions& actions);
   // Pauses submissions after a Busy for `request_id`, doubling the pause
-  // once per round of Submits.
-  void hold_after_busy(Instant now, std::uint64_t request_id);
+  // once per round of Submits up to `cap`.
+  void hold_after_busy(Instant now, std::uint64_t request_id, Duration cap);
   void on_tick_link(Instant now, Actions& actions);
   // The connection to the leader is about to go (it was kReady): starts a
   // failover record, and the window of quick attempts.
@@ -347,6 +355,9 @@ class Forwarder {
   std::size_t failed_attempts_ = 0;  // Since the last kReady.
   std::size_t redirects_ = 0;        // Since the last kReady.
   Instant hold_until_{};             // No Submit before this (after Busy).
+  // Submits in flight at most now: in_flight_batches_max, or fewer while
+  // probing a full member (from 1 after its Busy, doubling per Committed).
+  std::size_t window_ = 0;
   Duration busy_backoff_{};
   std::uint64_t busy_round_ = 0;  // Busy for a request id below this: same round as the last pause.
   // Since the leader's connection was lost, until the next Committed.
