@@ -537,11 +537,12 @@ Actions Forwarder::on_busy(Instant now, ConnectionId connection, const Busy& bus
   requeue_batch(now, busy.request_id);
   if (busy.reason == BusyReason::kQueueFull) {
     // docs/accounting.md "Sharing a full cluster between gateways": a full
-    // member takes a batch when its exporter has made room, whoever asks
-    // first. Probing often with one Submit, instead of resending the whole
-    // window after pauses that grow to half a second, keeps one gateway
-    // from taking every opening while the other waits, and keeps refused
-    // Submits from loading the member.
+    // member takes a batch when its exporter has made room, and refuses the
+    // rest after receiving and decoding it. Probing with one Submit after
+    // pauses of at most queue_full_backoff_max, instead of resending the
+    // whole window after pauses that grow to half a second, keeps refused
+    // Submits from loading the member and takes the room soon after it is
+    // made.
     window_ = 1;
     hold_after_busy(now, busy.request_id, options_.queue_full_backoff_max);
   } else {
