@@ -140,8 +140,8 @@ Result<Parts, std::string> view_gateway(const Json& status) {
   const std::string address = text_of(member(submission, "address"));
   rows.push_back(
       {0, "submission", printable(*state) + (*state == "ready" ? ", connected to " : ", next: ") + address});
-  // The oldest pending record's wait: absent from a gateway older than
-  // admission by waiting time.
+  // The oldest pending record's wait: absent from a gateway built before
+  // /status showed it (then the line is as it was).
   const Json& oldest = member(submission, "oldest_pending_ms");
   rows.push_back({1, "pending",
                   text_of(member(submission, "pending_records")) + " records, " +

@@ -47,6 +47,16 @@ ForwarderOptions small_options() {
   };
 }
 
+// One record per Submit, `window` Submits in flight: each record is its own
+// request id, so that tests can commit or refuse records one by one.
+ForwarderOptions one_record_per_submit(std::size_t window) {
+  ForwarderOptions options = small_options();
+  options.batch_records_max = 1;
+  options.in_flight_batches_max = window;
+  options.pending_records_max = 100;
+  return options;
+}
+
 template <class T>
 std::vector<T> only(const Actions& actions) {
   std::vector<T> out;
@@ -352,9 +362,7 @@ TEST(Forwarder, RefusesInvalidRecords) {
 // committed too, the oldest is the next one still pending, and with none
 // there is none.
 TEST(Forwarder, TellsWhenTheOldestPendingRecordWasAccepted) {
-  ForwarderOptions options = small_options();
-  options.batch_records_max = 1;
-  options.in_flight_batches_max = 8;
+  ForwarderOptions options = one_record_per_submit(8);
   Ready ready(options);
   EXPECT_FALSE(ready.forwarder.status().oldest_pending_accepted_at.has_value());
   std::vector<Submit> submits;
@@ -460,10 +468,7 @@ TEST(Forwarder, BusyPausesSubmissionsWithBackoff) {
 // pauses that grow only to queue_full_backoff_max; each Committed doubles
 // the window back to in_flight_batches_max.
 TEST(Forwarder, AFullMemberIsProbedWithOneSubmitAndTheWindowReopensPerCommit) {
-  ForwarderOptions options = small_options();
-  options.batch_records_max = 1;
-  options.in_flight_batches_max = 4;
-  options.pending_records_max = 100;
+  ForwarderOptions options = one_record_per_submit(4);
   Ready ready(options);
   for (std::uint64_t n = 1; n <= 20; ++n) ready.add(n, n);
   ASSERT_EQ(ready.forwarder.status().in_flight_batches, 4u);
@@ -500,10 +505,7 @@ TEST(Forwarder, AFullMemberIsProbedWithOneSubmitAndTheWindowReopensPerCommit) {
 // Other refusals (a new leader before its barrier) are passing: the window
 // stays, the pause may grow to busy_backoff_max.
 TEST(Forwarder, ABusyNotReadyKeepsTheWindow) {
-  ForwarderOptions options = small_options();
-  options.batch_records_max = 1;
-  options.in_flight_batches_max = 3;
-  options.pending_records_max = 100;
+  ForwarderOptions options = one_record_per_submit(3);
   Ready ready(options);
   for (std::uint64_t n = 1; n <= 10; ++n) ready.add(n, n);
   for (std::uint64_t id = 1; id <= 3; ++id) {
