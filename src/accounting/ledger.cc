@@ -117,6 +117,11 @@ Ledger::Ledger(LedgerLimits limits) : limits_(limits) {
   RW_ASSERT(limits_.session_expiry_multiple <= 1000 && limits_.clock_step_max_ms >= 0);
 }
 
+void Ledger::reserve_key_index() {
+  const std::size_t bound = limits_.held_records_max + limits_.exported_keys_max;
+  known_.reserve(bound + bound / 8);
+}
+
 ApplyResult Ledger::apply(std::uint64_t index, Bytes entry) {
   RW_ASSERT(index > last_applied_);
   last_applied_ = index;

@@ -167,6 +167,16 @@ class Ledger {
   // Rebuilds a ledger from snapshot bytes, checking everything.
   [[nodiscard]] static Result<Ledger, SnapshotError> restore(Bytes snapshot, LedgerLimits limits = {});
 
+  // Sizes the key index (every held and window key) once for the bounds,
+  // with an eighth more for records committed past them, so that it never
+  // rehashes on the apply path: a rehash relinks every key at once, and it
+  // falls at the same log index on every member (docs/accounting.md "The
+  // key index, sized once"). The member calls it on its ledger once built
+  // or restored; ledgers built by the thousand (tests, fuzzers) need not.
+  void reserve_key_index();
+  // The key index's buckets now (for tests).
+  [[nodiscard]] std::size_t key_index_buckets() const { return known_.bucket_count(); }
+
   // --- Admission (the member's submission side) ---
   // False when held records or bytes reached their bound: stop taking new
   // submissions until the exporter catches up.

@@ -349,6 +349,46 @@ TEST(Ledger, WindowForgetsExportedKeysPastCountBound) {
   EXPECT_TRUE(ledger.knows(b.key));
 }
 
+// Applies Starts of fresh sessions, ten per entry, from `index` on; returns
+// the next index.
+std::uint64_t apply_starts(Ledger& ledger, std::uint64_t index, std::size_t count,
+                           const std::string& prefix) {
+  for (std::size_t done = 0; done < count; done += 10) {
+    std::vector<Record> records;
+    for (std::size_t i = done; i < std::min(count, done + 10); ++i)
+      records.push_back(record_of(start_of(prefix + std::to_string(i))));
+    ledger.apply(index++, entry_of(records));
+  }
+  return index;
+}
+
+// Held records up to an eighth past their bound (committed after it was
+// reached) and a full window: a ledger sized for its bounds never rehashes
+// its key index, while one left to grow does (docs/accounting.md "The key
+// index, sized once").
+TEST(Ledger, AKeyIndexSizedForTheBoundsDoesNotRehashUpToThem) {
+  const LedgerLimits limits{.held_records_max = 200, .exported_keys_max = 300};
+  Ledger sized(limits);
+  sized.reserve_key_index();
+  Ledger grown(limits);
+  const std::size_t sized_buckets = sized.key_index_buckets();
+  const std::size_t grown_buckets = grown.key_index_buckets();
+  for (Ledger* ledger : {&sized, &grown}) {
+    std::uint64_t index = apply_starts(*ledger, 1, 220, "held-");
+    ledger->apply(index, encode_export_cursor_entry(index - 1));
+    ++index;
+    index = apply_starts(*ledger, index, 300, "window-");
+    ledger->apply(index, encode_export_cursor_entry(index - 1));
+    ++index;
+    apply_starts(*ledger, index, 220, "again-");
+    EXPECT_EQ(ledger->window_keys(), 300u);
+    EXPECT_EQ(ledger->records().size(), 220u);
+  }
+  EXPECT_EQ(sized.key_index_buckets(), sized_buckets);
+  EXPECT_NE(grown.key_index_buckets(), grown_buckets);
+  EXPECT_EQ(sized, grown);
+}
+
 constexpr std::int64_t kT = 1'700'000'000'000;
 
 // A ledger whose window ages by time alone (60 s) and holds the exported

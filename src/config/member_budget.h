@@ -16,6 +16,7 @@ struct MemberConfig;
 // Costs per unit, from the structures' sizes and measurements on the 2-core
 // development machine (docs/limits.md "Member memory budget" gives each).
 inline constexpr std::uint64_t kMemberProcessBytes = std::uint64_t{26} << 20;  // idle member RSS
+// The key set's node and bucket (reserved at start, Ledger::reserve_key_index) are in both.
 inline constexpr std::uint64_t kHeldRecordOverheadBytes = 176;  // deque slot, block header, key set node
 inline constexpr std::uint64_t kWindowKeyBytes = 96;            // window slot and key set node
 // LedgerLimits::exported_keys_max (not configurable; member_shell's

@@ -8,6 +8,7 @@
 namespace rw::member_shell {
 
 LedgerState::LedgerState(accounting::LedgerLimits limits) : limits_(limits), ledger_(limits) {
+  ledger_.reserve_key_index();
   publish_locked();
 }
 
@@ -29,6 +30,7 @@ std::size_t LedgerState::snapshot_size_bound() const { return ledger_.snapshot_s
 bool LedgerState::restore(Bytes snapshot) {
   auto restored = accounting::Ledger::restore(snapshot, limits_);
   if (!restored) return false;
+  restored->reserve_key_index();
   std::lock_guard lock(mutex_);
   ledger_ = std::move(*restored);
   publish_locked();
@@ -45,6 +47,7 @@ LedgerFigures LedgerState::figures() const {
                        .held_bytes = ledger_.held_bytes(),
                        .sessions = ledger_.sessions().size(),
                        .window_keys = ledger_.window_keys(),
+                       .key_index_buckets = ledger_.key_index_buckets(),
                        .accepting = ledger_.accepting(),
                        .log_clock_unix_ms = ledger_.clock_unix_ms(),
                        .counters = ledger_.counters()};

@@ -24,6 +24,9 @@ struct LedgerFigures {
   std::size_t held_bytes = 0;
   std::size_t sessions = 0;
   std::size_t window_keys = 0;
+  // Buckets of the key index of held and window keys, sized once for the
+  // bounds (Ledger::reserve_key_index).
+  std::size_t key_index_buckets = 0;
   bool accepting = true;
   // The log clock (docs/accounting.md): the ledger's only time, moved by
   // leaders' stamps. Shown so an operator can see a leader's clock jump.

@@ -73,6 +73,21 @@ TEST(LedgerState, SnapshotThenRestoreGivesTheSameState) {
   EXPECT_FALSE(second.accepting());
 }
 
+// The key index is sized for the bounds before the first apply and again
+// after a restore, so that no apply rehashes it (docs/accounting.md "The key
+// index, sized once").
+TEST(LedgerState, SizesTheKeyIndexForTheBoundsWhenBuiltAndWhenRestored) {
+  const accounting::LedgerLimits limits{.held_records_max = 1'000, .exported_keys_max = 3'000};
+  LedgerState state(limits);
+  EXPECT_GE(state.figures().key_index_buckets, 4'000u);
+  LedgerState small_first(accounting::LedgerLimits{.held_records_max = 2, .exported_keys_max = 2});
+  small_first.apply(1, entry_of({start_of("a")}));
+  ASSERT_LT(small_first.figures().key_index_buckets, 4'000u);
+  ASSERT_TRUE(state.restore(small_first.snapshot()));
+  EXPECT_GE(state.figures().key_index_buckets, 4'000u);
+  EXPECT_EQ(state.figures().records_held, 1u);
+}
+
 TEST(LedgerState, RefusesACorruptSnapshotAndKeepsItsState) {
   LedgerState state;
   state.apply(1, entry_of({start_of("a")}));

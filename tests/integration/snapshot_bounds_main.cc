@@ -69,10 +69,10 @@ class SnapshotAtTheBounds : public ::testing::Test {
       options.snapshot_threshold = kSnapshotEvery;
       // The loop pause is asserted directly below (kLoopPauseMax). The
       // election timeout is raised from 300 ms because three members in one
-      // process on two cores are not what a member process sees: on
-      // 2026-12-03 a follower's loop was seen silent for up to ~360 ms after
-      // its snapshot in a child, while its own loop pause was 8 ms, and 3 runs
-      // of 6 elected at 300 ms (docs/consensus.md "Snapshots in a child
+      // process on two cores are not what a member process sees: every
+      // member's fork makes all three members' pages copy-on-write, and on
+      // 2026-12-03 the loops' faults after the children's forks made 3 runs
+      // of 6 elect at 300 ms (docs/consensus.md "Snapshots in a child
       // process", "Three members in one process").
       options.election_timeout_ms = kElectionTimeoutMs;
       options.snapshot_trailing = kSnapshotEvery;
