@@ -70,7 +70,7 @@ struct NodeStatus {
 // 2026-12-03: the child waiting in SizeClassAllocator64::GetFromAllocator
 // for the whole 120 s deadline), so a TSan build serialises snapshots on the
 // loop unless told otherwise; release and asan builds test the child
-// (docs/consensus.md "Snapshots in a child process").
+// (docs/consensus.md "Under ThreadSanitizer").
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define RW_NODE_UNDER_TSAN 1
@@ -81,6 +81,7 @@ inline constexpr SnapshotSerialization kDefaultSnapshotSerialization = SnapshotS
 #else
 inline constexpr SnapshotSerialization kDefaultSnapshotSerialization = SnapshotSerialization::kInChild;
 #endif
+#undef RW_NODE_UNDER_TSAN
 
 struct NodeOptions {
   std::uint64_t id = 0;
