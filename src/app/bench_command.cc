@@ -132,6 +132,10 @@ int write_json(const std::string& path, const nlohmann::json& json) {
 int run_once(const BenchCommand& flags) {
   auto options = step_options(flags);
   if (!options) return kExitConfigError;
+  if (auto installed = loadgen_shell::stop_steps_on_signals(); !installed) {
+    std::fprintf(stderr, "bench: %s\n", installed.error().c_str());
+    return kExitRuntimeFailure;
+  }
   loadgen_shell::GeneratorResult merged;
   auto step = loadgen_shell::run_step(*options, &merged);
   if (!step) {
@@ -145,6 +149,7 @@ int run_once(const BenchCommand& flags) {
   json["stray_answers"] = merged.stray_answers;
   json["send_errors"] = merged.send_errors;
   json["send_lag_max_us"] = merged.send_lag_max.ns / 1000;
+  json["stopped_early"] = merged.stopped_early;
   return write_json(flags.json_out, json);
 }
 
@@ -295,7 +300,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& flags) {
   flags.run_command = bench->add_subcommand("run", "One open-loop step at a fixed rate");
   add_common_flags(*flags.run_command, flags);
   flags.run_command->add_option("--rate", flags.rate, "Requests per second");
-  flags.run_command->add_option("--duration-s", flags.duration_s, "Length of the step in seconds");
+  flags.run_command->add_option(
+      "--duration-s", flags.duration_s,
+      "Length of the step in seconds (SIGTERM or SIGINT ends it early, with its report)");
   flags.run_command
       ->add_option("--live-sessions", flags.live_sessions,
                    "acct: N sessions left open, Starts first, then Interim-Updates over all of them")

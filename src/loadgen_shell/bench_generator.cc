@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -58,6 +59,10 @@ struct Deadline {
   std::uint8_t identifier;
   std::uint32_t generation;
 };
+
+// Set by stop_sending(), possibly in a signal handler.
+std::atomic<bool> g_stop_sending{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "stop_sending() must be async-signal-safe");
 
 class Generator {
  public:
@@ -257,13 +262,17 @@ void Generator::expire(Instant now) {
 }
 
 void Generator::run() {
-  const auto total = static_cast<std::uint64_t>(std::llround(options_.rate * options_.duration_s));
+  auto total = static_cast<std::uint64_t>(std::llround(options_.rate * options_.duration_s));
   const double interval_ns = 1e9 / options_.rate;
   const Instant start = io::monotonic_now();
   std::uint64_t next = 0;
   std::array<epoll_event, 64> events{};
   for (;;) {
     Instant now = io::monotonic_now();
+    if (next < total && g_stop_sending.load(std::memory_order_relaxed)) {
+      total = next;
+      result_.stopped_early = true;
+    }
     // Send everything whose time has come, however late: the schedule never
     // waits on answers.
     while (next < total) {
@@ -298,7 +307,7 @@ void Generator::run() {
   acked_log_ = nullptr;
   bench::StepResult& step = result_.step;
   step.target_rate = options_.rate;
-  step.duration_s = options_.duration_s;
+  step.duration_s = result_.stopped_early ? static_cast<double>(total) / options_.rate : options_.duration_s;
   step.p50 = result_.histogram.percentile(0.50);
   step.p99 = result_.histogram.percentile(0.99);
   step.max = result_.histogram.max();
@@ -341,6 +350,8 @@ Result<GeneratorResult, std::string> run_generator(const GeneratorOptions& optio
   return generator->take();
 }
 
+void stop_sending() noexcept { g_stop_sending.store(true, std::memory_order_relaxed); }
+
 void merge_results(GeneratorResult& into, const GeneratorResult& other) {
   bench::StepResult& step = into.step;
   step.target_rate += other.step.target_rate;
@@ -358,6 +369,7 @@ void merge_results(GeneratorResult& into, const GeneratorResult& other) {
   into.stray_answers += other.stray_answers;
   into.send_errors += other.send_errors;
   into.send_lag_max = std::max(into.send_lag_max, other.send_lag_max);
+  into.stopped_early = into.stopped_early || other.stopped_early;
   step.p50 = into.histogram.percentile(0.50);
   step.p99 = into.histogram.percentile(0.99);
   step.max = into.histogram.max();

@@ -45,7 +45,8 @@ struct GeneratorResult {
   std::uint64_t identifiers_exhausted = 0;  // Counted as lost: no free Identifier on any socket.
   std::uint64_t stray_answers = 0;          // Answers to nothing in flight (late or duplicate).
   std::uint64_t send_errors = 0;
-  Duration send_lag_max{};  // Worst lateness of a first send against its schedule.
+  Duration send_lag_max{};     // Worst lateness of a first send against its schedule.
+  bool stopped_early = false;  // stop_sending() ended the schedule before its duration.
 };
 
 // Parses "HOST:PORT", "[V6]:PORT" (numeric addresses only).
@@ -54,6 +55,13 @@ struct GeneratorResult {
 // Runs one step to the end: every request answered, lost or refused.
 // Fails only on set-up errors (sockets, the secret, the acked log).
 [[nodiscard]] Result<GeneratorResult, std::string> run_generator(const GeneratorOptions& options);
+
+// Ends the schedule of every step this process runs, now and later, as if
+// its duration had passed: no new request is sent, and those in flight are
+// still answered, retransmitted or lost as usual. The step's duration_s is
+// then the schedule actually sent. Async-signal-safe (a lock-free atomic
+// store): `bench run` calls it on SIGTERM and SIGINT.
+void stop_sending() noexcept;
 
 // Adds `other` into `into` (for several generator processes).
 void merge_results(GeneratorResult& into, const GeneratorResult& other);

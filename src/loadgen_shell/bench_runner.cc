@@ -1,9 +1,12 @@
 // Step and ceiling drivers of the bench (bench_runner.h).
 #include "loadgen_shell/bench_runner.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -29,7 +32,8 @@ nlohmann::json result_to_json(const GeneratorResult& result) {
           {"identifiers_exhausted", result.identifiers_exhausted},
           {"stray_answers", result.stray_answers},
           {"send_errors", result.send_errors},
-          {"send_lag_max_us", result.send_lag_max.ns / 1000}};
+          {"send_lag_max_us", result.send_lag_max.ns / 1000},
+          {"stopped_early", result.stopped_early}};
 }
 
 std::optional<GeneratorResult> result_from_json(const nlohmann::json& json) {
@@ -48,11 +52,49 @@ std::optional<GeneratorResult> result_from_json(const nlohmann::json& json) {
     result.stray_answers = json.at("stray_answers").get<std::uint64_t>();
     result.send_errors = json.at("send_errors").get<std::uint64_t>();
     result.send_lag_max = Duration::microseconds(json.at("send_lag_max_us").get<std::int64_t>());
+    result.stopped_early = json.at("stopped_early").get<bool>();
     return result;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
 }
+
+// The generator processes this one forked, for the stop signal's handler to
+// pass the signal on; lock-free atomics, read in a signal handler.
+constexpr std::size_t kForwardedMax = 256;
+std::array<std::atomic<pid_t>, kForwardedMax> g_forward_to{};
+std::atomic<std::size_t> g_forward_count{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<std::size_t>::is_always_lock_free);
+
+void forward_to(pid_t pid) {
+  const std::size_t index = g_forward_count.load();
+  if (index >= kForwardedMax) return;  // Past the bound, a child finishes its schedule.
+  g_forward_to[index].store(pid);
+  g_forward_count.store(index + 1);
+}
+
+extern "C" void on_stop_signal(int signal_number) {
+  const int saved_errno = errno;
+  stop_sending();
+  const std::size_t count = g_forward_count.load();
+  for (std::size_t i = 0; i < count && i < kForwardedMax; ++i) ::kill(g_forward_to[i].load(), signal_number);
+  errno = saved_errno;
+}
+
+// run_step holds the stop signals back while it forks, so that none falls
+// between a fork and forward_to(); once the mask is restored, a held one is
+// delivered.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigset_t previous;
+  ::pthread_sigmask(SIG_BLOCK, &set, &previous);
+  return previous;
+}
+
+void restore_signal_mask(const sigset_t& previous) { ::pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
 
 struct Child {
   pid_t pid = -1;
@@ -61,12 +103,14 @@ struct Child {
 };
 
 // Forks a generator for `options`; it writes its result as JSON to a pipe.
-Result<Child, std::string> fork_generator(const GeneratorOptions& options) {
+Result<Child, std::string> fork_generator(const GeneratorOptions& options, const sigset_t& mask) {
   int fds[2];
   if (::pipe(fds) != 0) return fail(fmt::format("pipe: {}", std::strerror(errno)));
   const pid_t pid = ::fork();
   if (pid < 0) return fail(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    g_forward_count.store(0);  // The parent's other children are not this one's.
+    restore_signal_mask(mask);
     ::close(fds[0]);
     auto result = run_generator(options);
     const std::string text = result ? result_to_json(*result).dump() : std::string();
@@ -79,6 +123,7 @@ Result<Child, std::string> fork_generator(const GeneratorOptions& options) {
     ::_exit(result ? 0 : 1);
   }
   ::close(fds[1]);
+  forward_to(pid);
   return Child{pid, fds[0], options.acked_log};
 }
 
@@ -113,6 +158,18 @@ void append_file(const std::string& from, const std::string& to) {
 
 }  // namespace
 
+Result<void, std::string> stop_steps_on_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signal_number : {SIGTERM, SIGINT}) {
+    if (::sigaction(signal_number, &action, nullptr) != 0)
+      return fail(fmt::format("sigaction: {}", std::strerror(errno)));
+  }
+  return {};
+}
+
 std::string progress_line(int index, const bench::StepRecord& step) {
   const bench::StepResult& r = step.result;
   std::string line = fmt::format(
@@ -135,14 +192,19 @@ Result<bench::StepRecord, std::string> run_step(const StepOptions& options, Gene
   GeneratorOptions own = options.generator;
   own.rate = options.generator.rate / processes;
   // Forks come first, before the sampler's thread exists.
+  const sigset_t mask = block_stop_signals();
   for (int i = 1; i < processes; ++i) {
     GeneratorOptions child = own;
     child.run_tag = fmt::format("{}-p{}", own.run_tag, i);
     if (!own.acked_log.empty()) child.acked_log = fmt::format("{}.p{}", own.acked_log, i);
-    auto forked = fork_generator(child);
-    if (!forked) return fail(forked.error());
+    auto forked = fork_generator(child, mask);
+    if (!forked) {
+      restore_signal_mask(mask);
+      return fail(forked.error());
+    }
     children.push_back(*forked);
   }
+  restore_signal_mask(mask);
   ProcessSampler sampler(options.watched_pids);
   sampler.start();
   auto result = run_generator(own);
@@ -157,6 +219,7 @@ Result<bench::StepRecord, std::string> run_step(const StepOptions& options, Gene
     }
     if (!child.acked_log.empty()) append_file(child.acked_log, own.acked_log);
   }
+  g_forward_count.store(0);  // Reaped: their pids may be reused.
   sampler.stop();
   if (!result) return fail(result.error());
   if (!error.empty()) return fail(error);

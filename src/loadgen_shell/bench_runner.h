@@ -39,6 +39,13 @@ struct CeilingOptions {
 // The whole search; every step is in the report in run order.
 [[nodiscard]] Result<nlohmann::json, std::string> run_ceiling(const CeilingOptions& options);
 
+// From now on SIGTERM and SIGINT end the schedule of the running step, in
+// this process and in the generator processes it forks (stop_sending() in
+// each): the requests in flight are still awaited, and the step reports what
+// it sent. For `bench run`, whose step may be started long and ended when
+// the caller is done (docs/benchmarking.md).
+[[nodiscard]] Result<void, std::string> stop_steps_on_signals();
+
 // "step  4000/s  answered 3998/s  p50 0.21 ms  p99 1.30 ms ... PASS".
 [[nodiscard]] std::string progress_line(int index, const bench::StepRecord& step);
 

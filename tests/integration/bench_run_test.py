@@ -87,6 +87,36 @@ class BenchRun(unittest.TestCase):
         self.assertEqual(report["retransmissions"], 10)
         self.assertFalse(report["passed"])
 
+    def test_sigterm_ends_a_long_step_with_its_report(self):
+        """SIGTERM ends a 600 s step at once, in both generator processes
+        (the forked one only through the parent's forwarding: without it
+        the step would run on for ten minutes); the requests in flight are
+        awaited and the report covers what was sent."""
+        out = os.path.join(self.out, "stopped.json")
+        run = subprocess.Popen([BINARY, "bench", "run", "--target", "127.0.0.1:%d" % self.gateway.auth_port,
+                                "--secret", "testing123", "--scenario", "pap", "--users", "count:20",
+                                "--rate", "200", "--duration-s", "600", "--processes", "2", "--sockets", "4",
+                                "--timeout-ms", "2000", "--json", out],
+                               stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        stopped_at = time.monotonic()
+        run.send_signal(signal.SIGTERM)
+        _, stderr = run.communicate(timeout=60)
+        took = time.monotonic() - stopped_at
+        self.assertEqual(run.returncode, 0, stderr)
+        # At most the retransmission timeout of the last requests.
+        self.assertLess(took, 30, stderr)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertTrue(report["stopped_early"], report)
+        self.assertGreater(report["sent"], 0, report)
+        self.assertLess(report["sent"], 200 * 600 // 10, report)
+        self.assertEqual(report["answered"] + report["lost"], report["sent"], report)
+        self.assertEqual(report["lost"], 0, report)
+        # The duration is the schedule sent, not the 600 s asked for.
+        self.assertLess(report["duration_s"], 60, report)
+        self.assertGreater(report["duration_s"], 0, report)
+
     def test_ceiling_runs_steps(self):
         out = os.path.join(self.out, "ceiling.json")
         code, stderr = bench(["ceiling", "--target", "127.0.0.1:%d" % self.gateway.auth_port,
