@@ -32,7 +32,8 @@ void add_common_flags(CLI::App& command, BenchCommand& flags) {
   command.add_option("--scenario", flags.scenario, "pap, chap, mschapv2, acct or mixed")
       ->check(CLI::IsMember({"pap", "chap", "mschapv2", "acct", "mixed"}));
   command.add_option("--sockets", flags.sockets, "UDP sockets per generator process (256 Identifiers each)");
-  command.add_option("--processes", flags.processes, "Generator processes; the rate is split between them");
+  command.add_option("--processes", flags.processes, "Generator processes; the rate is split between them")
+      ->check(CLI::Range(1, loadgen_shell::kGeneratorProcessesMax));
   command.add_option("--timeout-ms", flags.timeout_ms, "Wait for an answer per attempt");
   command.add_option("--retries", flags.retries, "Retransmissions before a request counts as lost");
   command.add_option("--users", flags.users,

@@ -61,7 +61,7 @@ std::optional<GeneratorResult> result_from_json(const nlohmann::json& json) {
 
 // The generator processes this one forked, for the stop signal's handler to
 // pass the signal on; lock-free atomics, read in a signal handler.
-constexpr std::size_t kForwardedMax = 256;
+constexpr std::size_t kForwardedMax = kGeneratorProcessesMax;
 std::array<std::atomic<pid_t>, kForwardedMax> g_forward_to{};
 std::atomic<std::size_t> g_forward_count{0};
 static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<std::size_t>::is_always_lock_free);

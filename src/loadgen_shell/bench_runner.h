@@ -17,9 +17,13 @@
 
 namespace rw::loadgen_shell {
 
+// The most generator processes of one step: the stop signal reaches that
+// many (stop_steps_on_signals).
+constexpr int kGeneratorProcessesMax = 256;
+
 struct StepOptions {
   GeneratorOptions generator;
-  int processes = 1;              // Generator processes; the rate is split evenly.
+  int processes = 1;              // Generator processes, 1..kGeneratorProcessesMax; the rate is split evenly.
   std::vector<int> watched_pids;  // Processes under test, sampled from /proc.
 };
 

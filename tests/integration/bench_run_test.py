@@ -117,6 +117,11 @@ class BenchRun(unittest.TestCase):
         self.assertLess(report["duration_s"], 60, report)
         self.assertGreater(report["duration_s"], 0, report)
 
+    def test_refuses_more_generator_processes_than_a_stop_reaches(self):
+        code, stderr = bench(["run", "--target", "127.0.0.1:%d" % self.gateway.auth_port, "--processes", "257"])
+        self.assertNotEqual(code, 0, stderr)
+        self.assertIn("--processes: Value 257 not in range 1 to 256", stderr)
+
     def test_ceiling_runs_steps(self):
         out = os.path.join(self.out, "ceiling.json")
         code, stderr = bench(["ceiling", "--target", "127.0.0.1:%d" % self.gateway.auth_port,
