@@ -17,9 +17,16 @@ set(RW_FUZZ_SEED 1 CACHE STRING "libFuzzer seed in ctest: fixed, so that make te
 # The tests of threaded code, built alone in the tsan preset (rw_tsan_test).
 add_custom_target(tsan_tests)
 
-# Labels the test `test` (built by `target`) "tsan" besides its own labels.
+# Labels the test `test` (built by `target`) "tsan" besides its own labels;
+# under ThreadSanitizer it runs with the suppressions of the libraries'
+# known races (tests/support/tsan.supp, docs/consensus.md "Known library
+# problems seen in tests", 4).
 function(rw_tsan_test test target)
   set_property(TEST ${test} APPEND PROPERTY LABELS tsan)
+  if(RW_SANITIZE STREQUAL "thread")
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
+      "TSAN_OPTIONS=suppressions=${RW_SOURCE_ROOT}/tests/support/tsan.supp")
+  endif()
   add_dependencies(tsan_tests ${target})
 endfunction()
 
