@@ -46,7 +46,7 @@ TEST(LibraftWriterClose, AReusedEventFdNumberIsTheOneSuppressedRace) {
   });
 
   // UvWriterClose's order: close the eventfd, then stop polling it.
-  ASSERT_EQ(::close(event_fd), 0);
+  EXPECT_EQ(::close(event_fd), 0);  // Not ASSERT: returning now would leave the worker joinable.
   step.store(1, std::memory_order_relaxed);
   wait_for(step, 2);
   EXPECT_EQ(uv_poll_stop(&poller), 0);  // epoll_ctl(DEL) of a number the worker owns now.
