@@ -81,6 +81,7 @@ std::vector<std::pair<std::string_view, std::uint64_t>> named_counters(const For
       {"not_leader", c.not_leader},
       {"busy", c.busy},
       {"submit_timeouts", c.submit_timeouts},
+      {"commit_timeouts", c.commit_timeouts},
       {"connect_timeouts", c.connect_timeouts},
       {"connections_lost", c.connections_lost},
       {"connects", c.connects},
@@ -281,7 +282,7 @@ void Forwarder::pump(Instant now, Actions& actions) {
 void Forwarder::send_batch(Instant now, Actions& actions) {
   const std::uint64_t request_id = next_request_id_++;
   Batch batch;
-  batch.deadline = now + options_.submit_timeout;
+  batch.deadline = now + options_.commit_timeout;
   Submit submit{.request_id = request_id};
   std::size_t bytes = 0;
   while (!queue_.empty() && batch.keys.size() < options_.batch_records_max) {
@@ -589,16 +590,21 @@ void Forwarder::on_tick_link(Instant now, Actions& actions) {
     case LinkState::kReady:
       break;
   }
-  const bool submit_expired = !in_flight_.empty() && now >= in_flight_.begin()->second.deadline;
-  const bool ping_expired = ping_nonce_ && now >= ping_deadline_;
-  if (submit_expired || ping_expired) {
+  // Liveness is what the member sends, not how fast it commits: a leader
+  // behind on its disk answers Pings (docs/accounting.md "A slow leader is
+  // not a dead one").
+  if (awaiting_member() && now >= last_received_ + options_.submit_timeout) {
     ++counters_.submit_timeouts;
+    drop_link(now, std::nullopt, actions);
+    return;
+  }
+  if (!in_flight_.empty() && now >= in_flight_.begin()->second.deadline) {
+    ++counters_.commit_timeouts;
     drop_link(now, std::nullopt, actions);
     return;
   }
   if (!ping_nonce_ && now >= last_received_ + options_.idle_ping_interval) {
     ping_nonce_ = random_u64(random_);
-    ping_deadline_ = now + options_.submit_timeout;
     emit(actions, Send{connection_, encode_one(Ping{.nonce = *ping_nonce_})});
   }
 }
@@ -622,11 +628,8 @@ std::optional<Instant> Forwarder::next_deadline() const {
   }
   // Request ids grow with send time, so the first batch has the earliest deadline.
   if (!in_flight_.empty()) consider(in_flight_.begin()->second.deadline);
-  if (ping_nonce_) {
-    consider(ping_deadline_);
-  } else {
-    consider(last_received_ + options_.idle_ping_interval);
-  }
+  if (awaiting_member()) consider(last_received_ + options_.submit_timeout);
+  if (!ping_nonce_) consider(last_received_ + options_.idle_ping_interval);
   if (flush_at_ && !queue_.empty() && in_flight_.size() < window_) {
     consider(std::max(*flush_at_, hold_until_));
   }

@@ -52,13 +52,21 @@ struct ForwarderOptions {
   bool send_when_quiet = true;
   // Submits in flight on the connection at once (pipelining window).
   std::size_t in_flight_batches_max = 32;
-  // A Submit unanswered for this long means the connection is broken: it
-  // is closed and everything in flight is re-submitted elsewhere.
+  // With a Submit or a Ping outstanding and nothing at all received from
+  // the member for this long, the connection is broken: it is closed and
+  // everything in flight is re-submitted elsewhere. A member that is slow to
+  // commit but answers Pings keeps its connection (docs/accounting.md
+  // "A slow leader is not a dead one"): re-submitting to it would only add
+  // the records a second time to the log it is already behind on.
   Duration submit_timeout = Duration::seconds(3);
+  // A Submit not answered for this long although the member answers Pings
+  // (a member that lost it): the connection is closed and its records are
+  // re-submitted, as above. The record key makes a re-submission a no-op.
+  Duration commit_timeout = Duration::seconds(30);
   // Connecting plus the HelloAck must take at most this long.
   Duration connect_timeout = Duration::seconds(1);
-  // With nothing received for this long a Ping is sent; unanswered within
-  // submit_timeout, the connection is closed.
+  // With nothing received for this long a Ping is sent, whether or not
+  // Submits are in flight; see submit_timeout.
   Duration idle_ping_interval = Duration::seconds(1);
   // Records accepted and not yet committed, in number and in record bytes.
   // At either bound new records are refused (never dropped once accepted).
@@ -170,7 +178,8 @@ struct ForwarderCounters {
   std::uint64_t answers = 0;
   std::uint64_t not_leader = 0;
   std::uint64_t busy = 0;
-  std::uint64_t submit_timeouts = 0;
+  std::uint64_t submit_timeouts = 0;  // The member silent for submit_timeout.
+  std::uint64_t commit_timeouts = 0;  // A Submit unanswered for commit_timeout, Pings answered.
   std::uint64_t connect_timeouts = 0;
   std::uint64_t connections_lost = 0;
   std::uint64_t connects = 0;
@@ -318,6 +327,8 @@ class Forwarder {
   // failover record, and the window of quick attempts.
   void note_leader_lost(Instant now);
   [[nodiscard]] bool in_failover_window(Instant now) const;
+  // A Submit or a Ping waits for the member's answer on the current connection.
+  [[nodiscard]] bool awaiting_member() const { return ping_nonce_.has_value() || !in_flight_.empty(); }
   [[nodiscard]] Duration jittered(Duration base);
   [[nodiscard]] bool current(ConnectionId connection) const;
   [[nodiscard]] std::size_t record_cost(std::size_t record_bytes) const;
@@ -350,7 +361,6 @@ class Forwarder {
   Instant link_deadline_{};  // Connect/handshake deadline, or next attempt when waiting.
   Instant last_received_{};
   std::optional<std::uint64_t> ping_nonce_{};
-  Instant ping_deadline_{};
   std::size_t member_cursor_ = 0;
   std::size_t failed_attempts_ = 0;  // Since the last kReady.
   std::size_t redirects_ = 0;        // Since the last kReady.

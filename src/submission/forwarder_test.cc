@@ -448,6 +448,58 @@ TEST(Forwarder, SubmitTimeoutClosesAndResubmits) {
   EXPECT_EQ(ready.forwarder.status().state, LinkState::kWaiting);
 }
 
+// A leader that commits slowly (its disk or a follower's behind) but
+// answers Pings keeps its connection: re-submitting to it would add the same
+// records to the log it is behind on (docs/accounting.md "A slow leader is not
+// a dead one"). Only commit_timeout gives up on a Submit it never answers.
+TEST(Forwarder, ASlowLeaderThatAnswersPingsKeepsItsSubmits) {
+  Ready ready;
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
+  ASSERT_EQ(ready.forwarder.status().in_flight_batches, 1u);
+  Instant now = kStart;
+  std::size_t pings = 0;
+  while (now < kStart + Duration::seconds(20)) {
+    now = *ready.forwarder.next_deadline();
+    auto actions = ready.forwarder.on_tick(now);
+    ASSERT_TRUE(only<Close>(actions).empty()) << "closed after " << (now - kStart).to_ms() << " ms";
+    for (const Send& send : only<Send>(actions)) {
+      auto ping = std::get<Ping>(decoded(send));
+      ++pings;
+      now = now + Duration::milliseconds(40);
+      ASSERT_TRUE(ready.forwarder.on_frame(now, ready.connection, frame_bytes(Pong{ping.nonce})).empty());
+    }
+  }
+  EXPECT_GE(pings, 19u);
+  EXPECT_EQ(ready.forwarder.status().counters.submit_timeouts, 0u);
+  EXPECT_EQ(ready.forwarder.status().counters.records_resubmitted, 0u);
+  EXPECT_EQ(ready.forwarder.status().counters.batches_sent, 1u);
+  auto answers =
+      only<Answer>(ready.forwarder.on_committed(now, ready.connection, Committed{.request_id = 1}));
+  EXPECT_EQ(answers.size(), 4u);
+}
+
+TEST(Forwarder, ASubmitNeverAnsweredDespitePongsIsResubmittedAfterCommitTimeout) {
+  ForwarderOptions options = small_options();
+  options.commit_timeout = Duration::seconds(10);
+  Ready ready(options);
+  for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
+  Instant now = kStart;
+  Actions actions;
+  while (only<Close>(actions).empty()) {
+    now = *ready.forwarder.next_deadline();
+    actions = ready.forwarder.on_tick(now);
+    for (const Send& send : only<Send>(actions)) {
+      (void)ready.forwarder.on_frame(now, ready.connection,
+                                     frame_bytes(Pong{std::get<Ping>(decoded(send)).nonce}));
+    }
+  }
+  EXPECT_EQ(now, kStart + Duration::seconds(10));
+  EXPECT_EQ(ready.forwarder.status().counters.commit_timeouts, 1u);
+  EXPECT_EQ(ready.forwarder.status().counters.submit_timeouts, 0u);
+  EXPECT_EQ(ready.forwarder.status().queued_records, 4u);
+  EXPECT_EQ(ready.forwarder.status().state, LinkState::kWaiting);
+}
+
 TEST(Forwarder, BusyPausesSubmissionsWithBackoff) {
   Ready ready;
   for (std::uint64_t n = 1; n <= 4; ++n) ready.add(n, n);
@@ -880,6 +932,7 @@ class Simulation {
     o.pending_records_max = 50;
     o.in_flight_batches_max = 3;
     o.submit_timeout = Duration::milliseconds(200);
+    o.commit_timeout = Duration::milliseconds(600);
     o.idle_ping_interval = Duration::milliseconds(100);
     return o;
   }
@@ -979,7 +1032,7 @@ class Simulation {
         return schedule(open_,
                         reply(Busy{.request_id = submit->request_id, .reason = BusyReason::kQueueFull}));
       }
-      if (fault(5)) return;  // Lost in a stuck leader: the submit timeout finds it.
+      if (fault(5)) return;  // Lost in a leader that answers Pings: the commit timeout finds it.
       for (const SubmitRecord& record : submit->records) stored_.insert(record.key);
       if (fault(8)) return schedule(open_, std::nullopt);  // Stored, but the answer is lost.
       schedule(open_, reply(Committed{.request_id = submit->request_id, .log_index = ++log_index_}));
@@ -1023,6 +1076,7 @@ TEST(ForwarderSimulation, EveryAdmittedWaiterAnsweredOnceAfterStorage) {
     total.not_leader += c.not_leader;
     total.busy += c.busy;
     total.submit_timeouts += c.submit_timeouts;
+    total.commit_timeouts += c.commit_timeouts;
     total.connect_timeouts += c.connect_timeouts;
     total.connections_lost += c.connections_lost;
     total.records_resubmitted += c.records_resubmitted;
@@ -1039,15 +1093,17 @@ TEST(ForwarderSimulation, EveryAdmittedWaiterAnsweredOnceAfterStorage) {
   EXPECT_GT(total.not_leader, 0u);
   EXPECT_GT(total.busy, 0u);
   EXPECT_GT(total.submit_timeouts, 0u);
+  EXPECT_GT(total.commit_timeouts, 0u);
   EXPECT_GT(total.connections_lost, 0u);
   EXPECT_GT(total.records_resubmitted, 0u);
   EXPECT_GT(total.coalesced, 0u);
   EXPECT_GT(total.refused_full, 0u);
   std::printf(
-      "answers %zu not_leader %lu busy %lu timeouts %lu/%lu lost %lu resubmitted %lu coalesced %lu refused "
-      "%lu\n",
-      total_answers, total.not_leader, total.busy, total.submit_timeouts, total.connect_timeouts,
-      total.connections_lost, total.records_resubmitted, total.coalesced, total.refused_full);
+      "answers %zu not_leader %lu busy %lu timeouts %lu/%lu/%lu lost %lu resubmitted %lu coalesced %lu "
+      "refused %lu\n",
+      total_answers, total.not_leader, total.busy, total.submit_timeouts, total.commit_timeouts,
+      total.connect_timeouts, total.connections_lost, total.records_resubmitted, total.coalesced,
+      total.refused_full);
 }
 
 }  // namespace

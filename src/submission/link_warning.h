@@ -15,8 +15,10 @@ namespace rw::submission {
 // A warning when `now` counts more submit or connect timeouts than
 // `last_warned` (the counters at the previous warning, or zero), naming the
 // timeouts since then, the next address tried and the records waiting for a
-// commit; nullopt when no timeout happened since, or when the link is ready
-// again (the timeouts were the way back). The caller rate-limits.
+// commit, unless the link is ready again (the timeouts were the way back);
+// else a warning when it counts more commit timeouts (a member that answered
+// Pings but not a Submit), in any state; nullopt otherwise. The caller
+// rate-limits.
 [[nodiscard]] std::optional<std::string> link_warning(const ForwarderCounters& last_warned,
                                                       const ForwarderStatus& now);
 

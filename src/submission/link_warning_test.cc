@@ -40,5 +40,22 @@ TEST(LinkWarning, SilentOnceTheLinkIsReadyAgain) {
   EXPECT_TRUE(link_warning(ForwarderCounters{}, now).has_value());
 }
 
+TEST(LinkWarning, NamesCommitTimeoutsEvenOnceReadyAgain) {
+  ForwarderCounters last;
+  last.commit_timeouts = 1;
+  ForwarderStatus now;
+  now.counters = last;
+  EXPECT_FALSE(link_warning(last, now).has_value());
+  now.counters.commit_timeouts = 3;
+  now.state = LinkState::kReady;
+  now.pending_records = 512;
+  now.address = "10.0.0.2:1813";
+  const std::optional<std::string> text = link_warning(last, now);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("2 Submit(s) unanswered for the commit timeout"), std::string::npos) << *text;
+  EXPECT_NE(text->find("512 record(s)"), std::string::npos) << *text;
+  EXPECT_NE(text->find("10.0.0.2:1813 (ready)"), std::string::npos) << *text;
+}
+
 }  // namespace
 }  // namespace rw::submission
