@@ -406,8 +406,12 @@ void add_metrics(Member& m) {
     // The raft log held in memory is bounded in bytes (raft.log_bytes_max,
     // docs/consensus.md "Log held in memory").
     gauge("radiusward_member_raft_snapshots_for_log_bytes",
-          "Snapshots taken because the log since the last one reached half of raft.log_bytes_max.",
+          "Snapshots taken because the log since the last one reached half of its byte bound.",
           snapshots.for_log_bytes);
+    gauge("radiusward_member_raft_log_bytes_bound",
+          "The in-memory raft log's byte bound now: raft.log_bytes_max, or the latest snapshot's size when "
+          "larger.",
+          snapshots.log_bytes_bound);
     gauge("radiusward_member_raft_snapshots_for_quiet_log",
           "Snapshots taken to compact a quiet log to its last entry (docs/limits.md, Member memory budget).",
           snapshots.for_quiet_log);

@@ -39,7 +39,12 @@ MemoryBudget member_memory_budget(const MemberConfig& config) {
       {.what = "sessions",
        .keys = "ledger.sessions_max, ledger.sessions_bytes_max",
        .bytes = sessions * kSessionMemoryBytes + std::min(sessions_bytes, sessions * 4096)},
-      {.what = "raft log", .keys = "raft.log_bytes_max", .bytes = config.raft.log_bytes_max},
+      // The bound follows a snapshot larger than raft.log_bytes_max
+      // (docs/consensus.md "Log held in memory").
+      {.what = "raft log",
+       .keys = "raft.log_bytes_max, ledger.*",
+       .bytes =
+           config.raft.log_bytes_max == 0 ? 0 : std::max<std::uint64_t>(config.raft.log_bytes_max, snapshot)},
       // Kept between snapshots at 1.25 times the largest (docs/consensus.md trap 8).
       {.what = "snapshot buffer", .keys = "ledger.*", .bytes = snapshot + snapshot / 4},
       {.what = "gateway connections",

@@ -48,6 +48,21 @@ TEST(MemberMemoryBudget, AddsUpEveryBoundFull) {
   EXPECT_FALSE(budget.log_unbounded);
 }
 
+// Ledger bounds whose snapshot passes raft.log_bytes_max raise the log's
+// bound to the snapshot's size (docs/consensus.md "Log held in memory"), and
+// the budget with it.
+TEST(MemberMemoryBudget, TheRaftLogFollowsASnapshotLargerThanItsBound) {
+  MemberConfig config = within_128_mib();
+  const std::uint64_t snapshot = item(member_memory_budget(config), "snapshot buffer") * 4 / 5;
+  EXPECT_EQ(item(member_memory_budget(config), "raft log"), std::uint64_t{16} << 20);
+  config.raft.log_bytes_max = std::size_t{4} << 20;
+  EXPECT_NEAR(static_cast<double>(item(member_memory_budget(config), "raft log")),
+              static_cast<double>(snapshot), 4.0);
+  config.raft.log_bytes_max = 0;
+  EXPECT_EQ(item(member_memory_budget(config), "raft log"), 0U);
+  EXPECT_TRUE(member_memory_budget(config).log_unbounded);
+}
+
 TEST(MemberMemoryBudget, TheDefaultsNeedAboutThreeTimes128MiB) {
   const MemoryBudget budget = member_memory_budget(MemberConfig{});
   EXPECT_EQ(budget.total_bytes, 391'550'024U);

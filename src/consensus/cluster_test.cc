@@ -7,9 +7,11 @@
 // RW_SEED=<n> replays one seed in this process; RW_SEED_COUNT=<n> runs more.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -259,6 +261,19 @@ TYPED_TEST(Scenario, FollowerCatchesUpBySnapshot) {
     EXPECT_EQ(cluster.state(behind).copies(this->entry("r" + std::to_string(i))), 1U);
 }
 
+// Submits the n-th 4 KB entry of a LogBytes test to `leader` and steps the
+// cluster until it is committed, calling `note` at every step.
+void commit_4k_entry(FixtureCluster& cluster, unsigned leader, int n, const std::function<void()>& note) {
+  auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(n) + std::string(4000, 'x')));
+  ASSERT_TRUE(cluster.step_until(
+      [&] {
+        note();
+        return submitted->outcome.has_value();
+      },
+      5000));
+  ASSERT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
+}
+
 // The log held in memory is bounded in bytes (FsmAdapter::bound_log_bytes,
 // docs/consensus.md "Log held in memory"): entry counts that would never
 // snapshot, 4 KiB entries, a 64 KiB bound. Every member snapshots once half
@@ -270,18 +285,16 @@ TEST(LogBytes, SnapshotsAtHalfTheBoundAndKeepsTheLogUnderIt) {
   constexpr std::size_t kBound = 64 * 1024;
   FixtureCluster cluster(
       {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
+  // A state whose snapshot stays below the bound (LogBytes.ALargerStateRaisesTheBoundToItsSnapshot
+  // is the other case).
+  for (unsigned m = 0; m < 3; ++m) cluster.state(m).keep_latest = 4;
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
   std::size_t largest = 0;
   for (int i = 0; i < 100; ++i) {
-    auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
-    ASSERT_TRUE(cluster.step_until(
-        [&] {
-          for (unsigned m = 0; m < 3; ++m) largest = std::max(largest, cluster.log_bytes(m));
-          return submitted->outcome.has_value();
-        },
-        5000));
-    ASSERT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
+    ASSERT_NO_FATAL_FAILURE(commit_4k_entry(cluster, leader, i, [&] {
+      for (unsigned m = 0; m < 3; ++m) largest = std::max(largest, cluster.log_bytes(m));
+    }));
   }
   EXPECT_LE(largest, kBound + 3 * 4100);
   EXPECT_GE(largest, kBound / 2);  // the bound was reached, not idle
@@ -294,6 +307,56 @@ TEST(LogBytes, SnapshotsAtHalfTheBoundAndKeepsTheLogUnderIt) {
   }
 }
 
+// A state larger than raft.log_bytes_max (here every entry is kept, 400 KB
+// against a 32 KiB bound) raises the bound to its latest snapshot's size:
+// otherwise every half bound of log would write the whole state again, and
+// the snapshots' bytes would grow with the square of the entries. The log
+// stays within max(bound, latest snapshot) and what the snapshots write
+// stays within a constant times what the log received (docs/consensus.md
+// "Log held in memory").
+TEST(LogBytes, ALargerStateRaisesTheBoundToItsSnapshot) {
+  constexpr std::size_t kBound = 32 * 1024;
+  FixtureCluster cluster(
+      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const unsigned leader = *cluster.ready_leader();
+  std::array<std::uint64_t, 3> taken{};
+  std::array<std::uint64_t, 3> written{};
+  std::array<std::uint64_t, 3> latest{};
+  const auto note = [&] {
+    for (unsigned m = 0; m < 3; ++m) {
+      const SnapshotFigures& figures = cluster.adapter(m).snapshot_figures();
+      if (figures.taken != taken[m]) {
+        ASSERT_EQ(figures.taken, taken[m] + 1) << "member " << m;
+        taken[m] = figures.taken;
+        written[m] += figures.last_bytes;
+        latest[m] = figures.last_bytes;
+      }
+      // Three entries past the bound: those appended or applied meanwhile.
+      ASSERT_LE(cluster.log_bytes(m), std::max<std::size_t>(kBound, latest[m]) + 3 * 4100) << "member " << m;
+    }
+  };
+  std::uint64_t applied = 0;
+  for (int i = 0; i < 100; ++i) {
+    applied += DedupLog::entry(std::to_string(i) + std::string(4000, 'x')).size();
+    ASSERT_NO_FATAL_FAILURE(commit_4k_entry(cluster, leader, i, note));
+  }
+  for (unsigned m = 0; m < 3; ++m) {
+    const SnapshotFigures& figures = cluster.adapter(m).snapshot_figures();
+    // 400 KB applied: the bound, then 1.5 times the state at each snapshot
+    // (32, 64, 96, 144, 216, 324 KB): six, where the fixed bound took twelve.
+    EXPECT_GE(figures.taken, 4U) << "member " << m;
+    EXPECT_LE(figures.taken, 7U) << "member " << m;
+    EXPECT_GT(latest[m], kBound) << "member " << m;
+    EXPECT_EQ(figures.log_bytes_bound, latest[m]) << "member " << m;
+    // Each snapshot came after at least half the previous one's size in new
+    // log, and the state grew by at most that log: each writes at most three
+    // times the log since the one before (twice for a state that stays the
+    // same size).
+    EXPECT_LE(written[m], 3 * applied + kBound) << "member " << m;
+  }
+}
+
 // Staggered snapshots (FsmAdapter::stagger_snapshots, docs/consensus.md
 // "Staggered snapshots"): with phases 0, 1/3 and 2/3 the three members never
 // snapshot at the same index, each keeps the period of half the bound, and
@@ -303,7 +366,10 @@ TEST(LogBytes, StaggeredMembersNeverSnapshotAtTheSameIndex) {
   constexpr std::size_t kBound = 96 * 1024;
   FixtureCluster cluster(
       {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
-  for (unsigned m = 0; m < 3; ++m) cluster.adapter(m).stagger_snapshots(m / 3.0);
+  for (unsigned m = 0; m < 3; ++m) {
+    cluster.adapter(m).stagger_snapshots(m / 3.0);
+    cluster.state(m).keep_latest = 4;
+  }
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
   std::array<std::set<std::uint64_t>, 3> taken_at;
@@ -314,16 +380,7 @@ TEST(LogBytes, StaggeredMembersNeverSnapshotAtTheSameIndex) {
       largest = std::max(largest, cluster.log_bytes(m));
     }
   };
-  for (int i = 0; i < 150; ++i) {
-    auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
-    ASSERT_TRUE(cluster.step_until(
-        [&] {
-          note();
-          return submitted->outcome.has_value();
-        },
-        5000));
-    ASSERT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
-  }
+  for (int i = 0; i < 150; ++i) ASSERT_NO_FATAL_FAILURE(commit_4k_entry(cluster, leader, i, note));
   ASSERT_TRUE(cluster.step_until(
       [&] {
         note();

@@ -24,7 +24,16 @@ class DedupLog : public ReplicatedState {
     std::vector<std::uint8_t> bytes(entry.begin(), entry.end());
     if (!seen_.insert(bytes).second) return;
     records_.emplace_back(index, std::move(bytes));
+    while (keep_latest != 0 && records_.size() > keep_latest) {
+      seen_.erase(records_.front().second);
+      records_.erase(records_.begin());
+    }
   }
+
+  // When not 0, only the latest this many records are kept (and
+  // de-duplicated against), so that the snapshot stays small whatever was
+  // applied: for tests of the log's byte bound with a state below it.
+  std::size_t keep_latest = 0;
 
   // Layout: u64 last index, u32 count, then per record u64 index, u32 length, bytes.
   [[nodiscard]] std::vector<std::uint8_t> snapshot() const override {

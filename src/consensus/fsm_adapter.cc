@@ -202,6 +202,7 @@ int FsmAdapter::on_snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], un
   if (!in_child) {
     figures.last_bytes = buffer.size();
     figures.buffer_bytes = buffer.size();
+    self->note_state_bytes(figures.last_bytes);
   }
   return 0;
 }
@@ -333,6 +334,7 @@ int FsmAdapter::on_snapshot_finalize(struct raft_fsm* fsm, struct raft_buffer* b
     figures.child_last_us = self->child_us_;
     figures.child_max_us = std::max(figures.child_max_us, self->child_us_);
     figures.last_bytes = self->snapshot_buffer_.size();
+    self->note_state_bytes(figures.last_bytes);
   }
   self->child_us_ = 0;
   figures.buffer_bytes = self->snapshot_buffer_.size();
@@ -398,6 +400,7 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
   raft_free(buf->base);
   // An installed snapshot replaces the log: nothing is held since.
   self->snapshot_figures_.log_bytes_since = 0;
+  self->note_state_bytes(buf->len);
   self->recent_sizes_.clear();
   // At the leader's index, like the others that installed it: stagger again.
   self->first_period_ = true;
@@ -408,6 +411,7 @@ int FsmAdapter::on_restore(struct raft_fsm* fsm, struct raft_buffer* buf) {
 void FsmAdapter::bound_log_bytes(std::size_t bytes, unsigned threshold, unsigned trailing) {
   RW_ASSERT(raft_ != nullptr);
   log_bytes_max_ = bytes;
+  snapshot_figures_.log_bytes_bound = log_bytes_bound();
   threshold_ = threshold;
   trailing_ = trailing;
   snapshot_forced_ = false;
@@ -443,7 +447,7 @@ void FsmAdapter::note_applied(std::size_t bytes) {
   const auto early = [head_start](std::uint64_t period) {
     return static_cast<std::uint64_t>(head_start * static_cast<double>(period));
   };
-  const std::uint64_t half = log_bytes_max_ / 2;
+  const std::uint64_t half = log_bytes_bound() / 2;
   const bool bytes_due = snapshot_figures_.log_bytes_since + early(half) >= half;
   // Entries since the snapshot as libraft counts them (barriers included),
   // this one too: it is applied at last_applied + 1.
@@ -460,13 +464,31 @@ void FsmAdapter::note_applied(std::size_t bytes) {
   }
 }
 
+std::size_t FsmAdapter::log_bytes_bound() const {
+  if (log_bytes_max_ == 0) return 0;
+  // A state larger than the configured bound would otherwise be written
+  // whole each time half the bound arrives: with a snapshot of S bytes and a
+  // bound of B, S / (B / 2) snapshot bytes per log byte, growing with the
+  // state (a million live sessions: ~3.5, every member on the shared core
+  // serialising and writing ~175 MB every ~13 s). At max(B, S) a snapshot
+  // writes at most twice the bytes the log received since the last one
+  // (three times while the state grows by all it receives), whatever the
+  // state's size (docs/consensus.md "Log held in memory").
+  return std::max(log_bytes_max_, latest_state_bytes_);
+}
+
+void FsmAdapter::note_state_bytes(std::size_t bytes) {
+  latest_state_bytes_ = bytes;
+  if (log_bytes_max_ != 0) snapshot_figures_.log_bytes_bound = log_bytes_bound();
+}
+
 unsigned FsmAdapter::trailing_within_bound() const {
   // Barriers and configuration entries are not applied here and are not
   // counted, so keeping this many log entries keeps at most these bytes.
   std::size_t sum = 0;
   unsigned count = 0;
   for (auto size = recent_sizes_.rbegin(); size != recent_sizes_.rend(); ++size) {
-    if (sum + *size > log_bytes_max_ / 2) break;
+    if (sum + *size > log_bytes_bound() / 2) break;
     sum += *size;
     ++count;
   }

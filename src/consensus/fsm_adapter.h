@@ -53,8 +53,11 @@ class FsmAdapter {
   // Bounds, in bytes, the raft log libraft keeps in memory (the entries
   // since the last snapshot plus the trailing ones kept behind it), which its
   // entry-count threshold and trailing leave unbounded when entries are
-  // large (docs/consensus.md "Log held in memory"). With `bytes` > 0: once
-  // the entries applied since the last snapshot reach half of `bytes`, the
+  // large (docs/consensus.md "Log held in memory"). With `bytes` > 0 the
+  // bound is `bytes`, or the latest snapshot's size when that is larger (so
+  // that what snapshots write stays within a constant times what the log
+  // receives, whatever the state's size): once
+  // the entries applied since the last snapshot reach half of it, the
   // next apply takes a snapshot (libraft's threshold is lowered to 1 until
   // it does); every snapshot keeps as trailing entries only the latest that
   // fit in the other half, and at most `trailing`. `threshold` and
@@ -151,6 +154,10 @@ class FsmAdapter {
   void note_applied(std::size_t bytes);
   // The trailing entry count that keeps the latest entries within half the bound.
   [[nodiscard]] unsigned trailing_within_bound() const;
+  // The byte bound in effect: log_bytes_max_, or the latest snapshot's size
+  // when larger (0: no byte bound).
+  [[nodiscard]] std::size_t log_bytes_bound() const;
+  void note_state_bytes(std::size_t bytes);
 
   ReplicatedState& state_;
   SnapshotSerialization serialization_;
@@ -186,6 +193,8 @@ class FsmAdapter {
   // sizes of the latest applied entries (at most `trailing_` of them), and
   // whether the threshold is lowered now.
   std::size_t log_bytes_max_ = 0;
+  // The size of the latest snapshot taken or restored here (its envelope).
+  std::size_t latest_state_bytes_ = 0;
   unsigned threshold_ = 0;
   unsigned trailing_ = 0;
   std::deque<std::uint32_t> recent_sizes_;

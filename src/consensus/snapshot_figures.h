@@ -47,6 +47,10 @@ struct SnapshotFigures {
   std::uint64_t for_quiet_log = 0;
   // Bytes of the entries applied since the latest snapshot (or restore).
   std::uint64_t log_bytes_since = 0;
+  // What the in-memory log is bounded by now (FsmAdapter::bound_log_bytes):
+  // raft.log_bytes_max, or the latest snapshot's size when that is larger;
+  // a snapshot is taken once half of it was applied. 0: no byte bound.
+  std::uint64_t log_bytes_bound = 0;
   // Bytes of the snapshot buffer kept between snapshots and touched (so
   // resident): the latest snapshot's size, 0 once a quiet member released it
   // (FsmAdapter::release_snapshot_buffer), growing back as entries arrive.
