@@ -16,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "base/random.h"
 #include "consensus/fixture_cluster_for_test.h"
@@ -261,10 +262,15 @@ TYPED_TEST(Scenario, FollowerCatchesUpBySnapshot) {
     EXPECT_EQ(cluster.state(behind).copies(this->entry("r" + std::to_string(i))), 1U);
 }
 
-// Submits the n-th 4 KB entry of a LogBytes test to `leader` and steps the
-// cluster until it is committed, calling `note` at every step.
+// The n-th entry of a LogBytes test: ~4 KB, distinct per n.
+std::vector<std::uint8_t> entry_4k(int n) {
+  return DedupLog::entry(std::to_string(n) + std::string(4000, 'x'));
+}
+
+// Submits entry_4k(n) to `leader` and steps the cluster until it is
+// committed, calling `note` at every step.
 void commit_4k_entry(FixtureCluster& cluster, unsigned leader, int n, const std::function<void()>& note) {
-  auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(n) + std::string(4000, 'x')));
+  auto submitted = cluster.submit(leader, entry_4k(n));
   ASSERT_TRUE(cluster.step_until(
       [&] {
         note();
@@ -338,7 +344,7 @@ TEST(LogBytes, ALargerStateRaisesTheBoundToItsSnapshot) {
   };
   std::uint64_t applied = 0;
   for (int i = 0; i < 100; ++i) {
-    applied += DedupLog::entry(std::to_string(i) + std::string(4000, 'x')).size();
+    applied += entry_4k(i).size();
     ASSERT_NO_FATAL_FAILURE(commit_4k_entry(cluster, leader, i, note));
   }
   for (unsigned m = 0; m < 3; ++m) {

@@ -485,10 +485,11 @@ void FsmAdapter::note_state_bytes(std::size_t bytes) {
 unsigned FsmAdapter::trailing_within_bound() const {
   // Barriers and configuration entries are not applied here and are not
   // counted, so keeping this many log entries keeps at most these bytes.
+  const std::size_t half = log_bytes_bound() / 2;
   std::size_t sum = 0;
   unsigned count = 0;
   for (auto size = recent_sizes_.rbegin(); size != recent_sizes_.rend(); ++size) {
-    if (sum + *size > log_bytes_bound() / 2) break;
+    if (sum + *size > half) break;
     sum += *size;
     ++count;
   }

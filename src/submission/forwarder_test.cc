@@ -486,6 +486,8 @@ TEST(Forwarder, ASubmitNeverAnsweredDespitePongsIsResubmittedAfterCommitTimeout)
   Instant now = kStart;
   Actions actions;
   while (only<Close>(actions).empty()) {
+    // A forwarder that never gives up fails here instead of looping.
+    ASSERT_LT(now, kStart + Duration::seconds(60)) << "no close within 60 s";
     now = *ready.forwarder.next_deadline();
     actions = ready.forwarder.on_tick(now);
     for (const Send& send : only<Send>(actions)) {
