@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "io/clock.h"
+
 namespace rw::io {
 namespace {
 
@@ -44,10 +46,22 @@ bool HeapTrimPolicy::on_sample(Instant now, const HeapFigures& figures) {
   return true;
 }
 
+Duration heap_sample_interval(Duration took) {
+  constexpr Duration kLeast = Duration::seconds(1);
+  constexpr Duration kMost = Duration::seconds(10);
+  constexpr std::int64_t kShare = 1000;  // the sample's time, 0.1 % of the interval
+  if (took.ns <= kLeast.ns / kShare) return kLeast;
+  if (took.ns >= kMost.ns / kShare) return kMost;
+  return Duration{took.ns * kShare};
+}
+
 bool HeapReturner::tick(Instant now) {
-  if (sampled_at_ && now - *sampled_at_ < Duration::seconds(1)) return false;
+  if (sampled_at_ && now - *sampled_at_ < sample_interval_) return false;
   sampled_at_ = now;
-  if (!policy_.on_sample(now, heap_figures())) return false;
+  const Instant began = monotonic_now();
+  const HeapFigures figures = heap_figures();
+  sample_interval_ = heap_sample_interval(monotonic_now() - began);
+  if (!policy_.on_sample(now, figures)) return false;
   return release_free_heap();
 }
 

@@ -59,10 +59,18 @@ class HeapTrimPolicy {
   std::optional<Instant> trimmed_at_{};
 };
 
+// How long to wait after a heap sample that took `took` before the next:
+// a second, or a thousand times the sample's own time (at most 10 s, the
+// trim interval), so that sampling keeps to 0.1 % of a core. mallinfo2
+// walks every free chunk under the arena's lock: on a member after minutes
+// of load it took about 7 ms a call (docs/limits.md "Giving memory back").
+[[nodiscard]] Duration heap_sample_interval(Duration took);
+
 // HeapTrimPolicy with the sampling and the trim: call tick() often (every
 // 100 ms to a few seconds) from one thread; it samples at most once a second
-// and trims when the policy says so (8 MiB below the peak, at most every
-// 10 s). Returns whether it trimmed.
+// (less often when a sample is slow: heap_sample_interval) and trims when
+// the policy says so (8 MiB below the peak, at most every 10 s). Returns
+// whether it trimmed.
 class HeapReturner {
  public:
   bool tick(Instant now);
@@ -70,6 +78,7 @@ class HeapReturner {
  private:
   HeapTrimPolicy policy_{std::uint64_t{8} << 20, Duration::seconds(10)};
   std::optional<Instant> sampled_at_{};
+  Duration sample_interval_ = Duration::seconds(1);
 };
 
 }  // namespace rw::io

@@ -105,5 +105,17 @@ TEST(HeapTrimPolicy, TrimsOnceTheMemoryInUseFellFromItsPeak) {
   EXPECT_FALSE(policy.on_sample(at_s(40), in_use(25)));  // 5 below
 }
 
+// A slow sample (mallinfo2 over a fragmented heap) spaces the next ones so
+// that sampling keeps to 0.1 % of a core, between 1 s and the 10-s trim
+// interval.
+TEST(HeapSampleInterval, KeepsSamplingToATenthOfAPercent) {
+  EXPECT_EQ(heap_sample_interval(Duration::microseconds(50)), Duration::seconds(1));
+  EXPECT_EQ(heap_sample_interval(Duration::milliseconds(1)), Duration::seconds(1));
+  EXPECT_EQ(heap_sample_interval(Duration::milliseconds(3)), Duration::seconds(3));
+  EXPECT_EQ(heap_sample_interval(Duration::milliseconds(7)), Duration::seconds(7));
+  EXPECT_EQ(heap_sample_interval(Duration::milliseconds(12)), Duration::seconds(10));
+  EXPECT_EQ(heap_sample_interval(Duration::seconds(2)), Duration::seconds(10));
+}
+
 }  // namespace
 }  // namespace rw::io
