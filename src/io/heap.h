@@ -63,7 +63,7 @@ class HeapTrimPolicy {
 // a second, or a thousand times the sample's own time (at most 10 s, the
 // trim interval), so that sampling keeps to 0.1 % of a core. mallinfo2
 // walks every free chunk under the arena's lock: on a member after minutes
-// of load it took about 7 ms a call (docs/limits.md "Giving memory back").
+// of load it took about 7 ms a call (docs/limits.md "Member memory budget").
 [[nodiscard]] Duration heap_sample_interval(Duration took);
 
 // HeapTrimPolicy with the sampling and the trim: call tick() often (every

@@ -25,6 +25,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rw::io {
@@ -44,7 +45,9 @@ class PostgresServerForTest {
 
   // Creates the cluster and starts the server; throws std::runtime_error
   // with the server log when it cannot (a test fixture failing loudly).
-  PostgresServerForTest() {
+  // `settings` are more `-c name=value` options, after the small defaults
+  // that tests use (a benchmark gives the bench's, scripts/bench_sql.py).
+  explicit PostgresServerForTest(std::string settings = {}) : settings_(std::move(settings)) {
     char pattern[] = "/tmp/rw-postgres-XXXXXX";
     if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = pattern;
@@ -80,7 +83,8 @@ class PostgresServerForTest {
       if (port_ == 0 || attempt > 0) port_ = free_port();
       const std::string options = "-p " + std::to_string(port_) + " -c listen_addresses=127.0.0.1" +
                                   " -c unix_socket_directories=" + dir_ +
-                                  " -c shared_buffers=16MB -c max_connections=40";
+                                  " -c shared_buffers=16MB -c max_connections=40" +
+                                  (settings_.empty() ? "" : " " + settings_);
       const int rc = run({bin_dir() + "/pg_ctl", "-D", data_dir(), "-l", dir_ + "/server.log", "-o", options,
                           "-w", "-t", "60", "start"},
                          dir_ + "/pg_ctl.log");
@@ -174,6 +178,7 @@ class PostgresServerForTest {
     throw std::runtime_error(message);
   }
 
+  std::string settings_;
   std::string dir_;
   bool as_postgres_ = false;
   uid_t uid_ = 0;

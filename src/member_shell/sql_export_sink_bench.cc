@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -47,8 +48,14 @@ constexpr std::int64_t kApart = 3000;    // one record per session in a batch of
 constexpr std::int64_t kTogether = 300;  // most sessions whole in a batch of 2,000
 constexpr const char* kFreeradiusSchema = "/etc/freeradius/3.0/mods-config/sql/main/postgresql/schema.sql";
 
+// With the settings of `make bench`'s PostgreSQL (scripts/bench_sql.py
+// SERVER_OPTIONS), not the small ones of the tests; RW_BENCH_PG_SETTINGS
+// replaces them (docs/benchmarking.md "PostgreSQL").
 io::PostgresServerForTest& postgres() {
-  static io::PostgresServerForTest server;
+  static io::PostgresServerForTest server(
+      std::getenv("RW_BENCH_PG_SETTINGS") != nullptr
+          ? std::getenv("RW_BENCH_PG_SETTINGS")
+          : "-c shared_buffers=128MB -c max_connections=100 -c max_wal_size=2GB");
   return server;
 }
 
@@ -118,13 +125,13 @@ double next_batch(std::vector<HeldRecord>& batch, std::size_t size, std::uint64_
   return static_cast<double>(size) / static_cast<double>(sessions.size());
 }
 
-// The sink as the exporter runs it. Arguments: the layout, records per
-// batch (export.batch_records_max), records between a session's first and
-// last (kApart, kTogether).
-void BM_PostgresSinkWrite(benchmark::State& state) {
-  const auto layout = static_cast<Layout>(state.range(0));
-  const auto batch_records = static_cast<std::size_t>(state.range(1));
-  const auto overlap = static_cast<std::uint64_t>(state.range(2));
+// The sink as the exporter runs it: `layout`, records per batch
+// (export.batch_records_max), records between a session's first and last
+// (kApart, kTogether), and records written through the sink before the
+// timed batches (`prefill`: the tables an exporter finds after minutes of
+// load, not empty ones).
+void sink_write(benchmark::State& state, Layout layout, std::size_t batch_records, std::uint64_t overlap,
+                std::uint64_t prefill) {
   double per_session = 0;
   const std::string conninfo = fresh_database("sink_bench", layout);
   if (conninfo.empty()) {
@@ -136,6 +143,23 @@ void BM_PostgresSinkWrite(benchmark::State& state) {
   std::uint64_t index = 0;
   std::uint64_t through = 0;
   std::vector<HeldRecord> batch;
+  const auto prefill_began = std::chrono::steady_clock::now();
+  while (n < prefill) {
+    next_batch(batch, batch_records, n, index, overlap);
+    auto written = sink->write(batch, through);
+    if (!written) {
+      state.SkipWithError(written.error().message.c_str());
+      return;
+    }
+    through = written->exported_through;
+  }
+  if (prefill > 0) {
+    // The prefill's own rate: minutes of writing, checkpoints and
+    // autovacuum included, where the timed batches see seconds.
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_began).count();
+    state.counters["prefill_per_s"] = static_cast<double>(n) / seconds;
+  }
   for (auto _ : state) {
     state.PauseTiming();
     per_session += next_batch(batch, batch_records, n, index, overlap);
@@ -153,6 +177,11 @@ void BM_PostgresSinkWrite(benchmark::State& state) {
                                                           ? ", FreeRADIUS schema.sql"
                                                           : ", radiusward's radacct"));
 }
+
+void BM_PostgresSinkWrite(benchmark::State& state) {
+  sink_write(state, static_cast<Layout>(state.range(0)), static_cast<std::size_t>(state.range(1)),
+             static_cast<std::uint64_t>(state.range(2)), 0);
+}
 BENCHMARK(BM_PostgresSinkWrite)
     ->ArgsProduct({{kShipped, kJsonLog, kNoSessionIndex, kJsonNoSessionIndex}, {2000}, {kApart}})
     ->Args({kShipped, 500, kApart})
@@ -162,6 +191,21 @@ BENCHMARK(BM_PostgresSinkWrite)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
+
+// The shipped sink after `prefill` records: what a long run's exporter
+// writes into, against the empty tables of BM_PostgresSinkWrite.
+void BM_PostgresSinkWriteAfter(benchmark::State& state) {
+  sink_write(state, kShipped, 2000, kApart, static_cast<std::uint64_t>(state.range(0)));
+}
+// A fixed count of timed batches: Google Benchmark would otherwise call the
+// function again with more iterations, and fill the database again each time.
+BENCHMARK(BM_PostgresSinkWriteAfter)
+    ->Arg(1'000'000)
+    ->Arg(3'000'000)
+    ->ArgName("prefill")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(40);
 
 // How the log rows reach the table in BM_PostgresBatchParts.
 enum LogPath : std::int64_t {
