@@ -48,9 +48,11 @@ constexpr std::int64_t kApart = 3000;    // one record per session in a batch of
 constexpr std::int64_t kTogether = 300;  // most sessions whole in a batch of 2,000
 constexpr const char* kFreeradiusSchema = "/etc/freeradius/3.0/mods-config/sql/main/postgresql/schema.sql";
 
-// With the settings of `make bench`'s PostgreSQL (scripts/bench_sql.py
-// SERVER_OPTIONS), not the small ones of the tests; RW_BENCH_PG_SETTINGS
-// replaces them (docs/benchmarking.md "PostgreSQL").
+// With the settings of `make bench`'s PostgreSQL, not the small ones of the
+// tests: scripts/run-bench passes scripts/bench_sql.py's SERVER_OPTIONS in
+// RW_BENCH_PG_SETTINGS; the literal below is what they were when this was
+// written, for a run of this binary alone (docs/benchmarking.md
+// "PostgreSQL").
 io::PostgresServerForTest& postgres() {
   static io::PostgresServerForTest server(
       std::getenv("RW_BENCH_PG_SETTINGS") != nullptr
