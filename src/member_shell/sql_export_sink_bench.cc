@@ -54,10 +54,12 @@ constexpr const char* kFreeradiusSchema = "/etc/freeradius/3.0/mods-config/sql/m
 // written, for a run of this binary alone (docs/benchmarking.md
 // "PostgreSQL").
 io::PostgresServerForTest& postgres() {
-  static io::PostgresServerForTest server(
-      std::getenv("RW_BENCH_PG_SETTINGS") != nullptr
-          ? std::getenv("RW_BENCH_PG_SETTINGS")
-          : "-c shared_buffers=128MB -c max_connections=100 -c max_wal_size=2GB");
+  static io::PostgresServerForTest server([] {
+    const char* settings = std::getenv("RW_BENCH_PG_SETTINGS");
+    return std::string(settings != nullptr
+                           ? settings
+                           : "-c shared_buffers=128MB -c max_connections=100 -c max_wal_size=2GB");
+  }());
   return server;
 }
 
