@@ -3,6 +3,7 @@
 #include "accounting/ledger.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "base/assert.h"
@@ -61,7 +62,42 @@ std::int64_t plus_saturating(std::int64_t a, std::int64_t b) {
 // times, session time, two counters, interval, seen time, eight text lengths.
 constexpr std::size_t kSessionFixedBytes = 16 + 4 + 8 * 2 + 8 * 2 + 4 + 8 * 2 + 4 + 8 + 8;
 
+// A bijective 64-bit mix (xor-shifts and odd multipliers): every input bit
+// reaches every output bit.
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111eb;
+  return x ^ x >> 31;
+}
+
+// The bytes, eight at a time, each word mixed into the seeded state.
+std::size_t seeded_hash(std::uint64_t seed, const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::uint64_t state = seed ^ size;
+  for (; size >= 8; size -= 8, bytes += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes, 8);
+    state = mix64(state ^ word);
+  }
+  std::uint64_t tail = 0;
+  if (size != 0) std::memcpy(&tail, bytes, size);
+  return mix64(state ^ tail ^ 0x9e3779b97f4a7c15);
+}
+
+// The NAS address as the NAS index's key: its 4 or 16 octets, or empty.
+std::string address_key(const std::vector<std::uint8_t>& address) { return {address.begin(), address.end()}; }
+
 }  // namespace
+
+std::size_t SeededHash::operator()(const Digest16& key) const noexcept {
+  return seeded_hash(seed, key.bytes.data(), key.bytes.size());
+}
+
+std::size_t SeededHash::operator()(std::string_view text) const noexcept {
+  return seeded_hash(seed, text.data(), text.size());
+}
 
 bool valid_framed_ipv6_prefix(Bytes value) {
   return value.size() >= 2 && value.size() <= 18 && value[1] <= 128 &&
@@ -73,13 +109,6 @@ std::size_t encoded_size(const Session& session) {
          session.nas_identifier.size() + session.user_name.size() + session.acct_session_id.size() +
          session.calling_station_id.size() + session.framed_ip_address.size() +
          session.framed_ipv6_prefix.size();
-}
-
-bool Ledger::NasOrder::operator()(const Session* a, const Session* b) const {
-  if (a->client != b->client) return a->client < b->client;
-  if (a->nas_address != b->nas_address) return a->nas_address < b->nas_address;
-  if (a->nas_identifier != b->nas_identifier) return a->nas_identifier < b->nas_identifier;
-  return a->key < b->key;
 }
 
 std::string_view to_string(SnapshotError error) {
@@ -120,6 +149,10 @@ Ledger::Ledger(LedgerLimits limits) : limits_(limits) {
 void Ledger::reserve_key_index() {
   const std::size_t bound = limits_.held_records_max + limits_.exported_keys_max;
   known_.reserve(bound + bound / 8);
+  const std::size_t sessions =
+      std::min(limits_.sessions_max, limits_.sessions_bytes_max / kSessionFixedBytes);
+  index_.slots.reserve(sessions + sessions / 8);
+  open_by_user_.reserve(sessions + sessions / 8);
 }
 
 ApplyResult Ledger::apply(std::uint64_t index, Bytes entry) {
@@ -135,6 +168,7 @@ ApplyResult Ledger::apply(std::uint64_t index, Bytes entry) {
   // Time first: sessions that expired by this entry's stamp close before its
   // records apply, so a late record of one opens it afresh.
   advance_clock(decoded->leader_unix_ms);
+  if (index_.stale) rebuild_session_index();
   expire_sessions();
   switch (decoded->type) {
     case EntryType::kRecords:
@@ -228,18 +262,59 @@ std::int64_t Ledger::expiry_of(const Session& session) const {
 }
 
 void Ledger::expire_sessions() {
-  while (!expiry_.empty() && expiry_.begin()->first <= clock_unix_ms_) {
-    auto found = sessions_.find(expiry_.begin()->second);
-    RW_ASSERT(found != sessions_.end());
-    close_session(found);
-    ++counters_.sessions_expired;
+  // Every session whose deadline has come has an entry at or before it
+  // (SessionSlot::expiry), so this closes exactly the sessions
+  // expiry_of() puts at or before the clock, whatever the entries' history.
+  auto& expiry = index_.expiry;
+  while (!expiry.empty() && expiry.begin()->first <= clock_unix_ms_) {
+    auto slot = index_.slots.find(expiry.begin()->second);
+    RW_ASSERT(slot != index_.slots.end());
+    const std::int64_t deadline = expiry_of(slot->second.session->second);
+    if (deadline <= clock_unix_ms_) {
+      close_session(slot);
+      ++counters_.sessions_expired;
+      continue;
+    }
+    // Records came since the entry was queued: it moves to the real deadline.
+    requeue_expiry(slot->second, deadline);
   }
 }
 
-std::map<SessionKey, Session>::iterator Ledger::close_session(
-    std::map<SessionKey, Session>::iterator session) {
-  unindex_session(session->second);
-  return sessions_.erase(session);
+void Ledger::requeue_expiry(SessionSlot& slot, std::int64_t deadline) {
+  auto node = index_.expiry.extract(slot.expiry);
+  node.key() = deadline;
+  // The end as the hint: constant time when it is the latest deadline (the
+  // usual case), a walk of the tree otherwise (and after its equals).
+  slot.expiry = index_.expiry.insert(index_.expiry.end(), std::move(node));
+}
+
+void Ledger::close_session(SlotIt slot) {
+  const SessionIt session = slot->second.session;
+  const Session& closing = session->second;
+  sessions_bytes_ -= encoded_size(closing);
+  if (!closing.user_name.empty()) {
+    auto user = open_by_user_.find(std::string_view(closing.user_name));
+    RW_ASSERT(user != open_by_user_.end() && user->second > 0);
+    if (--user->second == 0) open_by_user_.erase(user);
+  }
+  if (limits_.session_expiry_multiple != 0) index_.expiry.erase(slot->second.expiry);
+  // Out of its NAS's sessions: the last one takes its place.
+  NasSessions& nas = *slot->second.nas;
+  SessionSlot* last = nas.slots.back();
+  nas.slots[slot->second.nas_position] = last;
+  last->nas_position = slot->second.nas_position;
+  nas.slots.pop_back();
+  if (nas.slots.empty()) {
+    auto client = index_.by_nas.find(std::string_view(closing.client));
+    RW_ASSERT(client != index_.by_nas.end());
+    client->second.erase(address_key(closing.nas_address));
+    if (client->second.empty()) index_.by_nas.erase(client);
+  } else if (nas.slots.size() < nas.slots.capacity() / 4 && nas.slots.capacity() > 64) {
+    // A NAS that had many sessions and lost most gives the room back.
+    nas.slots.shrink_to_fit();
+  }
+  index_.slots.erase(slot);
+  sessions_.erase(session);
 }
 
 void Ledger::update_sessions(std::uint64_t index, const Record& record) {
@@ -248,7 +323,8 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     case status::kInterimUpdate:
       break;
     case status::kStop:
-      if (auto closed = sessions_.find(record.session); closed != sessions_.end()) close_session(closed);
+      if (auto closed = index_.slots.find(record.session); closed != index_.slots.end())
+        close_session(closed);
       return;
     case status::kAccountingOn:
     case status::kAccountingOff:
@@ -257,8 +333,11 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
     default:
       return;
   }
-  auto found = sessions_.lower_bound(record.session);
-  const bool opens = found == sessions_.end() || found->first != record.session;
+  // A record of a known session finds it by hashing its key: its cost does
+  // not grow with the table (docs/accounting.md "Cost against the session table").
+  auto slot = index_.slots.find(record.session);
+  const bool opens = slot == index_.slots.end();
+  SessionIt found;
   if (opens) {
     Session session;
     session.key = record.session;
@@ -284,15 +363,11 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
       ++counters_.sessions_untracked;
       return;
     }
-    found = sessions_.emplace_hint(found, record.session, std::move(session));
+    found = sessions_.emplace(record.session, std::move(session)).first;
+  } else {
+    found = slot->second.session;
   }
   Session& session = found->second;
-  // An update changes none of what by_nas_, open_by_user_ and
-  // sessions_bytes_ are keyed on (the client, NAS and user texts are set
-  // when the session opens), only its expiry deadline: the update moves that
-  // one node, so its cost does not grow with the other indexes
-  // (docs/accounting.md "Cost against the session table").
-  const std::int64_t old_deadline = opens ? 0 : expiry_of(session);
   session.last_status_type = record.status_type;
   session.updated_index = index;
   session.updated_unix_ms = record.event_unix_ms;
@@ -302,67 +377,87 @@ void Ledger::update_sessions(std::uint64_t index, const Record& record) {
   session.interim_interval_s = find_u32(record, radius::attr::kAcctInterimInterval).value_or(0);
   session.seen_unix_ms = clock_unix_ms_;
   if (opens) {
-    index_session(session);
-  } else if (limits_.session_expiry_multiple != 0) {
-    auto node = expiry_.extract({old_deadline, session.key});
-    RW_ASSERT(!node.empty());
-    node.value().first = expiry_of(session);
-    expiry_.insert(std::move(node));
+    index_session(found);
+    return;
   }
+  // An update changes none of what the NAS index, the per-user counts and
+  // the byte total are keyed on (the client, NAS and user texts are set when
+  // the session opens). Its deadline only moves later, unless the record
+  // shortened the interval: the expiry entry moves only then.
+  if (limits_.session_expiry_multiple == 0) return;
+  const std::int64_t deadline = expiry_of(session);
+  if (deadline < slot->second.expiry->first) requeue_expiry(slot->second, deadline);
 }
 
 void Ledger::close_nas_sessions(const Record& record) {
   // RFC 2866 §5.1: Accounting-On/Off mean the NAS's sessions are over. The
-  // NAS is the client plus the identity attributes the On/Off carries. The
-  // NAS index makes this the range of that client (and address, when the
-  // On/Off carries one), not a scan of every session.
-  Session probe;
-  probe.client = record.client;
-  probe.nas_address = nas_address(record);
-  const bool by_address = !probe.nas_address.empty();
+  // NAS is the client plus the identity attributes the On/Off carries: its
+  // address when it has one (else every address of the client), and its
+  // NAS-Identifier when it has one. The NAS index makes this the sessions
+  // of that client (and address), not a scan of every session.
+  auto client = index_.by_nas.find(std::string_view(record.client));
+  if (client == index_.by_nas.end()) return;
+  const std::vector<std::uint8_t> address = nas_address(record);
   const auto identifier = record.find(radius::attr::kNasIdentifier);
-  if (by_address && identifier) probe.nas_identifier.assign(as_chars(*identifier));
-  // The all-zero key is the smallest: lower_bound lands on the range's first.
-  if (by_nas_.stale) {
-    by_nas_.sessions.clear();
-    for (const auto& [key, session] : sessions_) by_nas_.sessions.insert(&session);
-    by_nas_.stale = false;
-  }
-  auto it = by_nas_.sessions.lower_bound(&probe);
-  while (it != by_nas_.sessions.end()) {
-    const Session& session = **it;
-    if (session.client != record.client || (by_address && session.nas_address != probe.nas_address)) break;
-    if (identifier && as_chars(*identifier) != session.nas_identifier) {
-      ++it;
-      continue;
+  std::vector<SessionKey> closing;
+  const auto collect = [&](const NasSessions& nas) {
+    for (const SessionSlot* slot : nas.slots) {
+      const Session& session = slot->session->second;
+      if (identifier && as_chars(*identifier) != session.nas_identifier) continue;
+      closing.push_back(session.key);
     }
-    ++it;  // close_session erases the current element from by_nas_.
-    close_session(sessions_.find(session.key));
+  };
+  if (!address.empty()) {
+    auto nas = client->second.find(std::string_view(address_key(address)));
+    if (nas == client->second.end()) return;
+    collect(nas->second);
+  } else {
+    for (const auto& [key, nas] : client->second) collect(nas);
+  }
+  // Closing may erase the NAS's entry: the keys were taken first.
+  for (const SessionKey& key : closing) {
+    close_session(index_.slots.find(key));
     ++counters_.sessions_closed_by_nas;
   }
 }
 
-void Ledger::index_session(const Session& session) {
-  if (!by_nas_.stale) by_nas_.sessions.insert(&session);
-  sessions_bytes_ += encoded_size(session);
-  if (limits_.session_expiry_multiple != 0) expiry_.emplace(expiry_of(session), session.key);
-  if (session.user_name.empty()) return;
-  auto found = open_by_user_.find(session.user_name);
-  if (found == open_by_user_.end()) {
-    open_by_user_.emplace(session.user_name, 1);
-    return;
-  }
-  ++found->second;
+void Ledger::index_session(SessionIt session) {
+  const Session& opened = session->second;
+  sessions_bytes_ += encoded_size(opened);
+  if (!opened.user_name.empty()) ++open_by_user_[opened.user_name];
+  place_session(session);
 }
 
-void Ledger::unindex_session(const Session& session) {
-  if (!by_nas_.stale) by_nas_.sessions.erase(&session);
-  sessions_bytes_ -= encoded_size(session);
-  if (limits_.session_expiry_multiple != 0) expiry_.erase({expiry_of(session), session.key});
-  if (session.user_name.empty()) return;
-  auto found = open_by_user_.find(session.user_name);
-  RW_ASSERT(found != open_by_user_.end() && found->second > 0);
-  if (--found->second == 0) open_by_user_.erase(found);
+void Ledger::place_session(SessionIt session) {
+  const Session& opened = session->second;
+  SessionSlot& slot = index_.slots.try_emplace(session->first).first->second;
+  slot.session = session;
+  NasByAddress& addresses =
+      index_.by_nas.try_emplace(opened.client, 0, SeededHash{index_seed_}).first->second;
+  slot.nas = &addresses[address_key(opened.nas_address)];
+  slot.nas_position = slot.nas->slots.size();
+  slot.nas->slots.push_back(&slot);
+  if (limits_.session_expiry_multiple != 0) {
+    slot.expiry = index_.expiry.emplace_hint(index_.expiry.end(), expiry_of(opened), session->first);
+  }
+}
+
+void Ledger::rebuild_session_index() {
+  SessionIndex fresh(index_seed_);
+  fresh.slots.rehash(index_.slots.bucket_count());
+  index_ = std::move(fresh);
+  for (auto session = sessions_.begin(); session != sessions_.end(); ++session) place_session(session);
+}
+
+void Ledger::seed_indexes(std::uint64_t seed) {
+  index_seed_ = seed;
+  rebuild_session_index();
+  decltype(open_by_user_) users(open_by_user_.bucket_count(), SeededHash{seed});
+  users.insert(open_by_user_.begin(), open_by_user_.end());
+  open_by_user_ = std::move(users);
+  decltype(known_) keys(known_.bucket_count(), SeededHash{seed});
+  keys.insert(known_.begin(), known_.end());
+  known_ = std::move(keys);
 }
 
 std::uint32_t Ledger::open_sessions_of(std::string_view user_name) const {

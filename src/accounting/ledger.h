@@ -11,9 +11,9 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -145,6 +145,17 @@ inline constexpr std::size_t kSnapshotErrorCount = 12;
 [[nodiscard]] bool valid_framed_ipv6_prefix(Bytes value);
 std::string_view to_string(SnapshotError error);
 
+// A hash of record and session keys and of texts from NAS data, with a seed
+// (Ledger::seed_indexes): with a fixed hash a NAS could choose keys or
+// names that all fall in one bucket. The ledger's lookups only: nothing
+// replicated depends on it.
+struct SeededHash {
+  std::uint64_t seed = 0;
+  using is_transparent = void;
+  std::size_t operator()(const Digest16& key) const noexcept;
+  std::size_t operator()(std::string_view text) const noexcept;
+};
+
 // The state machine. Not thread-safe: the consensus layer owns it on its
 // loop thread; readers (admin API) take copies there.
 class Ledger {
@@ -173,9 +184,22 @@ class Ledger {
   // falls at the same log index on every member (docs/accounting.md "The
   // key index, sized once"). The member calls it on its ledger once built
   // or restored; ledgers built by the thousand (tests, fuzzers) need not.
+  // It sizes the session index by key and the per-user counts the same
+  // way, for as many sessions as the session bounds let in (sessions_max,
+  // and sessions_bytes_max over the smallest encoded session).
   void reserve_key_index();
-  // The key index's buckets now (for tests).
+  // Seeds the hash of the indexes that NAS data fills (the key index, and
+  // the sessions by key, by NAS and by user): the member draws the seed
+  // from its CSPRNG at start, so that no NAS can know which bucket its
+  // records or sessions fall in (docs/security.md "Hostile NAS data in the
+  // member's indexes"). Unseeded (tests, the simulator) the seed is 0. It
+  // rebuilds the indexes; the ledger's state and results do not change.
+  void seed_indexes(std::uint64_t seed);
+  // The buckets now of the key index, the session index by key and the
+  // per-user counts (for tests).
   [[nodiscard]] std::size_t key_index_buckets() const { return known_.bucket_count(); }
+  [[nodiscard]] std::size_t session_index_buckets() const { return index_.slots.bucket_count(); }
+  [[nodiscard]] std::size_t user_index_buckets() const { return open_by_user_.bucket_count(); }
 
   // --- Admission (the member's submission side) ---
   // False when held records or bytes reached their bound: stop taking new
@@ -217,29 +241,57 @@ class Ledger {
     std::int64_t exported_unix_ms = 0;  // the log clock when it was exported
     std::uint64_t index = 0;            // the log index of its record's entry
   };
-  // Orders sessions by NAS (client, address, identifier), then key: an
-  // Accounting-On/Off's sessions are one range.
-  struct NasOrder {
-    bool operator()(const Session* a, const Session* b) const;
+  struct NasSessions;
+  // Where an open session is in the derived indexes.
+  struct SessionSlot {
+    std::map<SessionKey, Session>::iterator session;
+    // Its entry in SessionIndex::expiry, queued at or before
+    // expiry_of(session). An Interim-Update leaves it unless the deadline
+    // moved earlier; expire_sessions() moves an entry found early to the
+    // real deadline. Unset when sessions never expire.
+    std::multimap<std::int64_t, SessionKey>::iterator expiry;
+    NasSessions* nas = nullptr;    // the sessions of its NAS
+    std::size_t nas_position = 0;  // its place in nas->slots
   };
-  // The NAS index points into sessions_' nodes: a moved ledger keeps them
-  // (the map's nodes move with it), a copied one must not, so a copy starts
-  // stale and is rebuilt from its own table when first needed.
-  struct NasIndex {
-    NasIndex() = default;
-    NasIndex(const NasIndex&) : stale(true) {}
-    NasIndex& operator=(const NasIndex&) {
-      sessions.clear();
+  // The open sessions of one NAS (client and NAS address), in no order.
+  struct NasSessions {
+    std::vector<SessionSlot*> slots;
+  };
+  using NasByAddress = std::unordered_map<std::string, NasSessions, SeededHash, std::equal_to<>>;
+  // The session indexes derived from sessions_ that point into its nodes
+  // (never in a snapshot; docs/accounting.md "Cost against the session
+  // table"). A moved ledger keeps them (the map's nodes move with it); a
+  // copied one must not, so a copy starts stale and apply() rebuilds it from
+  // its own table first.
+  struct SessionIndex {
+    SessionIndex() = default;
+    explicit SessionIndex(std::uint64_t seed) : slots(0, SeededHash{seed}), by_nas(0, SeededHash{seed}) {}
+    SessionIndex(const SessionIndex&) : stale(true) {}
+    SessionIndex& operator=(const SessionIndex&) {
+      slots.clear();
+      by_nas.clear();
+      expiry.clear();
       stale = true;
       return *this;
     }
-    NasIndex(NasIndex&&) noexcept = default;
-    NasIndex& operator=(NasIndex&&) noexcept = default;
-    ~NasIndex() = default;
+    SessionIndex(SessionIndex&&) noexcept = default;
+    SessionIndex& operator=(SessionIndex&&) noexcept = default;
+    ~SessionIndex() = default;
 
-    std::set<const Session*, NasOrder> sessions;
+    // Every open session by its key: what a record of a known session
+    // needs, at a cost that does not grow with the table.
+    std::unordered_map<SessionKey, SessionSlot, SeededHash> slots;
+    // Client, then NAS address (its bytes): what an Accounting-On/Off closes.
+    std::unordered_map<std::string, NasByAddress, SeededHash, std::equal_to<>> by_nas;
+    // Queued deadline to key, earliest first, and in the order queued among
+    // equal deadlines. Deadlines mostly arrive in ascending order (the log
+    // clock only goes forward), so an entry is queued at the end in
+    // constant time, and a slot keeps its entry's iterator to remove it.
+    std::multimap<std::int64_t, SessionKey> expiry;
     bool stale = false;
   };
+  using SessionIt = std::map<SessionKey, Session>::iterator;
+  using SlotIt = std::unordered_map<SessionKey, SessionSlot, SeededHash>::iterator;
 
   void advance_clock(std::optional<std::int64_t> leader_unix_ms);
   void apply_records(std::uint64_t index, std::vector<Record>& records, ApplyResult& result);
@@ -247,12 +299,16 @@ class Ledger {
   void update_sessions(std::uint64_t index, const Record& record);
   void close_nas_sessions(const Record& record);
   void expire_sessions();
-  std::map<SessionKey, Session>::iterator close_session(std::map<SessionKey, Session>::iterator session);
+  void close_session(SlotIt slot);
+  // Moves a session's expiry entry to `deadline`.
+  void requeue_expiry(SessionSlot& slot, std::int64_t deadline);
   [[nodiscard]] std::int64_t expiry_of(const Session& session) const;
-  // Keep the derived indexes (open_by_user_, by_nas_, expiry_,
-  // sessions_bytes_) equal to what sessions_ gives.
-  void index_session(const Session& session);
-  void unindex_session(const Session& session);
+  // Keep the derived state (index_, open_by_user_, sessions_bytes_) equal
+  // to what sessions_ gives: index_session() for a session just placed in
+  // sessions_, close_session() to remove one.
+  void index_session(SessionIt session);
+  void place_session(SessionIt session);
+  void rebuild_session_index();
   void trim_window();
 
   LedgerLimits limits_;
@@ -264,15 +320,14 @@ class Ledger {
   // Exported keys still remembered, oldest first (log order).
   std::deque<WindowKey> window_;
   // Every key held or in window_: membership only, never iterated.
-  std::unordered_set<RecordKey, KeyHash> known_;
+  std::unordered_set<RecordKey, SeededHash> known_;
   std::map<SessionKey, Session> sessions_;
-  // Derived from sessions_ (never in a snapshot): open sessions per
-  // non-empty User-Name; a name whose count reaches 0 is erased.
-  std::map<std::string, std::uint32_t, std::less<>> open_by_user_;
-  // Derived too: sessions_ by NAS, for Accounting-On/Off (node addresses of
-  // sessions_ are stable); expiry deadlines; the sessions' encoded bytes.
-  NasIndex by_nas_;
-  std::set<std::pair<std::int64_t, SessionKey>> expiry_;
+  std::uint64_t index_seed_ = 0;
+  SessionIndex index_;
+  // Derived from sessions_ too (never in a snapshot): open sessions per
+  // non-empty User-Name, a name whose count reaches 0 erased; the sessions'
+  // encoded bytes.
+  std::unordered_map<std::string, std::uint32_t, SeededHash, std::equal_to<>> open_by_user_;
   std::size_t sessions_bytes_ = 0;
   LedgerCounters counters_;
 };

@@ -203,6 +203,11 @@ struct LiveSessions {
   Ledger ledger;
   std::uint64_t index = 0;
   double resident_kib_growth = 0;  // while the table was filled
+  // The churn benchmark's place: sessions [next_stop, next_start) are the
+  // ones it has not stopped yet. Google Benchmark calls a benchmark function
+  // more than once, so the place outlives each call.
+  std::uint64_t next_stop = 0;
+  std::uint64_t next_start = 0;
 };
 
 // A ledger with `count` live sessions (broadband Starts, exported), built
@@ -230,7 +235,34 @@ LiveSessions& ledger_with_sessions(std::size_t count) {
     }
   }
   live.resident_kib_growth = resident_kib() - before;
+  live.next_start = count;
   return live;
+}
+
+// Times the apply of 64-record entries in turn, each followed by the export
+// cursor moving past it (as on a member whose exporter keeps up), and makes
+// them again, untimed, after each pass. Returns how many entries of the
+// last pass were applied.
+template <typename MakeEntries>
+std::size_t apply_in_turn(benchmark::State& state, LiveSessions& live,
+                          const std::vector<std::vector<std::uint8_t>>& entries,
+                          const MakeEntries& make_entries) {
+  make_entries();
+  std::size_t next = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(live.ledger.apply(++live.index, entries[next]));
+    (void)live.ledger.apply(live.index + 1, encode_export_cursor_entry(live.index, 1'700'000'000'000));
+    ++live.index;
+    if (++next == entries.size()) {
+      state.PauseTiming();
+      make_entries();
+      next = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 64);
+  state.counters["sessions"] = static_cast<double>(live.ledger.sessions().size());
+  return next;
 }
 
 void BM_ApplyInterimsWithLiveSessions(benchmark::State& state) {
@@ -257,25 +289,41 @@ void BM_ApplyInterimsWithLiveSessions(benchmark::State& state) {
       entry = encode_records_entry(batch, 1'700'000'000'000);
     }
   };
-  make_entries();
-  std::size_t next = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(live.ledger.apply(++live.index, entries[next]));
-    (void)live.ledger.apply(live.index + 1, encode_export_cursor_entry(live.index, 1'700'000'000'000));
-    ++live.index;
-    if (++next == kEntries) {
-      state.PauseTiming();
-      make_entries();
-      next = 0;
-      state.ResumeTiming();
-    }
-  }
-  state.SetItemsProcessed(state.iterations() * 64);
-  state.counters["sessions"] = static_cast<double>(live.ledger.sessions().size());
+  (void)apply_in_turn(state, live, entries, make_entries);
   state.counters["sessions_bytes"] = static_cast<double>(live.ledger.sessions_bytes());
   state.counters["resident_kib_growth"] = live.resident_kib_growth;
 }
 BENCHMARK(BM_ApplyInterimsWithLiveSessions)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
+
+// The churn of a table that stays at N live sessions: 64-record entries of
+// 32 Stops of the oldest sessions and 32 Starts of new ones, each entry
+// exported. Opening and closing touch every derived index (per NAS, per
+// user, expiry), so this is where an index whose cost grows with the table
+// shows (docs/accounting.md "Cost against the session table").
+void BM_ApplyStartsAndStopsWithLiveSessions(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(0));
+  LiveSessions& live = ledger_with_sessions(count);
+  constexpr std::size_t kEntries = 200;
+  std::vector<std::vector<std::uint8_t>> entries(kEntries);
+  const auto make_entries = [&] {
+    for (auto& entry : entries) {
+      std::vector<Record> batch;
+      for (int r = 0; r < 32; ++r) {
+        testing::RequestSpec stop = testing::broadband_start(live.next_stop++);
+        stop.status_type = status::kStop;
+        stop.session_time_s = 3600;
+        batch.push_back(testing::record_of(stop, 1'700'000'000'000));
+        batch.push_back(testing::record_of(testing::broadband_start(live.next_start++), 1'700'000'000'000));
+      }
+      entry = encode_records_entry(batch, 1'700'000'000'000);
+    }
+  };
+  const std::size_t applied = apply_in_turn(state, live, entries, make_entries);
+  // Give back the places of the entries made but not applied.
+  live.next_stop -= 32 * (kEntries - applied);
+  live.next_start -= 32 * (kEntries - applied);
+}
+BENCHMARK(BM_ApplyStartsAndStopsWithLiveSessions)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
 }  // namespace
 }  // namespace rw::accounting

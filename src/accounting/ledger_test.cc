@@ -601,6 +601,134 @@ TEST(Ledger, AccountingOnMatchesTheNasByAddressAndIdentifier) {
   EXPECT_TRUE(copy.sessions().empty());
 }
 
+// The session indexes (by key, by NAS, by deadline) are derived state kept
+// incrementally, and an expiry entry moves only when its deadline comes
+// early (ledger.cc expire_sessions). A ledger restored from a snapshot
+// builds them afresh. Under any mix of Starts, Interim-Updates that
+// lengthen or shorten the interval, Stops, Accounting-On/Off and a clock
+// that jumps, the two must close the same sessions at the same entries,
+// and so must a copy, which rebuilds its own, and a ledger seeded anew.
+TEST(Ledger, SessionIndexesKeptAsTheyGoActAsRebuiltOnes) {
+  LedgerCounters seen;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    SeededRandom random(seed);
+    const LedgerLimits limits{.clock_step_max_ms = 100'000'000};
+    Ledger kept(limits);
+    std::optional<Ledger> copy;
+    std::int64_t t = 1'700'000'000'000;
+    for (std::uint64_t index = 1; index <= 300; ++index) {
+      t += static_cast<std::int64_t>(random.below(200'000));
+      std::vector<Record> batch;
+      const std::uint64_t records = 1 + random.below(4);
+      for (std::uint64_t r = 0; r < records; ++r) {
+        RequestSpec spec = start_of("s" + std::to_string(random.below(40)),
+                                    random.below(2) == 0 ? "" : "id" + std::to_string(random.below(2)));
+        spec.user_name = "user" + std::to_string(random.below(5));
+        spec.nas_ip = std::array<std::uint8_t, 4>{10, 0, 0, static_cast<std::uint8_t>(1 + random.below(2))};
+        spec.session_time_s = static_cast<std::uint32_t>(random.below(1'000'000));
+        const std::uint64_t kind = random.below(20);
+        if (kind < 7) {
+          spec.interim_interval_s = static_cast<std::uint32_t>(random.below(3) * 60);
+        } else if (kind < 14) {
+          spec.status_type = status::kInterimUpdate;
+          // Shorter and longer intervals than the session had, or none.
+          spec.interim_interval_s = static_cast<std::uint32_t>(random.below(4) * 45);
+        } else if (kind < 18) {
+          spec.status_type = status::kStop;
+        } else {
+          spec.status_type = kind == 18 ? status::kAccountingOn : status::kAccountingOff;
+          spec.user_name.clear();
+          if (random.below(2) == 0) spec.nas_ip.reset();
+        }
+        batch.push_back(record_of(spec, t, random.below(4) == 0 ? "nas2" : "nas1"));
+      }
+      const auto entry = entry_of(batch, t);
+      auto rebuilt = Ledger::restore(kept.snapshot(), limits);
+      ASSERT_TRUE(rebuilt.has_value());
+      if (index % 50 == 0) copy = kept;
+      // A member seeds its indexes (Ledger::seed_indexes): mid-way
+      // here, so that the indexes are rebuilt around live sessions.
+      if (index == 150) kept.seed_indexes(0x9e3779b97f4a7c15 * seed);
+      kept.apply(index, entry);
+      rebuilt->apply(index, entry);
+      ASSERT_EQ(kept.snapshot(), rebuilt->snapshot()) << "seed " << seed << ", entry " << index;
+      ASSERT_EQ(kept.counters(), rebuilt->counters()) << "seed " << seed << ", entry " << index;
+      ASSERT_EQ(kept.sessions_bytes(), rebuilt->sessions_bytes());
+      ASSERT_EQ(kept.users_with_sessions(), rebuilt->users_with_sessions());
+      for (int user = 0; user < 5; ++user) {
+        const std::string name = "user" + std::to_string(user);
+        ASSERT_EQ(kept.open_sessions_of(name), rebuilt->open_sessions_of(name));
+      }
+      if (copy) {
+        copy->apply(index, entry);
+        ASSERT_EQ(kept.snapshot(), copy->snapshot()) << "seed " << seed << ", entry " << index;
+      }
+    }
+    seen.sessions_expired += kept.counters().sessions_expired;
+    seen.sessions_closed_by_nas += kept.counters().sessions_closed_by_nas;
+    seen.records_applied += kept.counters().records_applied;
+  }
+  // The mix reached every way a session closes.
+  EXPECT_GT(seen.sessions_expired, 50u);
+  EXPECT_GT(seen.sessions_closed_by_nas, 50u);
+}
+
+// Seeding rebuilds the hashed indexes (Ledger::seed_indexes): every key,
+// session and per-user count must survive it.
+TEST(Ledger, SeedingTheIndexesKeepsWhatTheyHold) {
+  Ledger ledger;
+  const std::vector<Record> records = {record_of(start_of("a", "nas-a")), record_of(start_of("b", "nas-a")),
+                                       record_of(start_of("c", "nas-b"))};
+  ledger.apply(1, entry_of(records));
+  const auto before = ledger.snapshot();
+  ledger.seed_indexes(0x0123456789abcdef);
+  EXPECT_EQ(ledger.snapshot(), before);
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 3u);
+  for (const Record& record : records) EXPECT_TRUE(ledger.knows(record.key));
+  const ApplyResult again = ledger.apply(2, entry_of(records));
+  EXPECT_EQ(again.duplicate_keys.size(), 3u);
+  EXPECT_TRUE(again.new_keys.empty());
+  ledger.apply(3, entry_of({record_of(with_status(start_of("b", "nas-a"), status::kStop, 9))}));
+  EXPECT_EQ(ledger.open_sessions_of("bob"), 2u);
+  RequestSpec on = start_of("on-1", "nas-a");
+  on.status_type = status::kAccountingOn;
+  on.user_name.clear();
+  ledger.apply(4, entry_of({record_of(on)}));
+  ASSERT_EQ(ledger.sessions().size(), 1u);
+  EXPECT_EQ(ledger.sessions().begin()->second.acct_session_id, "c");
+}
+
+// The session index by key and the per-user counts are sized once for the
+// session bounds, as the key index is for the record bounds, so opening
+// sessions does not rehash them.
+TEST(Ledger, TheSessionIndexIsSizedForTheSessionBounds) {
+  Ledger ledger({.sessions_max = 5'000, .sessions_bytes_max = std::size_t{16} << 20});
+  ledger.reserve_key_index();
+  const std::size_t buckets = ledger.session_index_buckets();
+  const std::size_t user_buckets = ledger.user_index_buckets();
+  EXPECT_GE(buckets, 5'000u);
+  EXPECT_GE(user_buckets, 5'000u);
+  std::vector<Record> batch;
+  std::uint64_t index = 0;
+  for (int n = 0; n < 5'000; ++n) {
+    RequestSpec spec = start_of("s" + std::to_string(n));
+    spec.user_name = "user" + std::to_string(n);
+    batch.push_back(record_of(spec));
+    if (batch.size() == 64 || n == 4'999) {
+      ledger.apply(++index, entry_of(batch));
+      batch.clear();
+    }
+  }
+  EXPECT_EQ(ledger.sessions().size(), 5'000u);
+  EXPECT_EQ(ledger.users_with_sessions(), 5'000u);
+  EXPECT_EQ(ledger.session_index_buckets(), buckets);
+  EXPECT_EQ(ledger.user_index_buckets(), user_buckets);
+  // The byte bound caps the sizing when it lets fewer sessions in.
+  Ledger small({.sessions_max = 1'000'000, .sessions_bytes_max = 92 * 1'000});
+  small.reserve_key_index();
+  EXPECT_LT(small.session_index_buckets(), 5'000u);
+}
+
 Ledger busy_ledger() {
   Ledger ledger;
   ledger.apply(1, entry_of({record_of(start_of("a", "nas-a")), record_of(start_of("b"))}));

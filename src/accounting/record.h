@@ -80,15 +80,6 @@ struct SessionKey : Digest16 {};
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
 }
 
-// Hashers for lookups in unordered containers (never iterated for output).
-struct KeyHash {
-  std::size_t operator()(const Digest16& key) const {
-    std::size_t out = 0;
-    for (std::size_t i = 0; i < sizeof(out); ++i) out = out << 8 | key.bytes[i];
-    return out;
-  }
-};
-
 // One accounting event. Owns its bytes: make_record allocates them, while
 // fill_record reuses a kept record's (the gateway's packet path).
 struct Record {

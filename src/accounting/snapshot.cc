@@ -307,7 +307,7 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
     auto placed = ledger.sessions_.emplace_hint(ledger.sessions_.end(), key, std::move(session));
     // The indexes (per user, per NAS, expiry, bytes) are derived state:
     // rebuilt here, never stored.
-    ledger.index_session(placed->second);
+    ledger.index_session(placed);
   }
   if (reader.remaining() != 0) return fail(SnapshotError::kTrailingBytes);
   // A window or session table beyond these limits (a peer configured

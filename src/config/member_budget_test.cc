@@ -43,7 +43,7 @@ TEST(MemberMemoryBudget, AddsUpEveryBoundFull) {
   EXPECT_EQ(item(budget, "raft log"), std::uint64_t{16} << 20);
   EXPECT_EQ(item(budget, "snapshot buffer"), 14'495'240U);
   EXPECT_EQ(item(budget, "gateway connections"), 8 * kConnectionBytes);
-  EXPECT_EQ(budget.total_bytes, 112'299'528U);
+  EXPECT_EQ(budget.total_bytes, 113'393'672U);
   EXPECT_LE(budget.total_bytes, std::uint64_t{128} << 20);
   EXPECT_FALSE(budget.log_unbounded);
 }
@@ -65,7 +65,7 @@ TEST(MemberMemoryBudget, TheRaftLogFollowsASnapshotLargerThanItsBound) {
 
 TEST(MemberMemoryBudget, TheDefaultsNeedAboutThreeTimes128MiB) {
   const MemoryBudget budget = member_memory_budget(MemberConfig{});
-  EXPECT_EQ(budget.total_bytes, 391'550'024U);
+  EXPECT_EQ(budget.total_bytes, 397'385'576U);
   // The session count bound caps the sessions the byte bound would let in.
   MemberConfig few = within_128_mib();
   few.ledger.sessions_max = 1000;
@@ -106,8 +106,8 @@ TEST(MemoryBudgetMib, RefusesTheDefaultsAtItsPositionNamingTheLargestBounds) {
   ASSERT_FALSE(parsed.has_value());
   ASSERT_EQ(parsed.error().size(), 1U);
   const std::string error = parsed.error().front().to_string();
-  EXPECT_THAT(error, HasSubstr("/etc/rw/member.yaml:8:1: the bounds need 374 MiB when full"));
-  EXPECT_THAT(error, HasSubstr("largest sessions 128 MiB (ledger.sessions_max, ledger.sessions_bytes_max)"));
+  EXPECT_THAT(error, HasSubstr("/etc/rw/member.yaml:8:1: the bounds need 379 MiB when full"));
+  EXPECT_THAT(error, HasSubstr("largest sessions 133 MiB (ledger.sessions_max, ledger.sessions_bytes_max)"));
 }
 
 TEST(MemoryBudgetMib, RefusesAnUnboundedLog) {

@@ -3,11 +3,33 @@
 #include "member_shell/ledger_state.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <utility>
+
+#include "io/csprng.h"
 
 namespace rw::member_shell {
 
+namespace {
+
+// The seed of the ledger's session indexes (Ledger::seed_indexes):
+// one per process, from the CSPRNG, so that NAS data cannot aim at a bucket.
+std::uint64_t session_index_seed() {
+  static const std::uint64_t seed = [] {
+    std::array<std::uint8_t, 8> bytes{};
+    io::thread_csprng().fill(bytes);
+    std::uint64_t out = 0;
+    std::memcpy(&out, bytes.data(), bytes.size());
+    return out;
+  }();
+  return seed;
+}
+
+}  // namespace
+
 LedgerState::LedgerState(accounting::LedgerLimits limits) : limits_(limits), ledger_(limits) {
+  ledger_.seed_indexes(session_index_seed());
   ledger_.reserve_key_index();
   publish_locked();
 }
@@ -30,6 +52,7 @@ std::size_t LedgerState::snapshot_size_bound() const { return ledger_.snapshot_s
 bool LedgerState::restore(Bytes snapshot) {
   auto restored = accounting::Ledger::restore(snapshot, limits_);
   if (!restored) return false;
+  restored->seed_indexes(session_index_seed());
   restored->reserve_key_index();
   std::lock_guard lock(mutex_);
   ledger_ = std::move(*restored);
