@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/assert.h"
+#include "base/random.h"
 
 namespace rw::accounting {
 
@@ -61,16 +62,6 @@ std::int64_t plus_saturating(std::int64_t a, std::int64_t b) {
 // Fixed part of a session in a snapshot: key, status, two indices, two
 // times, session time, two counters, interval, seen time, eight text lengths.
 constexpr std::size_t kSessionFixedBytes = 16 + 4 + 8 * 2 + 8 * 2 + 4 + 8 * 2 + 4 + 8 + 8;
-
-// A bijective 64-bit mix (xor-shifts and odd multipliers): every input bit
-// reaches every output bit.
-std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111eb;
-  return x ^ x >> 31;
-}
 
 // The bytes, eight at a time, each word mixed into the seeded state.
 std::size_t seeded_hash(std::uint64_t seed, const void* data, std::size_t size) {

@@ -17,6 +17,11 @@ class RandomSource {
   virtual void fill(MutableBytes out) = 0;
 };
 
+// splitmix64's finaliser: a bijective mix of 64 bits (xor-shifts and odd
+// multipliers), every input bit reaching every output bit. Also what the
+// ledger's seeded hash mixes each word with (accounting/ledger.cc).
+[[nodiscard]] std::uint64_t mix64(std::uint64_t x);
+
 // Deterministic xoshiro256** seeded by splitmix64. Not for secrets: for tests
 // and simulation only.
 class SeededRandom final : public RandomSource {
