@@ -132,7 +132,12 @@ std::string_view to_string(SnapshotError error) {
   return "unknown";
 }
 
-Ledger::Ledger(LedgerLimits limits) : limits_(limits) {
+Ledger::Ledger(LedgerLimits limits, std::uint64_t index_seed)
+    : limits_(limits),
+      known_(0, SeededHash{index_seed}),
+      index_seed_(index_seed),
+      index_(index_seed),
+      open_by_user_(0, SeededHash{index_seed}) {
   // Keeps expiry_of() far from overflow (config caps it lower).
   RW_ASSERT(limits_.session_expiry_multiple <= 1000 && limits_.clock_step_max_ms >= 0);
 }

@@ -160,7 +160,9 @@ struct SeededHash {
 // loop thread; readers (admin API) take copies there.
 class Ledger {
  public:
-  explicit Ledger(LedgerLimits limits = {});
+  // `index_seed` seeds the hash of the indexes NAS data fills (see
+  // seed_indexes); tests and the simulator leave it 0.
+  explicit Ledger(LedgerLimits limits = {}, std::uint64_t index_seed = 0);
 
   // Applies the entry committed at `index`, in log order. Never fails: an
   // undecodable entry is counted and skipped identically on every member.
@@ -175,8 +177,10 @@ class Ledger {
   void snapshot_into(std::vector<std::uint8_t>& out) const;
   // At least the size of snapshot() now (it reserves this much).
   [[nodiscard]] std::size_t snapshot_size_bound() const;
-  // Rebuilds a ledger from snapshot bytes, checking everything.
-  [[nodiscard]] static Result<Ledger, SnapshotError> restore(Bytes snapshot, LedgerLimits limits = {});
+  // Rebuilds a ledger from snapshot bytes, checking everything; its indexes
+  // are built once, with `index_seed`.
+  [[nodiscard]] static Result<Ledger, SnapshotError> restore(Bytes snapshot, LedgerLimits limits = {},
+                                                             std::uint64_t index_seed = 0);
 
   // Sizes the key index (every held and window key) once for the bounds,
   // with an eighth more for records committed past them, so that it never
@@ -192,8 +196,10 @@ class Ledger {
   // the sessions by key, by NAS and by user): the member draws the seed
   // from its CSPRNG at start, so that no NAS can know which bucket its
   // records or sessions fall in (docs/security.md "Hostile NAS data in the
-  // member's indexes"). Unseeded (tests, the simulator) the seed is 0. It
-  // rebuilds the indexes; the ledger's state and results do not change.
+  // member's indexes"), and passes it to the constructor and restore() so
+  // that the indexes are built once. Unseeded (tests, the simulator) the
+  // seed is 0. This rebuilds the indexes with a new seed; the ledger's
+  // state and results do not change.
   void seed_indexes(std::uint64_t seed);
   // The buckets now of the key index, the session index by key and the
   // per-user counts (for tests).

@@ -698,6 +698,27 @@ TEST(Ledger, SeedingTheIndexesKeepsWhatTheyHold) {
   EXPECT_EQ(ledger.sessions().begin()->second.acct_session_id, "c");
 }
 
+// The member passes its seed to restore() (LedgerState), so that a
+// follower's restore builds the indexes once: what it restores must act as
+// an unseeded restore does.
+TEST(Ledger, ALedgerRestoredWithASeedActsAsAnUnseededOne) {
+  Ledger ledger;
+  const std::vector<Record> records = {record_of(start_of("a", "nas-a")), record_of(start_of("b", "nas-b"))};
+  ledger.apply(1, entry_of(records));
+  auto seeded = Ledger::restore(ledger.snapshot(), {}, 0xfeedfacecafebeef);
+  ASSERT_TRUE(seeded.has_value());
+  EXPECT_EQ(seeded->snapshot(), ledger.snapshot());
+  for (Ledger* each : {&ledger, &*seeded}) {
+    EXPECT_EQ(each->apply(2, entry_of(records)).duplicate_keys.size(), 2u);
+    RequestSpec on = start_of("on-1", "nas-a");
+    on.status_type = status::kAccountingOn;
+    on.user_name.clear();
+    each->apply(3, entry_of({record_of(on)}));
+    EXPECT_EQ(each->open_sessions_of("bob"), 1u);
+  }
+  EXPECT_EQ(seeded->snapshot(), ledger.snapshot());
+}
+
 // The session index by key and the per-user counts are sized once for the
 // session bounds, as the key index is for the record bounds, so opening
 // sessions does not rehash them.

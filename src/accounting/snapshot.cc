@@ -218,7 +218,7 @@ void Ledger::snapshot_into(std::vector<std::uint8_t>& out) const {
   writer.bytes(checksum_of(out.data() + start, out.size() - start));
 }
 
-Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limits) {
+Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limits, std::uint64_t index_seed) {
   if (snapshot.size() < kSnapshotMagic.size() + 4 + kChecksumLength) return fail(SnapshotError::kTruncated);
   if (!std::equal(kSnapshotMagic.begin(), kSnapshotMagic.end(), snapshot.begin())) {
     return fail(SnapshotError::kBadMagic);
@@ -233,7 +233,7 @@ Result<Ledger, SnapshotError> Ledger::restore(Bytes snapshot, LedgerLimits limit
   }
 
   ByteReader reader(body.subspan(5));
-  Ledger ledger(limits);
+  Ledger ledger(limits, index_seed);
   std::uint8_t reserved8 = 0;
   std::uint16_t reserved16 = 0;
   if (!reader.read_u8(reserved8) || !reader.read_u16(reserved16)) return fail(SnapshotError::kTruncated);

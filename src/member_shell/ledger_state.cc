@@ -28,8 +28,8 @@ std::uint64_t session_index_seed() {
 
 }  // namespace
 
-LedgerState::LedgerState(accounting::LedgerLimits limits) : limits_(limits), ledger_(limits) {
-  ledger_.seed_indexes(session_index_seed());
+LedgerState::LedgerState(accounting::LedgerLimits limits)
+    : limits_(limits), ledger_(limits, session_index_seed()) {
   ledger_.reserve_key_index();
   publish_locked();
 }
@@ -50,9 +50,8 @@ void LedgerState::snapshot_into(std::vector<std::uint8_t>& out) const { ledger_.
 std::size_t LedgerState::snapshot_size_bound() const { return ledger_.snapshot_size_bound(); }
 
 bool LedgerState::restore(Bytes snapshot) {
-  auto restored = accounting::Ledger::restore(snapshot, limits_);
+  auto restored = accounting::Ledger::restore(snapshot, limits_, session_index_seed());
   if (!restored) return false;
-  restored->seed_indexes(session_index_seed());
   restored->reserve_key_index();
   std::lock_guard lock(mutex_);
   ledger_ = std::move(*restored);
