@@ -1,8 +1,9 @@
 // The submission client's thread: epoll over the queue's eventfd, the stop
 // eventfd and the one TCP connection; the Forwarder decides everything else.
-// Records cross from the workers in batches (one lock and at most one
-// eventfd write per batch of submissions that arrive while the thread is
-// busy), and answers go back in batches per worker.
+// Records cross from the workers in batches (one lock per record, and one
+// eventfd write per record only while the forwarder would send it at once:
+// otherwise the thread takes them when it would, docs/accounting.md "Waking
+// the submission thread"), and answers go back in batches per worker.
 #include "gateway_shell/submission_client.h"
 
 #include <netinet/in.h>
@@ -98,7 +99,7 @@ Result<std::unique_ptr<SubmissionClient>, io::SystemError> SubmissionClient::cre
 }
 
 bool SubmissionClient::submit(const accounting::RecordKey& key, Bytes record, gateway::Ticket ticket) {
-  bool was_empty = false;
+  bool wake_thread = false;
   {
     std::lock_guard lock(queue_mutex_);
     if (queued_.size() >= options_.queue_records_max ||
@@ -106,16 +107,26 @@ bool SubmissionClient::submit(const accounting::RecordKey& key, Bytes record, ga
       queue_refused_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
-    was_empty = queued_.empty() && queued_queries_.empty();
+    const bool was_empty = queued_.empty() && queued_queries_.empty();
+    const std::size_t bytes_before = queued_bytes_.size();
     QueuedRecord& queued = queued_.emplace_back();
     queued.key = key.bytes;
     queued.ticket = ticket;
     queued.offset = queued_bytes_.size();
     queued.length = record.size();
     queued_bytes_.insert(queued_bytes_.end(), record.begin(), record.end());
+    // Only the first record wakes the thread, and only when the forwarder
+    // would send it at once; later ones ride along. A batch's worth wakes
+    // it in any case, since the forwarder sends a full batch at once.
+    const std::size_t batch_bytes = options_.forwarder.batch_bytes_max;
+    wake_thread = (was_empty && wake_for_records_) ||
+                  queued_.size() == options_.forwarder.batch_records_max ||
+                  (bytes_before < batch_bytes && queued_bytes_.size() >= batch_bytes);
   }
-  // Only the first record of a batch wakes the thread; later ones ride along.
-  if (was_empty) wake(records_event_.get());
+  if (wake_thread) {
+    record_wakeups_.fetch_add(1, std::memory_order_relaxed);
+    wake(records_event_.get());
+  }
   return true;
 }
 
@@ -128,7 +139,9 @@ bool SubmissionClient::count_sessions(std::string_view user_name, gateway::Ticke
       queue_refused_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
-    was_empty = queued_.empty() && queued_queries_.empty();
+    // A query goes at once (an Access-Request waits on it), whatever the
+    // records wait for.
+    was_empty = queued_queries_.empty();
     QueuedQuery& query = queued_queries_.emplace_back();
     query.ticket = ticket;
     query.user_name_length = user_name.size();
@@ -165,12 +178,16 @@ void SubmissionClient::run() {
   apply(io::monotonic_now(), forwarder_->start(io::monotonic_now()));
   constexpr int kEventsMax = 8;
   epoll_event events[kEventsMax];
+  bool take_at_once = false;
   for (;;) {
     Instant now = io::monotonic_now();
-    // Wake at the forwarder's next deadline, and at least every
-    // status_interval so that the published status stays fresh.
+    // Wake at the forwarder's next deadline, when the records queued
+    // without a wake-up are due, and at least every status_interval so that
+    // the published status stays fresh.
     Instant until = now + options_.status_interval;
     if (auto deadline = forwarder_->next_deadline()) until = std::min(until, *deadline);
+    if (records_due_) until = std::min(until, *records_due_);
+    if (take_at_once) until = now;
     const Duration wait = until - now;
     const int timeout_ms = wait.ns <= 0 ? 0 : static_cast<int>((wait.ns + 999'999) / 1'000'000);
     const int ready = epoll_wait(epoll_.get(), events, kEventsMax, timeout_ms);
@@ -179,6 +196,7 @@ void SubmissionClient::run() {
       die(io::last_system_error("epoll_wait"));
     }
     now = io::monotonic_now();
+    bool records_woke = take_at_once || (records_due_ && now >= *records_due_);
     for (int i = 0; i < ready; ++i) {
       switch (events[i].data.u64) {
         case kStopToken:
@@ -186,7 +204,8 @@ void SubmissionClient::run() {
           publish_status(now, /*force=*/true);
           return;
         case kRecordsToken:
-          take_records(now);
+          drain(records_event_.get());
+          records_woke = true;
           break;
         case kConnectionToken:
           if (!connection_) break;
@@ -197,9 +216,14 @@ void SubmissionClient::run() {
           break;
       }
     }
+    // Records are taken when one woke the thread, or when those queued
+    // without a wake-up are due; not at every Committed or Pong, so that
+    // they reach the forwarder together when it sends them at once.
+    if (records_woke) take_records(now);
     if (auto deadline = forwarder_->next_deadline(); deadline && *deadline <= now) {
       apply(now, forwarder_->on_tick(now));
     }
+    take_at_once = settle_record_wakeups(now);
     route_answers();
     // A burst's pages of the 1 MiB reader go back once it is over.
     if (connection_ && now - reader_released_at_ >= kReaderReleaseInterval) {
@@ -225,9 +249,9 @@ void SubmissionClient::log_failover() {
 }
 
 void SubmissionClient::take_records(Instant now) {
-  drain(records_event_.get());
   {
     std::lock_guard lock(queue_mutex_);
+    if (queued_.empty() && queued_queries_.empty()) return;
     taken_.swap(queued_);
     taken_bytes_.swap(queued_bytes_);
     taken_queries_.swap(queued_queries_);
@@ -238,18 +262,28 @@ void SubmissionClient::take_records(Instant now) {
   }
   taken_queries_.clear();
   for (const QueuedRecord& record : taken_) {
-    submission::RecordOutcome outcome = forwarder_->on_record(
+    const submission::Admission admission = forwarder_->admit_record(
         now, record.key, Bytes(taken_bytes_.data() + record.offset, record.length), record.ticket);
-    if (!submission::admitted(outcome.admission)) {
+    if (!submission::admitted(admission)) {
       answers_by_worker_.resize(
           std::max<std::size_t>(answers_by_worker_.size(), gateway::ticket_worker(record.ticket) + 1u));
       answers_by_worker_[gateway::ticket_worker(record.ticket)].push_back(
           AnswerNotice{.ticket = record.ticket, .committed = false});
     }
-    apply(now, std::move(outcome.actions));
   }
+  // Taken together, sent together.
+  if (!taken_.empty()) apply(now, forwarder_->send_admitted(now));
   taken_.clear();
   taken_bytes_.clear();
+}
+
+bool SubmissionClient::settle_record_wakeups(Instant now) {
+  records_due_ = forwarder_->records_wait_until(now);
+  std::lock_guard lock(queue_mutex_);
+  wake_for_records_ = !records_due_;
+  // A record queued while submit() was told not to wake the thread, and
+  // due now: take it without waiting for a wake-up that will not come.
+  return wake_for_records_ && !queued_.empty();
 }
 
 void SubmissionClient::apply(Instant now, submission::Actions actions) {

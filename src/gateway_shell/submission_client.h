@@ -94,6 +94,13 @@ class SubmissionClient final : public gateway::AccountingSink {
   // Connections dropped because the TLS handshake failed or the member's
   // certificate did not name the member meant (docs/security.md).
   [[nodiscard]] std::uint64_t tls_refused() const { return tls_refused_.load(std::memory_order_relaxed); }
+  // How often submit() has woken the client thread since creation: once per
+  // record that finds the queue empty while the forwarder would send it at
+  // once, and once per batch's worth of records otherwise
+  // (docs/accounting.md "Waking the submission thread").
+  [[nodiscard]] std::uint64_t record_wakeups() const {
+    return record_wakeups_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct QueuedRecord {
@@ -128,6 +135,10 @@ class SubmissionClient final : public gateway::AccountingSink {
   // Registers EPOLLIN, and EPOLLOUT when `want_write`, if that changed.
   void set_interest(bool want_write);
   void route_answers();
+  // Asks the forwarder until when new records would only wait, and tells
+  // submit() whether to wake the thread for them; true when records are
+  // queued that the thread must take at once.
+  [[nodiscard]] bool settle_record_wakeups(Instant now);
   void publish_status(Instant now, bool force);
   // One log line per failover, when the forwarder counts a new one.
   void log_failover();
@@ -143,13 +154,20 @@ class SubmissionClient final : public gateway::AccountingSink {
   std::vector<QueuedRecord> queued_;         // Guarded by queue_mutex_.
   std::vector<std::uint8_t> queued_bytes_;   // Guarded by queue_mutex_.
   std::vector<QueuedQuery> queued_queries_;  // Guarded by queue_mutex_.
+  // Whether the first record into an empty queue wakes the thread; false
+  // while the forwarder would only queue it (records_due_). Guarded by
+  // queue_mutex_.
+  bool wake_for_records_ = true;
   std::atomic<std::uint64_t> queue_refused_{0};
+  std::atomic<std::uint64_t> record_wakeups_{0};
   std::atomic<std::uint64_t> tls_refused_{0};
 
   // The client thread's own state.
   std::vector<QueuedRecord> taken_;
   std::vector<std::uint8_t> taken_bytes_;
   std::vector<QueuedQuery> taken_queries_;
+  // When the thread takes the records submit() queued without waking it.
+  std::optional<Instant> records_due_{};
   io::ThreadLocalCsprng random_;  // Jitters the forwarder's backoffs.
   std::unique_ptr<submission::Forwarder> forwarder_;
   std::unique_ptr<Connection> connection_;

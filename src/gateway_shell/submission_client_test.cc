@@ -338,6 +338,91 @@ TEST(SubmissionClient, AnswersEveryRecordOnceToItsWorkerAfterCommit) {
   EXPECT_LT(status.counters.batches_sent, static_cast<std::uint64_t>(kRecords)) << "records are batched";
 }
 
+// A started client of the one member `peer`, sending at most one Submit per
+// `batch_delay` of at most `batch_records_max` records; null if it failed.
+std::unique_ptr<SubmissionClient> batching_client(const FramePeer& peer, std::size_t batch_records_max,
+                                                  Duration batch_delay, AnswerLog& log) {
+  SubmissionClientOptions options = options_for({peer.address()});
+  options.forwarder.batch_records_max = batch_records_max;
+  options.forwarder.batch_delay = batch_delay;
+  auto client = SubmissionClient::create(options);
+  if (!client || !(*client)->start(log.router())) return nullptr;
+  return std::move(*client);
+}
+
+// The same, once a first record went at once (the gateway was quiet) and
+// was answered: the batching delay has begun.
+std::unique_ptr<SubmissionClient> client_after_one_submit(const FramePeer& peer,
+                                                          std::size_t batch_records_max, Duration batch_delay,
+                                                          AnswerLog& log) {
+  auto client = batching_client(peer, batch_records_max, batch_delay, log);
+  if (!client || !client->submit(key_of(0), kRecord, gateway::make_ticket(0, 0, 1)) || !log.wait_for(1)) {
+    return nullptr;
+  }
+  return client;
+}
+
+// docs/accounting.md "Waking the submission thread": while a Submit left
+// less than batch_delay ago, records gather in the queue without waking the
+// client thread, which takes them when the next Submit is due. Woken per
+// record, the thread would be woken about once per record here.
+TEST(SubmissionClient, RecordsWaitingForTheNextSubmitDoNotWakeTheThreadOneByOne) {
+  FramePeer peer({});
+  AnswerLog log;
+  auto client = batching_client(peer, 512, Duration::milliseconds(50), log);
+  ASSERT_NE(client, nullptr);
+  constexpr int kRecords = 300;
+  for (int i = 0; i < kRecords; ++i) {
+    ASSERT_TRUE(
+        client->submit(key_of(i), kRecord, gateway::make_ticket(0, static_cast<std::uint16_t>(i), 1)));
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  ASSERT_TRUE(log.wait_for(kRecords));
+  client->stop();
+  for (const auto& [ticket, outcomes] : log.outcomes())
+    EXPECT_EQ(outcomes, std::vector<bool>{true}) << ticket;
+  for (const auto& [key, count] : peer.keys()) EXPECT_EQ(count, 1);
+  EXPECT_EQ(peer.keys().size(), static_cast<std::size_t>(kRecords));
+  // About one wake-up per 50 ms Submit (the records took ~150 ms or more).
+  EXPECT_LT(client->record_wakeups(), static_cast<std::uint64_t>(kRecords / 4));
+  EXPECT_LT(client->status().counters.batches_sent, static_cast<std::uint64_t>(kRecords / 4));
+}
+
+// A batch's worth of records wakes the thread even while a Submit is not
+// due: the forwarder sends a full batch at once.
+TEST(SubmissionClient, ABatchsWorthOfRecordsIsSentBeforeTheDelayEnds) {
+  FramePeer peer({});
+  AnswerLog log;
+  auto client = client_after_one_submit(peer, 16, Duration::seconds(30), log);
+  ASSERT_NE(client, nullptr);
+  for (int i = 1; i <= 16; ++i) {
+    ASSERT_TRUE(
+        client->submit(key_of(i), kRecord, gateway::make_ticket(0, static_cast<std::uint16_t>(i), 1)));
+  }
+  ASSERT_TRUE(log.wait_for(17)) << "the full batch waited for the 30-s delay";
+  client->stop();
+  EXPECT_EQ(peer.keys().size(), 17u);
+}
+
+// A Simultaneous-Use query is not held back with the records: an
+// Access-Request waits on it.
+TEST(SubmissionClient, ASessionQueryGoesAtOnceWhileRecordsWaitForTheNextSubmit) {
+  FramePeer peer({});
+  AnswerLog log;
+  auto client = client_after_one_submit(peer, 16, Duration::seconds(3), log);
+  ASSERT_NE(client, nullptr);
+  // Within the 3 s after that Submit: the record waits, the query does not.
+  ASSERT_TRUE(client->submit(key_of(2), kRecord, gateway::make_ticket(0, 2, 1)));
+  ASSERT_TRUE(client->count_sessions("bob", gateway::make_ticket(1, 3, 1)));
+  const auto counts = log.wait_for_counts(1);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts.begin()->second, std::optional<std::uint32_t>(3));
+  EXPECT_EQ(log.outcomes().size(), 1u) << "the second record waits for its Submit";
+  ASSERT_TRUE(log.wait_for(2));
+  client->stop();
+  EXPECT_EQ(peer.keys().size(), 2u);
+}
+
 TEST(SubmissionClient, FollowsAFollowersRedirectToTheLeader) {
   FramePeer leader({});
   FramePeer follower({.is_leader = false, .leader = leader.address()});

@@ -140,10 +140,21 @@ void Forwarder::prune_arrivals() {
 
 RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter) {
   RecordOutcome outcome;
+  outcome.admission = admit_record(now, key, record, waiter);
+  if (outcome.admission == Admission::kAccepted) pump(now, outcome.actions);
+  return outcome;
+}
+
+Actions Forwarder::send_admitted(Instant now) {
+  Actions actions;
+  pump(now, actions);
+  return actions;
+}
+
+Admission Forwarder::admit_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter) {
   if (record.empty() || record.size() > kRecordBytesMax) {
     ++counters_.refused_invalid;
-    outcome.admission = Admission::kRefusedInvalid;
-    return outcome;
+    return Admission::kRefusedInvalid;
   }
   if (auto found = records_.find(key); found != records_.end()) {
     // Coalescing: a NAS retransmission or re-send maps to the same key and
@@ -152,24 +163,20 @@ RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes reco
     std::vector<WaiterToken>& waiters = found->second.waiters;
     if (std::find(waiters.begin(), waiters.end(), waiter) != waiters.end()) {
       ++counters_.coalesced;
-      outcome.admission = Admission::kCoalesced;
-      return outcome;
+      return Admission::kCoalesced;
     }
     if (waiters.size() >= options_.waiters_per_record_max) {
       ++counters_.refused_waiters;
-      outcome.admission = Admission::kRefusedWaiters;
-      return outcome;
+      return Admission::kRefusedWaiters;
     }
     waiters.push_back(waiter);
     ++counters_.coalesced;
-    outcome.admission = Admission::kCoalesced;
-    return outcome;
+    return Admission::kCoalesced;
   }
   if (records_.size() >= options_.pending_records_max ||
       pending_bytes_ + record.size() > options_.pending_bytes_max) {
     ++counters_.refused_full;
-    outcome.admission = Admission::kRefusedFull;
-    return outcome;
+    return Admission::kRefusedFull;
   }
   PendingRecord pending;
   pending.bytes.assign(record.begin(), record.end());
@@ -185,9 +192,7 @@ RecordOutcome Forwarder::on_record(Instant now, const RecordKey& key, Bytes reco
   queue_.push_back(key);
   queued_bytes_ += record_cost(record.size());
   ++counters_.accepted;
-  outcome.admission = Admission::kAccepted;
-  pump(now, outcome.actions);
-  return outcome;
+  return Admission::kAccepted;
 }
 
 Actions Forwarder::on_session_query(Instant now, std::string_view user_name, WaiterToken waiter) {
@@ -636,6 +641,22 @@ std::optional<Instant> Forwarder::next_deadline() const {
   // Queries held back by a Busy go out when the pause ends.
   if (!queries_queued_.empty()) consider(hold_until_);
   return earliest;
+}
+
+std::optional<Instant> Forwarder::records_wait_until(Instant now) const {
+  // Only in the steady state of a busy gateway: connected to the leader,
+  // room in the window, sending at most one Submit per batch_delay.
+  if (state_ != LinkState::kReady || !options_.send_when_quiet || in_flight_.size() >= window_) {
+    return std::nullopt;
+  }
+  Instant until = hold_until_;
+  if (!queue_.empty() && flush_at_) {
+    until = std::max(until, *flush_at_);  // They would join the queue.
+  } else if (queue_.empty() && last_sent_) {
+    until = std::max(until, *last_sent_ + options_.batch_delay);  // Quiet from then on: sent at once.
+  }
+  if (until <= now) return std::nullopt;
+  return until;
 }
 
 ForwarderStatus Forwarder::status() const {

@@ -251,6 +251,12 @@ class Forwarder {
   // A validated Accounting-Request became `record` with `key`. Copies the
   // record when accepted; may emit a Submit at once when a batch is full.
   [[nodiscard]] RecordOutcome on_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter);
+  // on_record for records taken together from the shell's queue: admit each
+  // (the same admission, nothing sent), then send_admitted once, so that
+  // they leave together (one Submit for a batch's worth) rather than the
+  // first one alone because the gateway was quiet when it came.
+  [[nodiscard]] Admission admit_record(Instant now, const RecordKey& key, Bytes record, WaiterToken waiter);
+  [[nodiscard]] Actions send_admitted(Instant now);
 
   // Asks the leader how many sessions of `user_name` are open (Simultaneous-
   // Use). Sent at once when connected to the leader, else when a leader
@@ -269,6 +275,15 @@ class Forwarder {
   [[nodiscard]] Actions on_tick(Instant now);
   // When on_tick next has work, or no deadline when it has none.
   [[nodiscard]] std::optional<Instant> next_deadline() const;
+  // Until when a record given to on_record now would only be queued, when
+  // connected to the leader with room in the window and send_when_quiet:
+  // the queue's flush, or else the end of the batching delay since the last
+  // Submit (a record is sent at once from then on), or a Busy's pause.
+  // Before then the shell may let records gather on its side and give them
+  // all at this instant instead of waking for each one, unless they fill a
+  // batch (docs/accounting.md "Waking the submission thread"). No value: a
+  // record now may be sent at once, or the forwarder is in another state.
+  [[nodiscard]] std::optional<Instant> records_wait_until(Instant now) const;
 
   // The decoded member frames; on_frame dispatches to these. Public so that
   // tests can drive them directly. Events of another connection are ignored.

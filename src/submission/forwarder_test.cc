@@ -158,6 +158,65 @@ TEST(Forwarder, SendsAtOnceWhenQuietAndAtMostOncePerDelayUnderLoad) {
   EXPECT_EQ(std::get<Submit>(decoded(sends[0])).records.size(), 1u);
 }
 
+// The shell may keep records on its side while a new one would only be
+// queued (records_wait_until), and records admitted together leave together.
+TEST(Forwarder, TellsUntilWhenRecordsWouldOnlyWaitAndSendsThoseAdmittedTogether) {
+  ForwarderOptions options = small_options();
+  options.send_when_quiet = true;
+  options.in_flight_batches_max = 4;
+  SeededRandom random{1};
+  Forwarder connecting(options, random);
+  (void)connecting.start(kStart);
+  EXPECT_EQ(connecting.records_wait_until(kStart), std::nullopt)
+      << "no leader yet: records are taken as they come";
+
+  Ready ready(options);
+  EXPECT_EQ(ready.forwarder.records_wait_until(kStart), std::nullopt) << "quiet: a record goes at once";
+  Actions actions;
+  EXPECT_EQ(ready.add(1, 100, &actions), Admission::kAccepted);
+  auto sends = only<Send>(actions);
+  ASSERT_EQ(sends.size(), 1u);
+  const std::uint64_t first = std::get<Submit>(decoded(sends[0])).request_id;
+  const Instant due = kStart + Duration::milliseconds(1);
+  EXPECT_EQ(ready.forwarder.records_wait_until(kStart), due) << "the batching delay since that Submit";
+  EXPECT_EQ(ready.forwarder.records_wait_until(due - Duration::microseconds(1)), due);
+  EXPECT_EQ(ready.forwarder.records_wait_until(due), std::nullopt);
+
+  // A record given during the delay is queued; records then wait for the
+  // queue's flush.
+  const Instant during = kStart + Duration::microseconds(600);
+  EXPECT_TRUE(ready.forwarder.on_record(during, key_of(2), record_of(2), 101).actions.empty());
+  const Instant flush = during + Duration::milliseconds(1);
+  EXPECT_EQ(ready.forwarder.records_wait_until(during), flush);
+  sends = only<Send>(ready.forwarder.on_tick(flush));
+  ASSERT_EQ(sends.size(), 1u);
+  const std::uint64_t second = std::get<Submit>(decoded(sends[0])).request_id;
+
+  // Records the shell kept until the delay ended, admitted together, leave
+  // in one Submit (given one by one to on_record, the first would go alone).
+  const Instant later = flush + Duration::milliseconds(1);
+  EXPECT_EQ(ready.forwarder.records_wait_until(later), std::nullopt);
+  for (std::uint64_t n = 3; n <= 5; ++n) {
+    const auto record = record_of(n);
+    EXPECT_EQ(ready.forwarder.admit_record(later, key_of(n), record, 100 + n), Admission::kAccepted);
+  }
+  sends = only<Send>(ready.forwarder.send_admitted(later));
+  ASSERT_EQ(sends.size(), 1u);
+  const Submit together = std::get<Submit>(decoded(sends[0]));
+  EXPECT_EQ(together.records.size(), 3u);
+
+  // Refused by a full member: records would wait for the pause's end, when
+  // the refused ones go again.
+  (void)ready.forwarder.on_committed(later, ready.connection, Committed{.request_id = first, .log_index = 1});
+  (void)ready.forwarder.on_committed(later, ready.connection,
+                                     Committed{.request_id = second, .log_index = 2});
+  (void)ready.forwarder.on_busy(later, ready.connection, Busy{together.request_id, BusyReason::kQueueFull});
+  const auto paused = ready.forwarder.records_wait_until(later + Duration::microseconds(1));
+  ASSERT_TRUE(paused.has_value());
+  EXPECT_GT(*paused, later + Duration::milliseconds(1));
+  EXPECT_EQ(paused, ready.forwarder.next_deadline());
+}
+
 TEST(Forwarder, AsksSessionCountAtOnceAndAnswersTheWaiter) {
   Ready ready;
   auto sends = only<Send>(ready.forwarder.on_session_query(ready.now, "alice", 77));
