@@ -3,6 +3,7 @@
 // (docs/consensus.md traps 1, 9-12).
 #include "consensus/node.h"
 
+#include <pthread.h>
 #include <uv.h>
 
 #include <cstring>
@@ -659,6 +660,7 @@ Result<std::unique_ptr<Node>, StartError> Node::start(NodeOptions options, Repli
   self->publish();
   // The loop thread owns every raft_* call from here on (trap 1).
   self->thread = std::thread([self] {
+    pthread_setname_np(pthread_self(), "rw-raft");
     // SIGPIPE goes to the writing thread: blocked here, it changes nothing
     // for the rest of the process.
     block_sigpipe_in_this_thread();

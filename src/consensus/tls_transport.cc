@@ -581,6 +581,7 @@ struct TlsTransport::Impl {
   }
 
   void run_acceptor() {
+    pthread_setname_np(pthread_self(), "rw-raft-accept");
     block_sigpipe_in_this_thread();
     for (;;) {
       if (wait(listen_fd, POLLIN, Clock::time_point::max()) == Wait::kStopped) return;
@@ -627,6 +628,7 @@ struct TlsTransport::Impl {
     Worker& worker = workers.emplace_back();
     try {
       worker.thread = std::thread([&worker, body = std::move(body)] {
+        pthread_setname_np(pthread_self(), "rw-raft-bridge");
         body();
         worker.finished.store(true, std::memory_order_release);
       });

@@ -2,6 +2,7 @@
 #include "gateway_shell/audit_log.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -292,6 +293,7 @@ void AuditLog::publish_head() {
 }
 
 void AuditLog::run() {
+  pthread_setname_np(pthread_self(), "rw-audit");
   const Duration tick = options_.fsync_interval.ns > 0
                             ? std::min(options_.fsync_interval, Duration::seconds(1))
                             : Duration::seconds(1);

@@ -1,6 +1,8 @@
 // The SQL user cache and its connection pool; see sql_user_cache.h.
 #include "gateway_shell/sql_user_cache.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -113,6 +115,7 @@ void SqlUserCache::evict_one_locked(Instant now) {
 }
 
 void SqlUserCache::run(std::stop_token stop) {
+  pthread_setname_np(pthread_self(), "rw-sql-users");
   std::unique_ptr<SqlUserSource> source;
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {

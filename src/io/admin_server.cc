@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -204,6 +205,7 @@ void AdminServer::stop() {
 }
 
 void AdminServer::run() {
+  pthread_setname_np(pthread_self(), "rw-admin");  // top -H, perf (docs/architecture.md "Threads").
   for (;;) {
     pollfd fds[3] = {{wake_read_.get(), POLLIN, 0}, {unix_listener_.get(), POLLIN, 0}, {-1, POLLIN, 0}};
     if (tcp_listener_.valid()) fds[2].fd = tcp_listener_.get();

@@ -5,6 +5,7 @@
 // never write them twice.
 #include "member_shell/export_loop.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -100,6 +101,7 @@ void ExportLoop::wait_ms(unsigned ms) {
 }
 
 void ExportLoop::run() {
+  pthread_setname_np(pthread_self(), "rw-export");
   for (;;) {
     {
       std::lock_guard lock(wake_mutex_);

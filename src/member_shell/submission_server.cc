@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -144,6 +145,7 @@ void SubmissionServer::stop() {
 }
 
 void SubmissionServer::run() {
+  pthread_setname_np(pthread_self(), "rw-submit-srv");
   std::array<epoll_event, 64> events{};
   const Duration sweep_interval =
       std::min({kSweepIntervalMax, options_.hello_timeout, options_.idle_timeout});

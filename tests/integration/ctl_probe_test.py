@@ -135,6 +135,25 @@ class CtlProbeTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("ready, connected to %s\n" % self.submission, out)
 
+    def test_1b_threads_are_named(self):
+        """docs/architecture.md "Threads": top -H and /proc name each thread."""
+        self.wait_healthy("member-1")
+        self.wait_healthy("gateway")
+
+        def names(name):
+            task = "/proc/%d/task" % self.processes[name].pid
+            found = set()
+            for tid in os.listdir(task):
+                try:
+                    with open(os.path.join(task, tid, "comm")) as f:
+                        found.add(f.read().strip())
+                except OSError:
+                    pass  # A thread that ended meanwhile.
+            return found
+
+        self.assertLessEqual({"rw-raft", "rw-submit-srv", "rw-admin"}, names("member-1"), self.logs())
+        self.assertLessEqual({"rw-udp-0", "rw-submission", "rw-admin"}, names("gateway"), self.logs())
+
     def test_2_json_is_the_admin_api_body(self):
         self.wait_healthy("member-1")
         # An idle member's /status does not change between two requests; a
