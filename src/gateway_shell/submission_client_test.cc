@@ -346,7 +346,14 @@ std::unique_ptr<SubmissionClient> batching_client(const FramePeer& peer, std::si
   options.forwarder.batch_records_max = batch_records_max;
   options.forwarder.batch_delay = batch_delay;
   auto client = SubmissionClient::create(options);
-  if (!client || !(*client)->start(log.router())) return nullptr;
+  if (!client) {
+    ADD_FAILURE() << "create: " << client.error().to_string();
+    return nullptr;
+  }
+  if (auto started = (*client)->start(log.router()); !started) {
+    ADD_FAILURE() << "start: " << started.error().to_string();
+    return nullptr;
+  }
   return std::move(*client);
 }
 
@@ -356,7 +363,13 @@ std::unique_ptr<SubmissionClient> client_after_one_submit(const FramePeer& peer,
                                                           std::size_t batch_records_max, Duration batch_delay,
                                                           AnswerLog& log) {
   auto client = batching_client(peer, batch_records_max, batch_delay, log);
-  if (!client || !client->submit(key_of(0), kRecord, gateway::make_ticket(0, 0, 1)) || !log.wait_for(1)) {
+  if (!client) return nullptr;
+  if (!client->submit(key_of(0), kRecord, gateway::make_ticket(0, 0, 1))) {
+    ADD_FAILURE() << "the first record was refused";
+    return nullptr;
+  }
+  if (!log.wait_for(1)) {
+    ADD_FAILURE() << "the first record was never answered";
     return nullptr;
   }
   return client;
