@@ -184,14 +184,12 @@ io::AdminResponse json_response(std::string body) {
 
 void add_listing_routes(Member& m) {
   m.admin.route("GET", "/status", [&m](const io::AdminRequest&) {
-    std::string body = member_shell::status_json(m.config.id, m.node->status(), m.ledger->figures(),
-                                                 m.submission->pending_submissions(), m.book);
-    if (const std::shared_ptr<member_shell::ExportLoop> exporter = m.exporter()) {
-      nlohmann::json status = nlohmann::json::parse(body);
-      status["export"] = member_shell::to_json(exporter->status());
-      body = status.dump();
-    }
-    return json_response(std::move(body));
+    const std::shared_ptr<member_shell::ExportLoop> exporter = m.exporter();
+    const std::optional<member_shell::ExportStatus> export_status =
+        exporter ? std::optional(exporter->status()) : std::nullopt;
+    return json_response(member_shell::status_json(m.config.id, m.node->status(), m.ledger->figures(),
+                                                   m.submission->pending_submissions(), m.book,
+                                                   export_status ? &*export_status : nullptr));
   });
   m.admin.route("GET", "/sessions", [&m](const io::AdminRequest& request) {
     // The filter runs before a session is serialised, so that a filtered

@@ -44,7 +44,7 @@ json value_of(const std::string& name, const std::string& text, const radius::Di
 
 std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& status,
                         const LedgerFigures& figures, std::uint64_t pending_submissions,
-                        const SubmissionAddressBook& book) {
+                        const SubmissionAddressBook& book, const ExportStatus* exporter) {
   json leader = nullptr;
   if (status.leader_id != 0) {
     leader = json{{"id", status.leader_id}, {"address", status.leader_address}};
@@ -67,6 +67,9 @@ std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& st
             {"accepting", figures.accepting},
             {"log_clock_unix_ms", figures.log_clock_unix_ms}};
   if (!status.storage_error.empty()) body["storage_error"] = status.storage_error;
+  // The database's error text may hold any bytes: dump() replaces what is
+  // not UTF-8 rather than throwing.
+  if (exporter != nullptr) body["export"] = to_json(*exporter);
   return dump(body) + "\n";
 }
 

@@ -12,6 +12,7 @@
 #include "admin/session_filter.h"
 #include "base/result.h"
 #include "consensus/node.h"
+#include "member_shell/export_loop.h"
 #include "member_shell/ledger_state.h"
 #include "member_shell/submission_session.h"
 #include "radius/dictionary.h"
@@ -19,10 +20,12 @@
 namespace rw::member_shell {
 
 // The body of GET /status: raft role, leader, term, indexes, pending
-// submissions and ledger figures. `book` gives the leader's submission address.
+// submissions and ledger figures, and the exporter's state when `exporter`
+// is given. `book` gives the leader's submission address.
 [[nodiscard]] std::string status_json(std::uint64_t member_id, const consensus::NodeStatus& status,
                                       const LedgerFigures& figures, std::uint64_t pending_submissions,
-                                      const SubmissionAddressBook& book);
+                                      const SubmissionAddressBook& book,
+                                      const ExportStatus* exporter = nullptr);
 
 // One element of the /sessions array, as a JSON object.
 [[nodiscard]] std::string session_json(const accounting::Session& session);

@@ -42,6 +42,25 @@ TEST(AdminViews, StatusNamesTheLeaderAndItsSubmissionAddress) {
   EXPECT_EQ(body["log_clock_unix_ms"], 1764464823000);
 }
 
+// The exporter's state is in the body as the rest is: one line, and the
+// database's error text made UTF-8 (a PostgreSQL message may quote a
+// record's bytes), never an exception that fails /status.
+TEST(AdminViews, StatusCarriesTheExportersStateWhateverItsErrorText) {
+  ExportStatus exporter;
+  exporter.database = "postgresql";
+  exporter.batches = 5;
+  exporter.last_error = "invalid byte sequence \xC3\x28 for encoding UTF8";
+  const std::string text = status_json(1, consensus::NodeStatus{}, LedgerFigures{}, 0, {}, &exporter);
+  ASSERT_TRUE(text.ends_with("}\n"));
+  EXPECT_EQ(text.find('\n'), text.size() - 1);
+  const json body = json::parse(text);
+  EXPECT_EQ(body["export"]["database"], "postgresql");
+  EXPECT_EQ(body["export"]["batches"], 5);
+  EXPECT_EQ(body["export"]["last_error"], "invalid byte sequence \xEF\xBF\xBD( for encoding UTF8");
+  EXPECT_FALSE(
+      json::parse(status_json(1, consensus::NodeStatus{}, LedgerFigures{}, 0, {})).contains("export"));
+}
+
 TEST(AdminViews, StatusWithoutALeaderSaysNull) {
   const json body = json::parse(status_json(1, consensus::NodeStatus{}, LedgerFigures{}, 0, {}));
   EXPECT_TRUE(body["leader"].is_null());
