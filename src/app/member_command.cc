@@ -485,6 +485,7 @@ bool replace_exporter(Member& m, const std::optional<config::MemberConfig::Expor
           .database = e.sqlite ? "sqlite:" + e.sqlite->path : std::string("postgresql"),
           .batch_records_max = e.batch_records_max,
           .poll_interval_ms = e.poll_interval_ms,
+          .batch_delay_ms = e.batch_delay_ms,
           .retry_initial_ms = e.retry_initial_ms,
           .retry_max_ms = e.retry_max_ms},
       *m.ledger, *m.node);

@@ -358,10 +358,13 @@ ordered_json member_config_json(const MemberConfig& config) {
                        {"keepalives_count", t.keepalives_count},
                        {"tcp_user_timeout_ms", t.tcp_user_timeout_ms}};
     }
-    exporter =
-        ordered_json{{"sqlite", path_or_null(e.sqlite)},         {"postgresql", std::move(postgresql)},
-                     {"batch_records_max", e.batch_records_max}, {"poll_interval_ms", e.poll_interval_ms},
-                     {"retry_initial_ms", e.retry_initial_ms},   {"retry_max_ms", e.retry_max_ms}};
+    exporter = ordered_json{{"sqlite", path_or_null(e.sqlite)},
+                            {"postgresql", std::move(postgresql)},
+                            {"batch_records_max", e.batch_records_max},
+                            {"poll_interval_ms", e.poll_interval_ms},
+                            {"batch_delay_ms", e.batch_delay_ms},
+                            {"retry_initial_ms", e.retry_initial_ms},
+                            {"retry_max_ms", e.retry_max_ms}};
   }
   const MemberConfig::Raft& r = config.raft;
   const MemberConfig::Ledger& l = config.ledger;

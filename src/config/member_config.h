@@ -128,6 +128,7 @@ struct MemberConfig {
     PostgresTimeouts postgresql_timeouts{};
     std::size_t batch_records_max = 2000;  // records per transaction
     unsigned poll_interval_ms = 20;        // idle wait for new records
+    unsigned batch_delay_ms = 100;         // least time between batches while less than one waits; 0: none
     unsigned retry_initial_ms = 100;       // first backoff after a failure
     unsigned retry_max_ms = 10'000;        // backoff ceiling
     friend bool operator==(const Export&, const Export&) = default;

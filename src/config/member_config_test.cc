@@ -251,14 +251,16 @@ TEST(MemberConfig, ReportsBadRaftLedgerAndLogging) {
 }
 
 TEST(MemberConfig, ParsesTheExportSection) {
-  auto sqlite = parse_member_config(minimal("export:\n  sqlite: radacct.sqlite\n  batch_records_max: 500\n"),
-                                    "/etc/rw/member.yaml");
+  auto sqlite = parse_member_config(
+      minimal("export:\n  sqlite: radacct.sqlite\n  batch_records_max: 500\n  batch_delay_ms: 0\n"),
+      "/etc/rw/member.yaml");
   ASSERT_TRUE(sqlite);
   ASSERT_TRUE(sqlite->exporter.has_value());
   ASSERT_TRUE(sqlite->exporter->sqlite.has_value());
   EXPECT_EQ(sqlite->exporter->sqlite->path, "/etc/rw/radacct.sqlite");
   EXPECT_EQ(sqlite->exporter->batch_records_max, 500u);
   EXPECT_EQ(sqlite->exporter->retry_max_ms, 10'000u);
+  EXPECT_EQ(sqlite->exporter->batch_delay_ms, 0u);
 
   auto postgres = parse_member_config(minimal("export:\n"
                                               "  postgresql:\n"
@@ -272,6 +274,7 @@ TEST(MemberConfig, ParsesTheExportSection) {
   EXPECT_EQ(postgres->exporter->postgresql_conninfo,
             "host=db dbname=radius sslmode='verify-full' sslrootcert='/etc/ssl/it\\'s ca.pem'");
   EXPECT_EQ(postgres->exporter->postgresql_timeouts, MemberConfig::PostgresTimeouts{});
+  EXPECT_EQ(postgres->exporter->batch_delay_ms, 100u);
 
   auto bounded = parse_member_config(minimal("export:\n"
                                              "  postgresql:\n"
@@ -307,6 +310,7 @@ TEST(MemberConfig, ReportsBadExportSections) {
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  postgresql: {conninfo: x}\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  postgresql: {sslmode: require}\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  batch_records_max: 0\n")).empty());
+  EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  batch_delay_ms: 10001\n")).empty());
   EXPECT_FALSE(
       errors_of(minimal("export:\n  sqlite: a\n  retry_initial_ms: 50\n  retry_max_ms: 10\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  colour: red\n")).empty());

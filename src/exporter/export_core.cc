@@ -23,6 +23,7 @@ Edge ExportCore::on_round(bool ready) {
   alarm_.reset();
   refused_through_.reset();
   last_plan_ = {};
+  write_began_.reset();
   return Edge::kBecameInactive;
 }
 
@@ -48,6 +49,15 @@ std::optional<std::uint64_t> ExportCore::cursor_to_submit(std::uint64_t ledger_e
       now - *submitted_at_ < Duration::milliseconds(options_.cursor_resubmit_ms))
     return std::nullopt;
   return cursor_;
+}
+
+unsigned ExportCore::batch_wait_ms(std::size_t held, Instant now) const {
+  if (!write_began_ || refused_through_ || held >= options_.batch_records_max) return 0;
+  const Duration since = now - *write_began_;
+  const Duration delay = Duration::milliseconds(options_.batch_delay_ms);
+  if (since >= delay) return 0;
+  // Round up: waking a fraction of a millisecond early would only wait again.
+  return static_cast<unsigned>(((delay - since).ns + 999'999) / 1'000'000);
 }
 
 void ExportCore::on_submitted(std::uint64_t cursor, Instant now) {

@@ -18,7 +18,11 @@ namespace rw::exporter {
 
 struct CoreOptions {
   std::size_t batch_records_max = 2000;
-  unsigned poll_interval_ms = 20;          // idle wait for new records
+  unsigned poll_interval_ms = 20;  // idle wait for new records
+  // Least time from the start of one write to the start of the next while
+  // less than a batch waits (docs/accounting.md "Pacing the exporter"); 0:
+  // each round writes what it finds.
+  unsigned batch_delay_ms = 100;
   unsigned retry_initial_ms = 100;         // first backoff after a failure
   unsigned retry_max_ms = 10'000;          // backoff ceiling
   unsigned follower_wait_ms = 100;         // wait while not the ready leader
@@ -83,6 +87,17 @@ class ExportCore {
                                                               Instant now) const;
   void on_submitted(std::uint64_t cursor, Instant now);
 
+  // How long to wait before fetching, so that records the exporter keeps
+  // up with go in one batch per batch_delay_ms instead of one per round
+  // (each batch costs the database a transaction with its fsync, and the
+  // cluster a cursor entry): the rest of batch_delay_ms since the last
+  // write began. 0 when `held` records (above the cluster's cursor) would
+  // fill a batch, while a refused record is being looked for, and before
+  // the first write of a leadership.
+  [[nodiscard]] unsigned batch_wait_ms(std::size_t held, Instant now) const;
+  // A write is about to be offered to the database.
+  void on_write_began(Instant now) { write_began_ = now; }
+
   // How many records to fetch after cursor().
   [[nodiscard]] std::size_t fetch_max() const { return options_.batch_records_max; }
   // What to write of `fetched` (records after cursor(), ascending, whole
@@ -114,6 +129,7 @@ class ExportCore {
   std::optional<std::uint64_t> refused_through_;
   Plan last_plan_;
   std::uint64_t last_plan_through_ = 0;  // last log index of the last planned write
+  std::optional<Instant> write_began_;   // of the last write in this leadership
 };
 
 }  // namespace rw::exporter

@@ -99,9 +99,12 @@ unsigned run_round(ExportCore& core, FakeDatabase& db, FakeLedger& ledger, std::
     }
   };
   submit();
+  const Instant now = Instant{} + Duration::milliseconds(now_ms);
+  if (const unsigned wait = core.batch_wait_ms(ledger.held.size(), now); wait > 0) return wait;
   const std::vector<HeldRecord> batch = ledger.after(core.cursor(), core.fetch_max());
   const Plan plan = core.plan(batch);
   if (plan.mode == Plan::Mode::kNothing) return 20;
+  core.on_write_began(now);
   auto failure = db.write(std::span(batch).first(plan.records), ledger.exported_through,
                           plan.mode == Plan::Mode::kIsolate);
   if (failure) return core.on_failure(*failure);
@@ -175,7 +178,9 @@ TEST(ExportCore, AnOutageBacksOffDoublingThenResets) {
   db.down = true;
   ledger = FakeLedger(5, 1);
   ledger.apply_cursor(3);
-  EXPECT_EQ(run_round(core, db, ledger, 20), 100u);  // back to the first wait
+  // Past the pacing delay since the write at 10 ms: the write fails, and
+  // its backoff is back to the first wait.
+  EXPECT_EQ(run_round(core, db, ledger, 110), 100u);
 }
 
 TEST(ExportCore, ACursorBelowTheClustersRaisesTheAlarmAndStops) {
@@ -255,6 +260,71 @@ TEST(ExportCore, ARefusalInTheIsolatingWriteBacksOff) {
   EXPECT_EQ(core.on_failure(Failure::kRecordRefused), 50u);
   ASSERT_TRUE(core.on_cursor(0, 0));
   EXPECT_EQ(core.plan(ledger.held).mode, Plan::Mode::kIsolate);
+}
+
+// docs/accounting.md "Pacing the exporter": records arriving faster than the
+// exporter looks for them go in one batch per batch_delay_ms, not one per
+// round; a full batch, a split and a new leadership do not wait.
+TEST(ExportCore, RecordsItKeepsUpWithGoInOneBatchPerDelay) {
+  ExportCore core(CoreOptions{.batch_records_max = 100, .batch_delay_ms = 100});
+  FakeDatabase db;
+  FakeLedger ledger(0, 0);
+  // One 1-record entry every 2 ms for a second, a round whenever the last
+  // one's wait is over (a wait of 0 looks again 1 ms later).
+  std::uint64_t index = 0;
+  std::uint32_t id = 0;
+  std::int64_t next_round = 0;
+  std::vector<unsigned> waits;
+  for (std::int64_t now = 0; now < 1000; ++now) {
+    if (now % 2 == 0) {
+      HeldRecord held;
+      held.index = ++index;
+      held.record.status_type = ++id;
+      ledger.held.push_back(held);
+    }
+    if (now < next_round) continue;
+    const unsigned wait = run_round(core, db, ledger, now);
+    waits.push_back(wait);
+    next_round = now + std::max(1u, wait);
+  }
+  EXPECT_EQ(db.rows, ids(1, db.rows.empty() ? 0 : db.rows.back()));
+  EXPECT_GE(db.rows.size(), 450u);
+  // Without pacing each round writes the record or two that arrived since
+  // the last: about 500 transactions. Paced: one per 100 ms.
+  EXPECT_LE(db.transactions, 11);
+  EXPECT_GE(db.transactions, 9);
+  EXPECT_TRUE(std::ranges::any_of(waits, [](unsigned w) { return w > 50; }));
+}
+
+TEST(ExportCore, AFullBatchANewLeadershipAndASplitDoNotWait) {
+  ExportCore core(CoreOptions{.batch_records_max = 10, .batch_delay_ms = 100});
+  const Instant t0 = Instant{} + Duration::seconds(5);
+  core.on_round(true);
+  EXPECT_EQ(core.batch_wait_ms(1, t0), 0u);  // nothing written yet in this leadership
+  core.on_write_began(t0);
+  EXPECT_EQ(core.batch_wait_ms(1, t0 + Duration::milliseconds(30)), 70u);
+  EXPECT_EQ(core.batch_wait_ms(1, t0 + Duration::microseconds(30'500)), 70u);  // rounded up
+  EXPECT_EQ(core.batch_wait_ms(9, t0 + Duration::milliseconds(99)), 1u);
+  EXPECT_EQ(core.batch_wait_ms(10, t0 + Duration::milliseconds(30)), 0u);  // a batch's worth
+  EXPECT_EQ(core.batch_wait_ms(1, t0 + Duration::milliseconds(100)), 0u);
+  // A new leadership writes at once.
+  core.on_round(false);
+  core.on_round(true);
+  EXPECT_EQ(core.batch_wait_ms(1, t0 + Duration::milliseconds(30)), 0u);
+  // Looking for a refused record: the halves go at once.
+  ASSERT_TRUE(core.on_cursor(0, 0));
+  FakeLedger ledger(4, 1);
+  const Plan plan = core.plan(ledger.held);
+  ASSERT_EQ(plan.mode, Plan::Mode::kWrite);
+  core.on_write_began(t0);
+  core.on_failure(Failure::kRecordRefused);
+  ASSERT_TRUE(core.refused_through().has_value());
+  EXPECT_EQ(core.batch_wait_ms(1, t0 + Duration::milliseconds(30)), 0u);
+  // Off.
+  ExportCore unpaced(CoreOptions{.batch_records_max = 10, .batch_delay_ms = 0});
+  unpaced.on_round(true);
+  unpaced.on_write_began(t0);
+  EXPECT_EQ(unpaced.batch_wait_ms(1, t0), 0u);
 }
 
 }  // namespace

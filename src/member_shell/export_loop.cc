@@ -61,6 +61,7 @@ ExportLoop::ExportLoop(std::unique_ptr<ExportSink> sink, ExportLoopOptions optio
       node_(node),
       core_(exporter::CoreOptions{.batch_records_max = options_.batch_records_max,
                                   .poll_interval_ms = options_.poll_interval_ms,
+                                  .batch_delay_ms = options_.batch_delay_ms,
                                   .retry_initial_ms = options_.retry_initial_ms,
                                   .retry_max_ms = options_.retry_max_ms}) {
   status_.database = options_.database;
@@ -136,6 +137,10 @@ unsigned ExportLoop::step() {
   // The database is ahead of the ledger (a batch committed but its cursor
   // entry did not, or is still on its way): tell the cluster.
   submit_cursor(figures.exported_through);
+  // Less than a batch waits and the last write began under batch_delay_ms
+  // ago: let the records gather (docs/accounting.md "Pacing the exporter").
+  if (const unsigned wait = core_.batch_wait_ms(figures.records_held, io::monotonic_now()); wait > 0)
+    return wait;
 
   std::vector<accounting::HeldRecord> batch = ledger_.records_after(core_.cursor(), core_.fetch_max());
   publish_lag(figures, batch);
@@ -151,6 +156,7 @@ unsigned ExportLoop::step() {
     spdlog::warn("export: the database refused a record of log index {}; writing its entry record by record",
                  offered.front().index);
   }
+  core_.on_write_began(io::monotonic_now());
   auto written = plan.mode == exporter::Plan::Mode::kIsolate
                      ? sink_->write_isolating(offered, figures.exported_through)
                      : sink_->write(offered, figures.exported_through);

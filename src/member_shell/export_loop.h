@@ -33,6 +33,7 @@ struct ExportLoopOptions {
   std::string database;  // what /status shows: "sqlite:PATH" or "postgresql" (never the conninfo)
   std::size_t batch_records_max = 2000;
   unsigned poll_interval_ms = 20;
+  unsigned batch_delay_ms = 100;
   unsigned retry_initial_ms = 100;
   unsigned retry_max_ms = 10'000;
 };

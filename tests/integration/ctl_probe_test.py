@@ -5,7 +5,8 @@ submitting to it, on loopback in plaintext (docs/admin_api.md "Health").
 member that knows no leader (one of a three-member cluster started alone)
 and on a gateway whose member is gone, 1 when the process is not running;
 `--json` prints the body the admin API gives; `ctl sessions` filters at the
-member; `ctl top --count` stops by itself.
+member; `ctl top --count` stops by itself; the member's exporter (into
+SQLite) writes the records it keeps up with in paced batches.
   tests/integration/ctl_probe_test.py RADIUSWARD_BINARY"""
 
 import json
@@ -63,7 +64,8 @@ class CtlProbeTest(unittest.TestCase):
         os.makedirs(os.path.join(cls.dir, "admin"))
         cls.processes = {}
         cls.submission = "127.0.0.1:%d" % free_port()
-        cls.write_member("member-1", 1, [(1, "127.0.0.1:%d" % free_port(), cls.submission)])
+        cls.write_member("member-1", 1, [(1, "127.0.0.1:%d" % free_port(), cls.submission)],
+                         "export: {sqlite: radacct.sqlite, batch_delay_ms: 1000}\n")
         # One of three members, started alone: it never learns of a leader.
         cls.write_member("lonely-1", 1, [(i, "127.0.0.1:%d" % free_port(), "127.0.0.1:%d" % free_port())
                                          for i in (1, 2, 3)])
@@ -76,19 +78,20 @@ class CtlProbeTest(unittest.TestCase):
         with open(os.path.join(cls.dir, "gateway.yaml"), "w") as f:
             f.write("listen: [127.0.0.1]\nusers_file: users\nclients_file: clients.conf\ndictionary_dir:\n")
         cls.acct_port = free_port(socket.SOCK_DGRAM)
+        cls.auth_port = free_port(socket.SOCK_DGRAM)
         cls.start("gateway", [BINARY, "gateway", "--config", os.path.join(cls.dir, "gateway.yaml"),
-                              "--auth-port", str(free_port(socket.SOCK_DGRAM)), "--acct-port", str(cls.acct_port),
+                              "--auth-port", str(cls.auth_port), "--acct-port", str(cls.acct_port),
                               "--workers", "1", "--member", cls.submission, "--insecure-plaintext-cluster",
                               "--admin-socket", cls.socket("gateway")])
 
     @classmethod
-    def write_member(cls, name, member_id, book):
+    def write_member(cls, name, member_id, book, extra=""):
         raft, submission = [(r, s) for i, r, s in book if i == member_id][0]
         members = "".join("  - {id: %d, raft: '%s', submission: '%s'}\n" % entry for entry in book)
         with open(os.path.join(cls.dir, name + ".yaml"), "w") as f:
             f.write("id: %d\ndata_dir: %s\nraft_address: '%s'\nsubmission_listen: '%s'\n"
-                    "admin_socket: admin/%s.sock\nmembers:\n%sinsecure_plaintext_cluster: true\n"
-                    % (member_id, name, raft, submission, name, members))
+                    "admin_socket: admin/%s.sock\nmembers:\n%sinsecure_plaintext_cluster: true\n%s"
+                    % (member_id, name, raft, submission, name, members, extra))
 
     @classmethod
     def start(cls, name, argv):
@@ -193,6 +196,37 @@ class CtlProbeTest(unittest.TestCase):
         self.assertEqual(out.count("refresh "), 2, out)
         self.assertIn("records committed", out)
         self.assertNotIn("\x1b[", out)
+
+    def test_4b_export_goes_in_paced_batches(self):
+        """docs/accounting.md "Pacing the exporter": with export.batch_delay_ms
+        at 1000, 4 s of accounting at 200/s reach the database in about one
+        batch a second. Without the pacing the exporter writes what each
+        20-ms poll finds: about 200 batches."""
+        self.wait_healthy("gateway")
+        member = self.socket("member-1")
+        wait_for("the earlier tests' records exported",
+                 lambda: json.loads(raw_get(member, "/status"))["export"]["lag_records"] == 0)
+        before = json.loads(raw_get(member, "/status"))["export"]
+        report = os.path.join(self.dir, "paced.json")
+        done = subprocess.run([BINARY, "bench", "run", "--scenario", "acct",
+                               "--target", "127.0.0.1:%d" % self.auth_port,
+                               "--acct-target", "127.0.0.1:%d" % self.acct_port, "--secret", "testing123",
+                               "--rate", "200", "--duration-s", "4", "--timeout-ms", "2000", "--retries", "4",
+                               "--json", report, "--no-require-message-authenticator"],
+                              capture_output=True, text=True, timeout=120)
+        with open(report) as f:
+            answered = json.load(f)["answered"]
+        self.assertEqual(answered, 800, done.stdout + done.stderr + self.logs())
+
+        def caught_up():
+            now = json.loads(raw_get(member, "/status"))["export"]
+            return now if now["records_exported"] - before["records_exported"] >= answered else None
+        wait_for("the exporter to write the 800 records", caught_up, timeout=30)
+        after = caught_up()
+        self.assertEqual(after["records_exported"] - before["records_exported"], 800, after)
+        batches = after["batches"] - before["batches"]
+        self.assertLessEqual(batches, 10, after)
+        self.assertGreaterEqual(batches, 3, after)
 
     def test_5_member_without_leader_is_unhealthy(self):
         wait_for("the lonely member's socket", lambda: os.path.exists(self.socket("lonely-1")))
