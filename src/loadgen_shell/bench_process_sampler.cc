@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "io/clock.h"
+#include "io/proc_stat.h"
 
 namespace rw::loadgen_shell {
 
@@ -24,23 +25,11 @@ std::string read_text(const std::string& path) {
   return out.str();
 }
 
-// utime + stime in clock ticks (proc(5) fields 14 and 15), after the
-// parenthesised comm, which may itself hold spaces or parentheses.
+// utime + stime in clock ticks (io/proc_stat.h).
 std::optional<std::uint64_t> cpu_ticks(int pid) {
-  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-  const std::size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  std::uint64_t utime = 0;
-  std::uint64_t stime = 0;
-  // Fields from 3 (state) on; utime is field 14, stime 15.
-  for (int index = 3; index <= 15 && (fields >> field); ++index) {
-    if (index == 14) utime = std::stoull(field);
-    if (index == 15) stime = std::stoull(field);
-  }
-  if (!fields) return std::nullopt;
-  return utime + stime;
+  const std::optional<io::ProcStat> stat = io::read_proc_stat(pid);
+  if (!stat) return std::nullopt;
+  return stat->cpu_ticks;
 }
 
 // VmRSS in KiB. (VmHWM is the peak since the process started, not during

@@ -24,9 +24,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +35,7 @@
 #include "accounting/accounting_request_for_test.h"
 #include "exporter/radacct.h"
 #include "io/postgres_server_for_test.h"
+#include "io/proc_stat.h"
 #include "member_shell/sql_export_sink.h"
 
 namespace rw::member_shell {
@@ -73,30 +74,17 @@ io::PostgresServerForTest& postgres() {
 // not the wall time, is what the database takes from the cluster.
 double server_cpu_seconds() {
   std::ifstream pid_file(postgres().dir() + "/data/postmaster.pid");
-  long postmaster = 0;
+  int postmaster = 0;
   if (!(pid_file >> postmaster)) return 0;
-  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  double seconds = 0;
+  std::uint64_t ticks = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string pid = entry.path().filename();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat_file(entry.path() / "stat");
-    std::string stat;
-    if (!std::getline(stat_file, stat)) continue;
-    // After the command's closing parenthesis: state, ppid, then fields 5-13
-    // of proc(5) before utime and stime.
-    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-    std::string state;
-    long ppid = 0;
-    fields >> state >> ppid;
-    if (std::stol(pid) != postmaster && ppid != postmaster) continue;
-    std::string skip;
-    for (int i = 0; i < 9; ++i) fields >> skip;
-    double utime = 0, stime = 0;
-    fields >> utime >> stime;
-    seconds += (utime + stime) / tick;
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int pid = std::stoi(name);
+    const std::optional<io::ProcStat> stat = io::read_proc_stat(pid);
+    if (stat && (pid == postmaster || stat->parent_pid == postmaster)) ticks += stat->cpu_ticks;
   }
-  return seconds;
+  return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 double process_cpu_seconds() {
