@@ -346,6 +346,10 @@ void add_metrics(Member& m) {
       export_counter("resent", exported.records_resent);
       gauge("radiusward_member_export_failures", "Failed export database calls since start.",
             exported.failures);
+      page.counter("radiusward_member_export_log_rows_pruned_total",
+                   "Log-table rows deleted by export.log_retention_days.", exported.log_rows_pruned);
+      page.counter("radiusward_member_export_prune_failures_total", "Failed log-retention rounds.",
+                   exported.prune_failures);
       gauge("radiusward_member_export_active", "1 while this member exports (the ready leader).",
             exported.active ? 1 : 0);
       gauge("radiusward_member_export_connected", "1 when the exporter's last database call succeeded.",
@@ -487,7 +491,8 @@ bool replace_exporter(Member& m, const std::optional<config::MemberConfig::Expor
           .poll_interval_ms = e.poll_interval_ms,
           .batch_delay_ms = e.batch_delay_ms,
           .retry_initial_ms = e.retry_initial_ms,
-          .retry_max_ms = e.retry_max_ms},
+          .retry_max_ms = e.retry_max_ms,
+          .log_retention_days = e.log_retention_days},
       *m.ledger, *m.node);
   if (counts) next->continue_counts(*counts);
   next->start();

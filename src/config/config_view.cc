@@ -365,6 +365,7 @@ ordered_json member_config_json(const MemberConfig& config) {
                             {"batch_delay_ms", e.batch_delay_ms},
                             {"retry_initial_ms", e.retry_initial_ms},
                             {"retry_max_ms", e.retry_max_ms}};
+    exporter["log_retention_days"] = e.log_retention_days;
   }
   const MemberConfig::Raft& r = config.raft;
   const MemberConfig::Ledger& l = config.ledger;

@@ -268,6 +268,8 @@ class MemberParser : YamlReader {
                  set_integer(out.poll_interval_ms, item, at_key, 1, 10'000);
                } else if (key == "batch_delay_ms") {
                  set_integer(out.batch_delay_ms, item, at_key, 0, 10'000);
+               } else if (key == "log_retention_days") {
+                 set_integer(out.log_retention_days, item, at_key, 0, 36'500);
                } else if (key == "retry_initial_ms") {
                  set_integer(out.retry_initial_ms, item, at_key, 1, 60'000);
                } else if (key == "retry_max_ms") {

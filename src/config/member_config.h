@@ -131,6 +131,9 @@ struct MemberConfig {
     unsigned batch_delay_ms = 100;         // least time between batches while less than one waits; 0: none
     unsigned retry_initial_ms = 100;       // first backoff after a failure
     unsigned retry_max_ms = 10'000;        // backoff ceiling
+    // Log rows received longer ago are deleted (docs/accounting.md "Keeping
+    // the log table bounded"); 0 keeps every row.
+    unsigned log_retention_days = 0;
     friend bool operator==(const Export&, const Export&) = default;
   };
   std::optional<Export> exporter{};

@@ -252,7 +252,8 @@ TEST(MemberConfig, ReportsBadRaftLedgerAndLogging) {
 
 TEST(MemberConfig, ParsesTheExportSection) {
   auto sqlite = parse_member_config(
-      minimal("export:\n  sqlite: radacct.sqlite\n  batch_records_max: 500\n  batch_delay_ms: 0\n"),
+      minimal("export:\n  sqlite: radacct.sqlite\n  batch_records_max: 500\n  batch_delay_ms: 0\n"
+              "  log_retention_days: 30\n"),
       "/etc/rw/member.yaml");
   ASSERT_TRUE(sqlite);
   ASSERT_TRUE(sqlite->exporter.has_value());
@@ -261,6 +262,7 @@ TEST(MemberConfig, ParsesTheExportSection) {
   EXPECT_EQ(sqlite->exporter->batch_records_max, 500u);
   EXPECT_EQ(sqlite->exporter->retry_max_ms, 10'000u);
   EXPECT_EQ(sqlite->exporter->batch_delay_ms, 0u);
+  EXPECT_EQ(sqlite->exporter->log_retention_days, 30u);
 
   auto postgres = parse_member_config(minimal("export:\n"
                                               "  postgresql:\n"
@@ -275,6 +277,7 @@ TEST(MemberConfig, ParsesTheExportSection) {
             "host=db dbname=radius sslmode='verify-full' sslrootcert='/etc/ssl/it\\'s ca.pem'");
   EXPECT_EQ(postgres->exporter->postgresql_timeouts, MemberConfig::PostgresTimeouts{});
   EXPECT_EQ(postgres->exporter->batch_delay_ms, 100u);
+  EXPECT_EQ(postgres->exporter->log_retention_days, 0u);  // every row kept
 
   auto bounded = parse_member_config(minimal("export:\n"
                                              "  postgresql:\n"
@@ -311,6 +314,9 @@ TEST(MemberConfig, ReportsBadExportSections) {
   EXPECT_FALSE(errors_of(minimal("export:\n  postgresql: {sslmode: require}\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  batch_records_max: 0\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  batch_delay_ms: 10001\n")).empty());
+  EXPECT_THAT(errors_of(minimal("export:\n  sqlite: a\n  log_retention_days: 36501\n")),
+              ElementsAre("/etc/rw/member.yaml:11:23: expected an integer between 0 and 36500, got '36501'"));
+  EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  log_retention_days: -1\n")).empty());
   EXPECT_FALSE(
       errors_of(minimal("export:\n  sqlite: a\n  retry_initial_ms: 50\n  retry_max_ms: 10\n")).empty());
   EXPECT_FALSE(errors_of(minimal("export:\n  sqlite: a\n  colour: red\n")).empty());

@@ -24,6 +24,7 @@ Edge ExportCore::on_round(bool ready) {
   refused_through_.reset();
   last_plan_ = {};
   write_began_.reset();
+  prune_due_.reset();
   return Edge::kBecameInactive;
 }
 
@@ -58,6 +59,16 @@ unsigned ExportCore::batch_wait_ms(std::size_t held, Instant now) const {
   if (since >= delay) return 0;
   // Round up: waking a fraction of a millisecond early would only wait again.
   return static_cast<unsigned>(((delay - since).ns + 999'999) / 1'000'000);
+}
+
+std::optional<std::int64_t> ExportCore::prune_before(Instant now, std::int64_t wall_unix_ms) const {
+  if (options_.log_retention_days == 0 || !active_ || (prune_due_ && now < *prune_due_)) return std::nullopt;
+  return wall_unix_ms - static_cast<std::int64_t>(options_.log_retention_days) * 86'400'000;
+}
+
+void ExportCore::on_pruned(Instant now, std::optional<std::uint64_t> deleted) {
+  const bool more = deleted && *deleted >= options_.prune_rows_max;
+  prune_due_ = now + Duration::milliseconds(more ? options_.prune_again_ms : options_.prune_interval_ms);
 }
 
 void ExportCore::on_submitted(std::uint64_t cursor, Instant now) {

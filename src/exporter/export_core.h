@@ -28,6 +28,12 @@ struct CoreOptions {
   unsigned follower_wait_ms = 100;         // wait while not the ready leader
   unsigned alarm_recheck_ms = 5000;        // re-read of a cursor below the cluster's
   std::int64_t cursor_resubmit_ms = 1000;  // a cursor entry not seen applied after this is sent again
+  // Log retention (docs/accounting.md "Keeping the log table bounded"):
+  // log rows received longer ago than this are deleted; 0 keeps every row.
+  unsigned log_retention_days = 0;
+  std::size_t prune_rows_max = 10'000;  // rows deleted at most per round
+  unsigned prune_again_ms = 1000;       // next round after one that deleted prune_rows_max
+  unsigned prune_interval_ms = 60'000;  // next round otherwise, and after a failure
 };
 
 // How a database call failed, as far as the decisions go.
@@ -98,6 +104,17 @@ class ExportCore {
   // A write is about to be offered to the database.
   void on_write_began(Instant now) { write_began_ = now; }
 
+  // Log retention: the receive time (Unix ms) before which log rows are
+  // deleted now, when retention is on and a round is due: at once in a
+  // leadership, then prune_again_ms after a round that deleted a full
+  // prune_rows_max (more is waiting) and prune_interval_ms after any other
+  // round or a failure. A failed round never holds the export back.
+  // `now` is monotonic (when), `wall_unix_ms` the wall clock (what).
+  [[nodiscard]] std::optional<std::int64_t> prune_before(Instant now, std::int64_t wall_unix_ms) const;
+  [[nodiscard]] std::size_t prune_rows_max() const { return options_.prune_rows_max; }
+  // The round deleted `deleted` rows; nullopt: it failed.
+  void on_pruned(Instant now, std::optional<std::uint64_t> deleted);
+
   // How many records to fetch after cursor().
   [[nodiscard]] std::size_t fetch_max() const { return options_.batch_records_max; }
   // What to write of `fetched` (records after cursor(), ascending, whole
@@ -130,6 +147,7 @@ class ExportCore {
   Plan last_plan_;
   std::uint64_t last_plan_through_ = 0;  // last log index of the last planned write
   std::optional<Instant> write_began_;   // of the last write in this leadership
+  std::optional<Instant> prune_due_;     // next log-retention round; unset: at once
 };
 
 }  // namespace rw::exporter

@@ -327,5 +327,39 @@ TEST(ExportCore, AFullBatchANewLeadershipAndASplitDoNotWait) {
   EXPECT_EQ(unpaced.batch_wait_ms(1, t0), 0u);
 }
 
+// docs/accounting.md "Keeping the log table bounded": a retention round is
+// due at once in a leadership, again a second later while each deletes a
+// full round's rows, and a minute later after any other round or a failure;
+// never when retention is off or this member does not export.
+TEST(ExportCore, LogRetentionRoundsComeAtOnceThenAsTheLastOneLeftThem) {
+  ExportCore core(CoreOptions{.log_retention_days = 30, .prune_rows_max = 100});
+  const Instant t0 = Instant{} + Duration::seconds(5);
+  const std::int64_t wall = 1'800'000'000'000;
+  const std::int64_t cut = wall - 30LL * 86'400'000;
+  EXPECT_FALSE(core.prune_before(t0, wall).has_value());  // not the exporting leader
+  core.on_round(true);
+  EXPECT_EQ(core.prune_before(t0, wall), cut);
+  EXPECT_EQ(core.prune_rows_max(), 100u);
+  core.on_pruned(t0, 100);  // a full round: more is waiting
+  EXPECT_FALSE(core.prune_before(t0 + Duration::milliseconds(999), wall).has_value());
+  EXPECT_EQ(core.prune_before(t0 + Duration::seconds(1), wall + 1000), cut + 1000);
+  core.on_pruned(t0 + Duration::seconds(1), 99);  // the rest
+  EXPECT_FALSE(core.prune_before(t0 + Duration::seconds(60), wall).has_value());
+  EXPECT_TRUE(core.prune_before(t0 + Duration::seconds(61), wall).has_value());
+  core.on_pruned(t0 + Duration::seconds(61), std::nullopt);  // failed
+  EXPECT_FALSE(core.prune_before(t0 + Duration::seconds(62), wall).has_value());
+  EXPECT_TRUE(core.prune_before(t0 + Duration::seconds(121), wall).has_value());
+  // Leadership lost and won again: due at once.
+  core.on_pruned(t0 + Duration::seconds(121), 0);
+  core.on_round(false);
+  EXPECT_FALSE(core.prune_before(t0 + Duration::seconds(122), wall).has_value());
+  core.on_round(true);
+  EXPECT_TRUE(core.prune_before(t0 + Duration::seconds(122), wall).has_value());
+  // Off.
+  ExportCore keeping(CoreOptions{});
+  keeping.on_round(true);
+  EXPECT_FALSE(keeping.prune_before(t0, wall).has_value());
+}
+
 }  // namespace
 }  // namespace rw::exporter

@@ -25,6 +25,19 @@ namespace rw::exporter {
 namespace {
 
 namespace attr = radius::attr;
+
+// A PostgreSQL timestamptz expression for `unix_ms`. Floor division, so that
+// -1 ms is -0.001 s (as copy_timestamp).
+std::string postgres_timestamp(std::int64_t unix_ms) {
+  std::int64_t seconds = unix_ms / 1000;
+  std::int64_t ms = unix_ms % 1000;
+  if (ms < 0) {
+    ms += 1000;
+    --seconds;
+  }
+  return fmt::format("to_timestamp({} + {:03}e-3)", seconds, ms);
+}
+
 // RFC 6911 §3.1 and RFC 4818 §3: not in packet.h's list of names.
 inline constexpr std::uint8_t kFramedIpv6Address = 168;
 inline constexpr std::uint8_t kDelegatedIpv6Prefix = 123;
@@ -643,6 +656,20 @@ std::string known_keys_sql(std::span<const accounting::HeldRecord> records) {
   return sql + (records.empty() ? "NULL)" : ")");
 }
 
+std::string prune_log_sql(Dialect dialect, std::int64_t before_unix_ms, std::size_t rows_max) {
+  const std::string table(kLogTable);
+  const std::string window = "SELECT log_index, entry_position, received_time FROM " + table +
+                             " ORDER BY log_index, entry_position LIMIT " + std::to_string(rows_max);
+  const std::string rows = "DELETE FROM " + table +
+                           " WHERE (log_index, entry_position) IN (SELECT log_index, entry_position FROM (" +
+                           window + ") w WHERE received_time < ";
+  // SQLite's received_time holds whole Unix seconds (as batch_sql writes
+  // them): a row in the cut's own second stays.
+  if (dialect == Dialect::kSqlite) return rows + std::to_string(before_unix_ms / 1000) + ")";
+  return "WITH gone AS (" + rows + postgres_timestamp(before_unix_ms) +
+         ") RETURNING 1) SELECT count(*) FROM gone";
+}
+
 std::vector<std::size_t> entry_positions(std::span<const accounting::HeldRecord> records,
                                          std::size_t first_position) {
   std::vector<std::size_t> out(records.size());
@@ -1001,15 +1028,7 @@ std::string batch_sql(Dialect dialect, std::span<const accounting::HeldRecord> r
   if (records.empty()) return {};
   const bool pg = dialect == Dialect::kPostgres;
   auto timestamp_of = [pg](std::int64_t unix_ms) {
-    if (!pg) return std::to_string(unix_ms / 1000);
-    // Floor division, so that -1 ms is -0.001 s (as copy_timestamp).
-    std::int64_t seconds = unix_ms / 1000;
-    std::int64_t ms = unix_ms % 1000;
-    if (ms < 0) {
-      ms += 1000;
-      --seconds;
-    }
-    return fmt::format("to_timestamp({} + {:03}e-3)", seconds, ms);
+    return pg ? postgres_timestamp(unix_ms) : std::to_string(unix_ms / 1000);
   };
   // One multi-row insert for the log (unless its rows go by COPY). An entry
   // packs several records under one log index, so a record is (log index,

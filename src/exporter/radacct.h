@@ -67,6 +67,15 @@ struct Migration {
 // (one text column, record_key); run inside the batch's transaction.
 [[nodiscard]] std::string known_keys_sql(std::span<const accounting::HeldRecord> records);
 
+// Log retention (docs/accounting.md "Keeping the log table bounded"): the
+// statement that deletes, of the first `rows_max` log rows in log order (the
+// primary key, so the scan is bounded whatever the table holds), those
+// received before `before_unix_ms`. On PostgreSQL it returns one row, the
+// count deleted; on SQLite it returns nothing (read changes()). A row whose
+// receive time lies ahead of the others (a gateway's clock) is left and
+// passed over: the next round's window starts after the rows deleted.
+[[nodiscard]] std::string prune_log_sql(Dialect dialect, std::int64_t before_unix_ms, std::size_t rows_max);
+
 // Each record's position in its log entry (records of one index are
 // consecutive; `first_position` is the first record's).
 [[nodiscard]] std::vector<std::size_t> entry_positions(std::span<const accounting::HeldRecord> records,

@@ -45,6 +45,8 @@ nlohmann::json to_json(const ExportStatus& status) {
                      {"last_error", status.last_error},
                      {"records_quarantined", status.records_quarantined},
                      {"records_resent", status.records_resent},
+                     {"log_rows_pruned", status.log_rows_pruned},
+                     {"prune_failures", status.prune_failures},
                      {"cursor_alarm", nullptr}};
   if (status.cursor_alarm) {
     out["cursor_alarm"] = {{"database_cursor", status.cursor_alarm->database_cursor},
@@ -63,7 +65,8 @@ ExportLoop::ExportLoop(std::unique_ptr<ExportSink> sink, ExportLoopOptions optio
                                   .poll_interval_ms = options_.poll_interval_ms,
                                   .batch_delay_ms = options_.batch_delay_ms,
                                   .retry_initial_ms = options_.retry_initial_ms,
-                                  .retry_max_ms = options_.retry_max_ms}) {
+                                  .retry_max_ms = options_.retry_max_ms,
+                                  .log_retention_days = options_.log_retention_days}) {
   status_.database = options_.database;
 }
 
@@ -76,6 +79,8 @@ void ExportLoop::continue_counts(const ExportStatus& predecessor) {
   status_.failures = predecessor.failures;
   status_.records_quarantined = predecessor.records_quarantined;
   status_.records_resent = predecessor.records_resent;
+  status_.log_rows_pruned = predecessor.log_rows_pruned;
+  status_.prune_failures = predecessor.prune_failures;
 }
 
 void ExportLoop::start() {
@@ -137,6 +142,7 @@ unsigned ExportLoop::step() {
   // The database is ahead of the ledger (a batch committed but its cursor
   // entry did not, or is still on its way): tell the cluster.
   submit_cursor(figures.exported_through);
+  prune_if_due();
   // Less than a batch waits and the last write began under batch_delay_ms
   // ago: let the records gather (docs/accounting.md "Pacing the exporter").
   if (const unsigned wait = core_.batch_wait_ms(figures.records_held, io::monotonic_now()); wait > 0)
@@ -212,6 +218,29 @@ void ExportLoop::on_written(const WriteResult& written) {
   status_.records_resent += written.records_known;
   ++status_.batches;
   status_.last_error.clear();
+}
+
+void ExportLoop::prune_if_due() {
+  const Instant now = io::monotonic_now();
+  const std::optional<std::int64_t> before = core_.prune_before(now, io::unix_now_ms());
+  if (!before) return;
+  auto deleted = sink_->prune_log(*before, core_.prune_rows_max());
+  core_.on_pruned(io::monotonic_now(), deleted ? std::optional<std::uint64_t>(*deleted) : std::nullopt);
+  if (!deleted) {
+    // The export goes on: its next write reconnects if the database is gone.
+    if (!prune_failing_) {
+      spdlog::warn("export: log retention: {} (retrying every minute; the export goes on)",
+                   deleted.error().to_string());
+    }
+    prune_failing_ = true;
+    std::lock_guard lock(status_mutex_);
+    ++status_.prune_failures;
+    return;
+  }
+  if (prune_failing_) spdlog::info("export: log retention works again");
+  prune_failing_ = false;
+  std::lock_guard lock(status_mutex_);
+  status_.log_rows_pruned += *deleted;
 }
 
 void ExportLoop::publish_lag(const member_shell::LedgerFigures& figures,

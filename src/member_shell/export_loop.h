@@ -36,6 +36,7 @@ struct ExportLoopOptions {
   unsigned batch_delay_ms = 100;
   unsigned retry_initial_ms = 100;
   unsigned retry_max_ms = 10'000;
+  unsigned log_retention_days = 0;  // 0: every log row is kept
 };
 
 // What /status shows under "export".
@@ -52,6 +53,8 @@ struct ExportStatus {
   std::string last_error;                 // empty after a success
   std::uint64_t records_quarantined = 0;  // refused by the database, kept in radiusward_quarantine
   std::uint64_t records_resent = 0;       // keys already in the log table: skipped
+  std::uint64_t log_rows_pruned = 0;      // log rows deleted by retention, by this process
+  std::uint64_t prune_failures = 0;       // failed retention rounds (never holding the export back)
   // The database's cursor is below the cluster's: the export stopped
   // (docs/operations.md "Export cursor alarm").
   std::optional<exporter::CursorAlarm> cursor_alarm;
@@ -88,6 +91,9 @@ class ExportLoop {
   // round must end here (a failure or the alarm).
   std::optional<unsigned> read_cursor(const member_shell::LedgerFigures& figures);
   void on_written(const WriteResult& written);
+  // A log-retention round, when one is due (docs/accounting.md "Keeping the
+  // log table bounded"); its failure is logged and counted, nothing more.
+  void prune_if_due();
   // Lag for /status: `waiting` are the first records still to export.
   void publish_lag(const member_shell::LedgerFigures& figures,
                    const std::vector<accounting::HeldRecord>& waiting);
@@ -107,6 +113,7 @@ class ExportLoop {
 
   // Loop thread only: the decisions.
   exporter::ExportCore core_;
+  bool prune_failing_ = false;  // the last retention round failed (logged once until one succeeds)
 
   mutable std::mutex status_mutex_;
   ExportStatus status_;

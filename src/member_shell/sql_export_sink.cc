@@ -60,6 +60,20 @@ class SqlSink : public ExportSink {
     return transact(records, floor, true);
   }
 
+  Result<std::uint64_t, SinkError> prune_log(std::int64_t before_unix_ms, std::size_t rows_max) override {
+    if (auto o = open(); !o) return fail(o.error());
+    const std::string sql = exporter::prune_log_sql(dialect_, before_unix_ms, rows_max);
+    if (dialect_ == exporter::Dialect::kPostgres) {
+      auto deleted = query_u64(sql);
+      if (!deleted) return fail(fail_and_close(deleted.error()).error());
+      return *deleted;
+    }
+    if (auto r = exec(sql); !r) return fail(fail_and_close(r.error()).error());
+    auto deleted = query_u64("SELECT changes()");
+    if (!deleted) return fail(fail_and_close(deleted.error()).error());
+    return *deleted;
+  }
+
   exporter::Dialect dialect() const override { return dialect_; }
 
  protected:

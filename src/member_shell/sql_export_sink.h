@@ -78,6 +78,13 @@ class ExportSink {
   // the error instead, in the same transaction. Meant for one entry.
   [[nodiscard]] virtual Result<WriteResult, SinkError> write_isolating(
       std::span<const accounting::HeldRecord> records, std::uint64_t floor = 0) = 0;
+  // Log retention (docs/accounting.md "Keeping the log table bounded"):
+  // deletes, of the first `rows_max` rows of the log table in log order,
+  // those received before `before_unix_ms`; returns how many it deleted.
+  // One statement, outside any batch's transaction; radacct, the cursor and
+  // the quarantine are untouched. On failure the connection is dropped.
+  [[nodiscard]] virtual Result<std::uint64_t, SinkError> prune_log(std::int64_t before_unix_ms,
+                                                                   std::size_t rows_max) = 0;
   // Drops the connection (leadership lost; the next call reconnects).
   virtual void close() = 0;
   [[nodiscard]] virtual exporter::Dialect dialect() const = 0;

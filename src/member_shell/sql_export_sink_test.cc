@@ -333,6 +333,48 @@ TEST_P(SinkTest, ARecordResentAfterTheWindowIsLoggedOnceAndNotAppliedTwice) {
   EXPECT_EQ(count("radiusward_accounting_log"), "4");
 }
 
+// docs/accounting.md "Keeping the log table bounded": a round deletes, of
+// the first rows_max log rows in log order, those received before the cut;
+// a row stamped later (a gateway's clock ahead) is passed over, not waited
+// on; radacct and the cursor stay; a record re-sent after its row is gone
+// is logged again (nothing recognises it any more).
+TEST_P(SinkTest, LogRetentionDeletesOldRowsInLogOrderAndNothingElse) {
+  const std::int64_t cut = 1'700'000'100'000;
+  const std::vector<std::pair<std::uint64_t, std::int64_t>> received = {
+      {10, cut - 50'000}, {11, cut + 10'000'000}, {12, cut - 40'000},
+      {13, cut - 30'000}, {14, cut + 1},          {15, cut - 1}};
+  std::vector<HeldRecord> records;
+  for (const auto& [index, at] : received) {
+    RequestSpec start;
+    start.session_id = "keep" + std::to_string(index);
+    start.event_timestamp = 1'700'000'000;
+    records.push_back({index, record_of(start, at)});
+  }
+  auto sink = db_.make_sink();
+  ASSERT_TRUE(sink->write(records));
+  const auto prune = [&] {
+    auto deleted = sink->prune_log(cut, 3);
+    EXPECT_TRUE(deleted) << deleted.error().to_string();
+    return deleted ? *deleted : 0;
+  };
+  const auto logged = [&] {
+    return db_.query("SELECT log_index FROM radiusward_accounting_log ORDER BY log_index");
+  };
+  EXPECT_EQ(prune(), 2u);  // of 10, 11, 12
+  EXPECT_EQ(logged(), "11|13|14|15");
+  EXPECT_EQ(prune(), 1u);  // of 11, 13, 14
+  EXPECT_EQ(prune(), 1u);  // of 11, 14, 15
+  EXPECT_EQ(prune(), 0u);
+  EXPECT_EQ(logged(), "11|14");
+  EXPECT_EQ(count("radacct"), "6");
+  EXPECT_EQ(cursor(), "15");
+  auto again = sink->write(std::vector<HeldRecord>{{20, records[0].record}});
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(again->records_known, 0u);
+  EXPECT_EQ(logged(), "11|14|20");
+  EXPECT_EQ(count("radacct"), "6");
+}
+
 TEST_P(SinkTest, ACursorBelowTheFloorWritesNothing) {
   auto sink = db_.make_sink();
   ASSERT_TRUE(sink->write(session_records()));

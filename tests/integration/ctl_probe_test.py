@@ -6,7 +6,9 @@ member that knows no leader (one of a three-member cluster started alone)
 and on a gateway whose member is gone, 1 when the process is not running;
 `--json` prints the body the admin API gives; `ctl sessions` filters at the
 member; `ctl top --count` stops by itself; the member's exporter (into
-SQLite) writes the records it keeps up with in paced batches.
+SQLite) writes the records it keeps up with in paced batches, and after a
+reload that sets export.log_retention_days deletes the log rows older than
+that, and only those.
   tests/integration/ctl_probe_test.py RADIUSWARD_BINARY"""
 
 import json
@@ -14,6 +16,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -64,7 +67,8 @@ class CtlProbeTest(unittest.TestCase):
         os.makedirs(os.path.join(cls.dir, "admin"))
         cls.processes = {}
         cls.submission = "127.0.0.1:%d" % free_port()
-        cls.write_member("member-1", 1, [(1, "127.0.0.1:%d" % free_port(), cls.submission)],
+        cls.member_raft = "127.0.0.1:%d" % free_port()
+        cls.write_member("member-1", 1, [(1, cls.member_raft, cls.submission)],
                          "export: {sqlite: radacct.sqlite, batch_delay_ms: 1000}\n")
         # One of three members, started alone: it never learns of a leader.
         cls.write_member("lonely-1", 1, [(i, "127.0.0.1:%d" % free_port(), "127.0.0.1:%d" % free_port())
@@ -227,6 +231,43 @@ class CtlProbeTest(unittest.TestCase):
         batches = after["batches"] - before["batches"]
         self.assertLessEqual(batches, 10, after)
         self.assertGreaterEqual(batches, 3, after)
+
+    def test_4c_log_retention_set_by_a_reload_deletes_old_log_rows(self):
+        """docs/accounting.md "Keeping the log table bounded": rows received
+        three days ago go once a reload sets log_retention_days to 2; one of
+        an hour ago at the head of the log, and every row the earlier tests
+        exported, stay; radacct is untouched."""
+        self.wait_healthy("gateway")
+        member = self.socket("member-1")
+        database = os.path.join(self.dir, "radacct.sqlite")
+        now = int(time.time())
+        with sqlite3.connect(database, timeout=30) as db:
+            kept = db.execute("SELECT count(*) FROM radiusward_accounting_log").fetchone()[0]
+            radacct = db.execute("SELECT count(*) FROM radacct").fetchone()[0]
+            # Below every exported log index: the head of the log order.
+            for index, age_s in ((-4, 3 * 86400), (-3, 3600), (-2, 3 * 86400), (-1, 3 * 86400 + 5)):
+                db.execute("INSERT INTO radiusward_accounting_log VALUES (?, 0, ?, 1, 'nas', ?, ?, ?, '{}')",
+                           (index, "old%d" % -index, now - age_s, now - age_s, "session%d" % -index))
+        self.assertGreater(kept, 0)
+        before = json.loads(raw_get(member, "/status"))["export"]
+        self.assertEqual(before["log_rows_pruned"], 0, before)
+        self.write_member("member-1", 1, [(1, self.member_raft, self.submission)],
+                          "export: {sqlite: radacct.sqlite, batch_delay_ms: 1000, log_retention_days: 2}\n")
+        self.processes["member-1"].send_signal(signal.SIGHUP)
+
+        def pruned():
+            status = json.loads(raw_get(member, "/status"))["export"]
+            return status if status["log_rows_pruned"] >= 3 else None
+        wait_for("the exporter's retention round", pruned, timeout=30)
+        self.assertEqual(pruned()["log_rows_pruned"], 3)
+        self.assertEqual(pruned()["prune_failures"], 0)
+        with sqlite3.connect(database, timeout=30) as db:
+            self.assertEqual(db.execute("SELECT log_index FROM radiusward_accounting_log WHERE log_index < 0")
+                             .fetchall(), [(-3,)])
+            self.assertEqual(db.execute("SELECT count(*) FROM radiusward_accounting_log WHERE log_index > 0")
+                             .fetchone()[0], kept)
+            self.assertEqual(db.execute("SELECT count(*) FROM radacct").fetchone()[0], radacct)
+        self.assertIn("radiusward_member_export_log_rows_pruned_total 3", raw_get(member, "/metrics"))
 
     def test_5_member_without_leader_is_unhealthy(self):
         wait_for("the lonely member's socket", lambda: os.path.exists(self.socket("lonely-1")))
