@@ -417,6 +417,9 @@ void add_metrics(Member& m) {
     gauge("radiusward_member_raft_snapshots_for_quiet_log",
           "Snapshots taken to compact a quiet log to its last entry (docs/limits.md, Member memory budget).",
           snapshots.for_quiet_log);
+    gauge("radiusward_member_raft_quiet_compactions_skipped",
+          "Quiet-log compactions called off because load came back before the leader's barrier.",
+          snapshots.quiet_compactions_skipped);
     gauge("radiusward_member_raft_log_bytes_since_snapshot",
           "Bytes of the entries applied since this member's latest snapshot.", snapshots.log_bytes_since);
     gauge("radiusward_member_raft_snapshots_restored",

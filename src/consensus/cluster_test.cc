@@ -480,6 +480,55 @@ TEST(LogBytes, AQuietLogIsCompactedToTheLeadersBarrier) {
   }
 }
 
+// Load back before the leader's barrier (docs/limits.md "Member memory
+// budget", quiet log compaction): the first command applied calls the compaction off on every
+// member, so no member snapshots as the load resumes; the burst's entries
+// stay until the load's own snapshot, and a later barrier takes none.
+TEST(LogBytes, LoadBackBeforeTheBarrierCallsTheQuietCompactionOff) {
+  constexpr std::size_t kBound = 1 << 20;
+  FixtureCluster cluster(
+      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
+  ASSERT_TRUE(cluster.step_until_ready_leader());
+  const unsigned leader = *cluster.ready_leader();
+  const auto submit_all = [&](int first, int count) {
+    std::uint64_t last = 0;
+    for (int i = first; i < first + count; ++i) {
+      auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
+      EXPECT_TRUE(cluster.step_until([&] { return submitted->outcome.has_value(); }, 5000));
+      last = submitted->outcome->index;
+    }
+    EXPECT_TRUE(cluster.step_until(
+        [&] {
+          for (unsigned m = 0; m < 3; ++m)
+            if (cluster.raft(m)->last_applied < last) return false;
+          return true;
+        },
+        5000));
+  };
+  submit_all(0, 40);
+  for (unsigned m = 0; m < 3; ++m) cluster.adapter(m).compact_on_next_apply();
+  submit_all(40, 1);  // the load is back
+  for (unsigned m = 0; m < 3; ++m) {
+    const SnapshotFigures& figures = cluster.adapter(m).snapshot_figures();
+    EXPECT_EQ(figures.taken, 0U) << "member " << m;
+    EXPECT_EQ(figures.quiet_compactions_skipped, 1U) << "member " << m;
+    EXPECT_FALSE(cluster.adapter(m).compaction_due()) << "member " << m;
+    EXPECT_EQ(cluster.raft(m)->snapshot.threshold, 1U << 20) << "member " << m;
+    EXPECT_GE(cluster.log_bytes(m), 41U * 4000) << "member " << m;
+  }
+  // A barrier now is only a barrier.
+  ASSERT_TRUE(cluster.proposer(leader).propose_barrier());
+  submit_all(41, 1);
+  for (unsigned m = 0; m < 3; ++m)
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().taken, 0U) << "member " << m;
+  // The load's own snapshot (the byte bound's) drops the burst's entries.
+  submit_all(42, 140);
+  for (unsigned m = 0; m < 3; ++m) {
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().for_log_bytes, 1U) << "member " << m;
+    EXPECT_EQ(cluster.adapter(m).snapshot_figures().for_quiet_log, 0U) << "member " << m;
+  }
+}
+
 TYPED_TEST(Scenario, ReplacesALostMemberWhichCatchesUpEmpty) {
   typename TestFixture::Cluster cluster({.snapshot_threshold = 8, .snapshot_trailing = 2});
   ASSERT_TRUE(cluster.step_until_ready_leader());

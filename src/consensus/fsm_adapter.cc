@@ -130,6 +130,11 @@ int FsmAdapter::on_apply(struct raft_fsm* fsm, const struct raft_buffer* buf, vo
   // each one (barriers and configurations included), so the entry being
   // applied is the one after last_applied.
   const std::uint64_t index = self->raft_->last_applied + 1;
+  // Only commands come here, never the leader's barrier: load is back before
+  // the quiet log was compacted. The load's own snapshots will drop the
+  // burst's entries; compacting now would have every member snapshot at once
+  // just as the load resumes (docs/limits.md "Member memory budget").
+  if (self->compaction_due_) self->skip_compaction();
   const auto payload = open_envelope(Bytes(static_cast<const std::uint8_t*>(buf->base), buf->len));
   if (payload) {
     self->state_.apply(index, *payload);
@@ -429,6 +434,14 @@ void FsmAdapter::compact_on_next_apply() {
   // libraft checks after each apply whether entries since the last snapshot
   // reach the threshold (note_applied).
   raft_set_snapshot_threshold(raft_, 1);
+}
+
+void FsmAdapter::skip_compaction() {
+  compaction_due_ = false;
+  ++snapshot_figures_.quiet_compactions_skipped;
+  // A snapshot the byte bound forced before is still due (threshold 1 until
+  // it is taken); otherwise the threshold compact_on_next_apply replaced.
+  if (!snapshot_forced_) raft_set_snapshot_threshold(raft_, threshold_before_compaction_);
 }
 
 void FsmAdapter::stagger_snapshots(double phase) {

@@ -80,14 +80,17 @@ class FsmAdapter {
   void stagger_snapshots(double phase);
 
   // Compacts the log of a member whose log went quiet (QuietLog): the next
-  // entry applied — a barrier the leader appends for it (Proposer::
-  // propose_barrier) or the first entry of new load — takes a snapshot that
-  // keeps only that one entry behind it, so the entries of the last burst
-  // (up to raft.log_bytes_max) leave memory. The configured threshold and
-  // trailing return after it. Never trailing 0: libraft's raft_uv reads 0
-  // as an installed snapshot's, which drops the whole log. A second call
-  // before that snapshot changes nothing. docs/limits.md "Member memory
-  // budget". Requires: attach() first; on the loop thread.
+  // barrier applied (the one the leader appends for it, Proposer::
+  // propose_barrier) takes a snapshot that keeps only that one entry behind
+  // it, so the entries of the last burst (up to raft.log_bytes_max) leave
+  // memory. A command applied first (load is back) calls it off instead
+  // (SnapshotFigures::quiet_compactions_skipped): the load's own snapshots
+  // drop those entries, and every member snapshotting at once as load
+  // resumes would stall it. The configured threshold and trailing return
+  // after either. Never trailing 0: libraft's raft_uv reads 0 as an
+  // installed snapshot's, which drops the whole log. A second call before
+  // that snapshot changes nothing. docs/limits.md "Member memory budget".
+  // Requires: attach() first; on the loop thread.
   void compact_on_next_apply();
   [[nodiscard]] bool compaction_due() const { return compaction_due_; }
 
@@ -152,6 +155,8 @@ class FsmAdapter {
   void rewarm_step();
   // The byte bound's bookkeeping for one applied entry of `bytes`.
   void note_applied(std::size_t bytes);
+  // Calls off a due quiet-log compaction (compact_on_next_apply).
+  void skip_compaction();
   // The trailing entry count that keeps the latest entries within half the bound.
   [[nodiscard]] unsigned trailing_within_bound() const;
   // The byte bound in effect: log_bytes_max_, or the latest snapshot's size

@@ -205,7 +205,8 @@ struct Node::Loop {
     const Instant now{.ns = static_cast<std::int64_t>(uv_now(&loop)) * 1'000'000};
     if (compact_barrier_at && now >= *compact_barrier_at) {
       compact_barrier_at.reset();
-      if (proposer->propose_barrier()) {
+      // Not when load came back meanwhile and called the compaction off.
+      if (fsm.compaction_due() && proposer->propose_barrier()) {
         log(LogLevel::kDebug,
             fmt::format("raft member {}: barrier appended to compact a quiet log", options.id));
       }

@@ -45,6 +45,10 @@ struct SnapshotFigures {
   std::uint64_t for_log_bytes = 0;
   // Of `taken`, those that compacted a quiet log (FsmAdapter::compact_on_next_apply).
   std::uint64_t for_quiet_log = 0;
+  // Quiet-log compactions called off because load came back before the
+  // leader's barrier (FsmAdapter::on_apply): the next snapshot the load asks
+  // for drops the burst's entries instead.
+  std::uint64_t quiet_compactions_skipped = 0;
   // Bytes of the entries applied since the latest snapshot (or restore).
   std::uint64_t log_bytes_since = 0;
   // What the in-memory log is bounded by now (FsmAdapter::bound_log_bytes):
