@@ -174,6 +174,35 @@ def summarize_lag(samples, marks):
     return steps
 
 
+def answers_by_second(lines, slow_ms=500):
+    """A hold step's acknowledged accounting answers second by second, from
+    the lines of `bench run --acked-log` ("SESSION STATUS WALL_US WAIT_US",
+    docs/benchmarking.md), by the second each request was scheduled in
+    (answer time minus wait), counted from the step's first: where in the
+    step the slow answers were. The first and last seconds are partial.
+    {"seconds", "slow_seconds": how many had a p99 above `slow_ms`,
+    "first_slow": the first of them (None), "worst": {"second", "answered",
+    "p99_ms"}}, or None without lines."""
+    waits = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        wall_us, wait_us = int(fields[2]), int(fields[3])
+        waits.setdefault((wall_us - wait_us) // 1000000, []).append(wait_us)
+    if not waits:
+        return None
+    first = min(waits)
+    seconds = []
+    for second in sorted(waits):
+        w = sorted(waits[second])
+        seconds.append({"second": second - first, "answered": len(w),
+                        "p99_ms": round(w[min(len(w) - 1, int(len(w) * 0.99))] / 1000.0, 1)})
+    slow = [s["second"] for s in seconds if s["p99_ms"] > slow_ms]
+    return {"seconds": len(seconds), "slow_seconds": len(slow), "first_slow": slow[0] if slow else None,
+            "worst": max(seconds, key=lambda s: s["p99_ms"])}
+
+
 def kept_up(step_lag, rate, step_s, slack_s=2.0):
     """Whether the exporter kept up during a step at `rate`: it stayed
     connected, its oldest unexported record was never more than `slack_s`

@@ -180,16 +180,22 @@ class BenchReportVariants(unittest.TestCase):
     def test_each_ceiling_beside_what_held_for_longer(self):
         run = copy.deepcopy(VARIANTS)
         acct = next(r for r in run["results"] if r["server"] == "radiusward" and r["scenario"] == "acct")
-        held = dict(step(1, 21600, 21600, True), duration_s=30, export=lag_step(1, 900, 0.4, 120, True))
+        held = dict(step(1, 21600, 21600, True), duration_s=30, export=lag_step(1, 900, 0.4, 120, True),
+                    by_second={"seconds": 31, "slow_seconds": 0, "first_slow": None,
+                               "worst": {"second": 3, "answered": 21600, "p99_ms": 40.0}})
         acct["report"]["hold"] = {"step_s": 30.0, "rate": 21600, "steps": [
-            dict(step(1, 24000, 23000, False, "p99 900 ms > 500 ms", 900000), duration_s=30), held]}
+            dict(step(1, 24000, 23000, False, "p99 900 ms > 500 ms", 900000), duration_s=30,
+                 by_second={"seconds": 31, "slow_seconds": 4, "first_slow": 0,
+                            "worst": {"second": 1, "answered": 24000, "p99_ms": 1087.3}}), held]}
         pap = next(r for r in run["results"] if r["server"] == "radiusward" and r["scenario"] == "pap")
         pap["report"]["hold"] = {"step_s": 30.0, "rate": None, "steps": [
             {"target_rate": 2000, "passed": False, "reason": "the generator failed (1)"}]}
         page = render(self, run)["PERFORMANCE.md"]
         self.assertIn("## Ceilings held for 30 s (issue 15)", page)
         self.assertIn("| acct (export) | 24,000/s | 21,600/s | 24,000/s: fail (p99 900 ms > 500 ms), p99 900 ms, "
-                      "lost 7; 21,600/s: pass, p99 2 ms, lost 0, export 120 waiting |", page)
+                      "lost 7, 4 of 31 s with p99 over 500 ms from second 0 (worst: second 1, 1087 ms); "
+                      "21,600/s: pass, p99 2 ms, lost 0, export 120 waiting, every second's p99 under 500 ms |",
+                      page)
         self.assertIn("| pap | ≥ 2,000/s | none of the tries | 2,000/s: fail (the generator failed (1)), p99 0 ms, "
                       "lost 0 |", page)
         # Without an exporter each hold step ran on a fresh deployment, and says so.
@@ -336,6 +342,22 @@ class ExportLag(unittest.TestCase):
         self.assertIsNone(bench_sql.export_of([idle, None]))
         found = bench_sql.export_of([None, idle, leader])
         self.assertEqual((found["lag_records"], found["records_held"], found["sessions"]), (7, 7, 3))
+
+    def test_answers_by_second_of_their_send_time(self):
+        # bench run --acked-log lines: session, status, answer wall time and
+        # wait (us). Second 0 (sent at 100 s): two quick answers; second 1:
+        # 100 answers, one of them 900 ms late (its p99); second 2: one
+        # answered 2 s after it was sent; a short line is skipped.
+        lines = ["s0 Start 100100000 1000", "s1 Start 100900000 2000"]
+        lines += ["s%d Interim-Update %d 3000" % (n, 101000000 + n * 1000 + 3000) for n in range(99)]
+        lines += ["late Stop 101900000 900000", "slow Stop 104500000 2000000", "short"]
+        seconds = bench_sql.answers_by_second(lines)
+        self.assertEqual(seconds["seconds"], 3)
+        self.assertEqual((seconds["slow_seconds"], seconds["first_slow"]), (2, 1))
+        self.assertEqual(seconds["worst"], {"second": 2, "answered": 1, "p99_ms": 2000.0})
+        quick = bench_sql.answers_by_second(lines[:2])
+        self.assertEqual((quick["slow_seconds"], quick["first_slow"], quick["worst"]["p99_ms"]), (0, None, 2.0))
+        self.assertIsNone(bench_sql.answers_by_second(["short"]))
 
     def test_samples_fall_into_the_step_they_were_taken_in(self):
         samples = [(0.5, self.export(10, 0.1, 100)), (1.0, self.export(500, 1.5, 200)),
