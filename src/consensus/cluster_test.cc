@@ -408,6 +408,20 @@ TEST(LogBytes, StaggeredMembersNeverSnapshotAtTheSameIndex) {
   EXPECT_LE(largest, kBound + 3 * 4100);
 }
 
+// Commits entry_4k(first) .. entry_4k(first + count - 1) through `leader`,
+// one after the other, and waits until every member applied them.
+void submit_4k_entries(FixtureCluster& cluster, unsigned leader, int first, int count) {
+  for (int i = first; i < first + count; ++i) commit_4k_entry(cluster, leader, i, [] {});
+  const std::uint64_t last = raft_last_index(cluster.raft(leader));
+  EXPECT_TRUE(cluster.step_until(
+      [&] {
+        for (unsigned m = 0; m < 3; ++m)
+          if (cluster.raft(m)->last_applied < last) return false;
+        return true;
+      },
+      5000));
+}
+
 // A quiet log is compacted (FsmAdapter::compact_on_next_apply, Node's quiet
 // check; docs/limits.md "Member memory budget"): entry counts and a byte
 // bound that would not snapshot for a long while, 40 entries of 4 KiB held by
@@ -420,22 +434,7 @@ TEST(LogBytes, AQuietLogIsCompactedToTheLeadersBarrier) {
       {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
-  const auto submit_all = [&](int first, int count) {
-    std::uint64_t last = 0;
-    for (int i = first; i < first + count; ++i) {
-      auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
-      EXPECT_TRUE(cluster.step_until([&] { return submitted->outcome.has_value(); }, 5000));
-      EXPECT_EQ(submitted->outcome->kind, OutcomeKind::kCommitted);
-      last = submitted->outcome->index;
-    }
-    EXPECT_TRUE(cluster.step_until(
-        [&] {
-          for (unsigned m = 0; m < 3; ++m)
-            if (cluster.raft(m)->last_applied < last) return false;
-          return true;
-        },
-        5000));
-  };
+  const auto submit_all = [&](int first, int count) { submit_4k_entries(cluster, leader, first, count); };
   submit_all(0, 40);
   for (unsigned m = 0; m < 3; ++m) {
     EXPECT_EQ(cluster.adapter(m).snapshot_figures().taken, 0U) << "member " << m;
@@ -490,21 +489,7 @@ TEST(LogBytes, LoadBackBeforeTheBarrierCallsTheQuietCompactionOff) {
       {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
   ASSERT_TRUE(cluster.step_until_ready_leader());
   const unsigned leader = *cluster.ready_leader();
-  const auto submit_all = [&](int first, int count) {
-    std::uint64_t last = 0;
-    for (int i = first; i < first + count; ++i) {
-      auto submitted = cluster.submit(leader, DedupLog::entry(std::to_string(i) + std::string(4000, 'x')));
-      EXPECT_TRUE(cluster.step_until([&] { return submitted->outcome.has_value(); }, 5000));
-      last = submitted->outcome->index;
-    }
-    EXPECT_TRUE(cluster.step_until(
-        [&] {
-          for (unsigned m = 0; m < 3; ++m)
-            if (cluster.raft(m)->last_applied < last) return false;
-          return true;
-        },
-        5000));
-  };
+  const auto submit_all = [&](int first, int count) { submit_4k_entries(cluster, leader, first, count); };
   submit_all(0, 40);
   for (unsigned m = 0; m < 3; ++m) cluster.adapter(m).compact_on_next_apply();
   submit_all(40, 1);  // the load is back
