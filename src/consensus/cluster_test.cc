@@ -422,6 +422,22 @@ void submit_4k_entries(FixtureCluster& cluster, unsigned leader, int first, int 
       5000));
 }
 
+// The quiet-log tests' cluster: entry counts and a 1 MiB byte bound that
+// would not snapshot for a long while, so that only a compaction does.
+struct QuietLogCluster {
+  static constexpr std::size_t kBound = 1 << 20;
+  FixtureCluster cluster{
+      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound}};
+  unsigned leader = 0;
+
+  // A ready leader elected; its index in `leader`.
+  bool start() {
+    if (!cluster.step_until_ready_leader()) return false;
+    leader = *cluster.ready_leader();
+    return true;
+  }
+};
+
 // A quiet log is compacted (FsmAdapter::compact_on_next_apply, Node's quiet
 // check; docs/limits.md "Member memory budget"): entry counts and a byte
 // bound that would not snapshot for a long while, 40 entries of 4 KiB held by
@@ -429,11 +445,10 @@ void submit_4k_entries(FixtureCluster& cluster, unsigned leader, int first, int 
 // barrier, and every member snapshots after applying it and keeps only it.
 // The configured threshold and trailing are back afterwards.
 TEST(LogBytes, AQuietLogIsCompactedToTheLeadersBarrier) {
-  constexpr std::size_t kBound = 1 << 20;
-  FixtureCluster cluster(
-      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
-  ASSERT_TRUE(cluster.step_until_ready_leader());
-  const unsigned leader = *cluster.ready_leader();
+  QuietLogCluster quiet;
+  ASSERT_TRUE(quiet.start());
+  FixtureCluster& cluster = quiet.cluster;
+  const unsigned leader = quiet.leader;
   const auto submit_all = [&](int first, int count) { submit_4k_entries(cluster, leader, first, count); };
   submit_all(0, 40);
   for (unsigned m = 0; m < 3; ++m) {
@@ -470,7 +485,7 @@ TEST(LogBytes, AQuietLogIsCompactedToTheLeadersBarrier) {
   submit_all(80, 100);
   for (unsigned m = 0; m < 3; ++m) {
     EXPECT_EQ(cluster.adapter(m).snapshot_figures().for_log_bytes, 1U) << "member " << m;
-    EXPECT_GE(cluster.log_bytes(m), kBound / 4) << "member " << m;
+    EXPECT_GE(cluster.log_bytes(m), QuietLogCluster::kBound / 4) << "member " << m;
   }
   for (unsigned m = 0; m < 3; ++m) {
     for (int i = 0; i < 180; ++i) {
@@ -480,15 +495,15 @@ TEST(LogBytes, AQuietLogIsCompactedToTheLeadersBarrier) {
 }
 
 // Load back before the leader's barrier (docs/limits.md "Member memory
-// budget", quiet log compaction): the first command applied calls the compaction off on every
-// member, so no member snapshots as the load resumes; the burst's entries
-// stay until the load's own snapshot, and a later barrier takes none.
+// budget", quiet log compaction): the first command applied calls the
+// compaction off on every member, so no member snapshots as the load
+// resumes; the burst's entries stay until the load's own snapshot, and a
+// later barrier takes none.
 TEST(LogBytes, LoadBackBeforeTheBarrierCallsTheQuietCompactionOff) {
-  constexpr std::size_t kBound = 1 << 20;
-  FixtureCluster cluster(
-      {.snapshot_threshold = 1 << 20, .snapshot_trailing = 1 << 19, .log_bytes_max = kBound});
-  ASSERT_TRUE(cluster.step_until_ready_leader());
-  const unsigned leader = *cluster.ready_leader();
+  QuietLogCluster quiet;
+  ASSERT_TRUE(quiet.start());
+  FixtureCluster& cluster = quiet.cluster;
+  const unsigned leader = quiet.leader;
   const auto submit_all = [&](int first, int count) { submit_4k_entries(cluster, leader, first, count); };
   submit_all(0, 40);
   for (unsigned m = 0; m < 3; ++m) cluster.adapter(m).compact_on_next_apply();
