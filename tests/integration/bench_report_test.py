@@ -11,6 +11,7 @@ samples."""
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -222,6 +223,39 @@ class BenchReportVariants(unittest.TestCase):
                       "records / 0.4 s, 100 at the step's end); nothing was left to export 1.5 s after the search "
                       "ended.", page)
         self.assertIn("| 1 | 24,000 | pass | 900 | 100 | 0.4 | 5,000 | 900 | 9,000 | yes |", page)
+
+    def test_goals_beside_freeradius_and_why_a_goal_is_not_met(self):
+        """Each goal row carries FreeRADIUS's figure for the same question
+        from the same run (or why there is none), and a goal not met names
+        the docs/ section that says why; a goal met names none."""
+        page = render(self, VARIANTS)["PERFORMANCE.md"]
+        self.assertIn("| goal | measured | met | FreeRADIUS, same run | why not met |", page)
+        self.assertIn("| accounting ≥ 24,000/s with majority fsync | 24,000/s | yes | detail file 8,000/s; "
+                      "rlm_sql 2,000/s |  |", page)
+        self.assertIn("| accounting ≥ 8× FreeRADIUS detail file | 3.00× | **no** | 8,000/s | [accounting.md: Issue "
+                      "15's goals on one shared core](accounting.md#issue-15s-goals-on-one-shared-core) |", page)
+        self.assertIn("| leader kill: longest wait < 1 s | 800 ms | yes | — (one process: no failover) |  |", page)
+        self.assertIn("| member ≤ 128 MiB resident at the ceiling | 150.0 MiB (largest: member-1 in acct (export)) | "
+                      "**no** | radiusd 29.3 MiB (largest: acct (sql)) | [limits.md: Member memory budget]"
+                      "(limits.md#member-memory-budget) |", page)
+        self.assertIn("| gateway accounting path ≤ 771 ns (CPU, one core) | not run | — | — (not measured: no "
+                      "benchmark of radiusd's code path alone) |  |", page)
+        html_page = render(self, VARIANTS)["report.html"]
+        self.assertIn("<th>FreeRADIUS, same run</th><th>why not met</th>", html_page)
+        self.assertIn("<td>docs/limits.md#member-memory-budget</td>", html_page)
+
+    def test_every_reason_names_a_section_that_exists(self):
+        """The why-not-met links of scripts/bench-report point at headings
+        of docs/ as they are (GitHub's anchors: lower case, punctuation
+        dropped, spaces as hyphens)."""
+        with open(os.path.join(ROOT, "scripts", "bench-report")) as f:
+            links = re.findall(r"\]\(([a-z_]+\.md)#([a-z0-9-]+)\)", f.read())
+        self.assertGreaterEqual(len(links), 6)
+        for doc, anchor in links:
+            with open(os.path.join(ROOT, "docs", doc)) as f:
+                headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+            slugs = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
+            self.assertIn(anchor, slugs, "%s#%s names no heading" % (doc, anchor))
 
     def test_goals(self):
         page = render(self, VARIANTS)["PERFORMANCE.md"]
