@@ -9,9 +9,9 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <nlohmann/json.hpp>
 
 #include <array>
+#include <charconv>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -26,15 +26,21 @@ namespace {
 
 namespace attr = radius::attr;
 
-// A PostgreSQL timestamptz expression for `unix_ms`. Floor division, so that
-// -1 ms is -0.001 s (as copy_timestamp).
+// Unix milliseconds as whole seconds and the milliseconds after them, by
+// floor division: -1 ms is second -1 and 999 ms (1969-12-31 23:59:59.999).
+struct SecondsAndMs {
+  std::int64_t seconds;
+  std::int64_t ms;
+};
+SecondsAndMs split_unix_ms(std::int64_t unix_ms) {
+  const std::int64_t ms = unix_ms % 1000;
+  return ms < 0 ? SecondsAndMs{unix_ms / 1000 - 1, ms + 1000} : SecondsAndMs{unix_ms / 1000, ms};
+}
+
+// A PostgreSQL timestamptz expression for `unix_ms` (-1 ms is -0.001 s, as
+// append_copy_timestamp).
 std::string postgres_timestamp(std::int64_t unix_ms) {
-  std::int64_t seconds = unix_ms / 1000;
-  std::int64_t ms = unix_ms % 1000;
-  if (ms < 0) {
-    ms += 1000;
-    --seconds;
-  }
+  const auto [seconds, ms] = split_unix_ms(unix_ms);
   return fmt::format("to_timestamp({} + {:03}e-3)", seconds, ms);
 }
 
@@ -498,19 +504,6 @@ bool is_nas_restart(std::uint32_t status_type) {
          status_type == accounting::status::kAccountingOff;
 }
 
-void append_utf8(std::string& out, std::uint32_t code_point) {
-  if (code_point < 0x80) {
-    out += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    out += static_cast<char>(0xC0 | code_point >> 6);
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    out += static_cast<char>(0xE0 | code_point >> 12);
-    out += static_cast<char>(0x80 | (code_point >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-}
-
 // Calls `emit` with each well-formed UTF-8 sequence of `text` in order, and
 // with U+FFFD in place of each NUL and each byte of no such sequence: the
 // normalisation every text written to SQL gets (docs/accounting.md "Export
@@ -525,18 +518,22 @@ void each_normalised(std::string_view text, Emit emit) {
   }
 }
 
-// `text` with each NUL replaced by U+FFFD, as quote() does.
-std::string without_nul(std::string text) {
-  if (text.find('\0') == std::string::npos) return text;
-  std::string out;
-  for (char c : text) {
-    if (c == '\0') {
-      append_utf8(out, 0xFFFD);
-    } else {
-      out += c;
-    }
+// each_normalised, faster where most bytes need nothing: the longest runs of
+// bytes that `plain` passes (single-byte characters only) are appended to
+// `out` as they are, and `emit` gets every other sequence as
+// each_normalised gives it.
+template <typename Plain, typename Emit>
+void each_normalised_runs(std::string_view text, std::string& out, Plain plain, Emit emit) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = at;
+    while (end < text.size() && plain(static_cast<unsigned char>(text[end]))) ++end;
+    out.append(text.substr(at, end - at));
+    if (end == text.size()) return;
+    const std::size_t length = utf8_sequence(text, end);
+    emit(length == 0 ? kReplacement : text.substr(end, length));
+    at = end + (length == 0 ? 1 : length);
   }
-  return out;
 }
 
 std::string hex_of(std::span<const std::uint8_t> bytes) {
@@ -624,21 +621,107 @@ std::string cursor_update_sql(std::uint64_t exported_through) {
          " SET exported_through = " + std::to_string(exported_through) + " WHERE id = 1";
 }
 
-std::string attributes_json(const accounting::Record& record, const radius::Dictionary& dictionary) {
-  nlohmann::ordered_json object = nlohmann::ordered_json::object();
-  for (auto& [name, value] : accounting::describe(record, dictionary)) {
-    // Invalid UTF-8 becomes U+FFFD (the dump's `replace` handler below);
-    // so does NUL, which the dump would write as \u0000 and jsonb refuses.
-    value = without_nul(std::move(value));
-    auto it = object.find(name);
-    if (it == object.end()) {
-      object[name] = value;
-    } else {
-      if (!it->is_array()) *it = nlohmann::ordered_json::array({*it});
-      it->push_back(value);
+namespace {
+
+// `text` as a JSON string (RFC 8259 §7), normalised first as quote() does
+// (each NUL and each byte outside a well-formed UTF-8 sequence becomes
+// U+FFFD): the quotation mark, the reverse solidus and the control
+// characters escaped (\b \f \n \r \t, the others as \u00xx), every other
+// character as it is. The text the JSON library wrote for valid UTF-8
+// (AttributesJson.WritesWhatTheJsonLibraryWrote).
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  const auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; };
+  each_normalised_runs(text, out, plain, [&out](std::string_view sequence) {
+    if (sequence.size() != 1) {
+      out.append(sequence);
+      return;
     }
+    const auto c = static_cast<unsigned char>(sequence[0]);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        return;
+      case '\\':
+        out += "\\\\";
+        return;
+      case '\b':
+        out += "\\b";
+        return;
+      case '\f':
+        out += "\\f";
+        return;
+      case '\n':
+        out += "\\n";
+        return;
+      case '\r':
+        out += "\\r";
+        return;
+      case '\t':
+        out += "\\t";
+        return;
+      default:
+        break;
+    }
+    if (c < 0x20) {
+      static constexpr char kDigits[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0x0F];
+      return;
+    }
+    out += static_cast<char>(c);
+  });
+  out += '"';
+}
+
+}  // namespace
+
+void append_attributes_json(std::string& out, const accounting::Record& record,
+                            const radius::Dictionary& dictionary) {
+  const std::vector<std::pair<std::string, std::string>> described = accounting::describe(record, dictionary);
+  const std::size_t n = described.size();
+  // Equal names side by side, each run in wire order (a stable sort), so
+  // that a name's values chain from its first appearance: O(n log n) for a
+  // packet of a thousand small attributes.
+  std::vector<std::uint32_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&described](std::uint32_t a, std::uint32_t b) {
+    return described[a].first < described[b].first;
+  });
+  std::vector<std::uint32_t> next(n, static_cast<std::uint32_t>(n));
+  std::vector<bool> repeat(n, false);
+  for (std::size_t k = 1; k < n; ++k) {
+    if (described[order[k]].first != described[order[k - 1]].first) continue;
+    next[order[k - 1]] = order[k];
+    repeat[order[k]] = true;
   }
-  return object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  out += '{';
+  bool first = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (repeat[i]) continue;
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, described[i].first);
+    out += ':';
+    if (next[i] == n) {
+      append_json_string(out, described[i].second);
+      continue;
+    }
+    out += '[';
+    for (std::size_t j = i; j < n; j = next[j]) {
+      if (j != i) out += ',';
+      append_json_string(out, described[j].second);
+    }
+    out += ']';
+  }
+  out += '}';
+}
+
+std::string attributes_json(const accounting::Record& record, const radius::Dictionary& dictionary) {
+  std::string out;
+  append_attributes_json(out, record, dictionary);
+  return out;
 }
 
 std::string radacct_sql(Dialect dialect, const accounting::Record& record,
@@ -697,7 +780,8 @@ namespace {
 // NUL and each byte outside a well-formed UTF-8 sequence becomes U+FFFD),
 // with COPY's escapes for backslash, tab, newline and carriage return.
 void append_copy_field(std::string& out, std::string_view text) {
-  each_normalised(text, [&out](std::string_view sequence) {
+  const auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x80 && c != '\\'; };
+  each_normalised_runs(text, out, plain, [&out](std::string_view sequence) {
     if (sequence == "\\" || sequence == "\t" || sequence == "\n" || sequence == "\r") {
       out += '\\';
       out += sequence == "\t" ? 't' : sequence == "\n" ? 'n' : sequence == "\r" ? 'r' : '\\';
@@ -707,28 +791,80 @@ void append_copy_field(std::string& out, std::string_view text) {
   });
 }
 
-// Unix milliseconds as timestamptz text in UTC ("2023-11-14 22:13:20.123+00"),
-// the instant to_timestamp(ms / 1000.0) gives; no value outside the years
-// 1-9999.
-std::optional<std::string> copy_timestamp(std::int64_t unix_ms) {
-  // Floor division: -1 ms is 1969-12-31 23:59:59.999.
-  std::int64_t seconds = unix_ms / 1000;
-  std::int64_t ms = unix_ms % 1000;
-  if (ms < 0) {
-    ms += 1000;
-    --seconds;
-  }
-  // Years 1 to 9999 (Unix seconds of 0001-01-01 and 10000-01-01).
-  if (seconds < -62'135'596'800 || seconds >= 253'402'300'800) return std::nullopt;
-  const auto time = static_cast<std::time_t>(seconds);
-  std::tm utc{};
-  if (gmtime_r(&time, &utc) == nullptr) return std::nullopt;
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}+00", utc.tm_year + 1900, utc.tm_mon + 1,
-                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms);
+template <typename Integer>
+void append_decimal(std::string& out, Integer value) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+  RW_ASSERT(error == std::errc());  // 24 characters hold every 64-bit integer and its sign.
+  out.append(digits, end);
 }
 
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (const std::uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 0x0F];
+  }
+}
+
+// `value` (0 or more) in exactly `width` decimal digits, zeros in front.
+void append_digits(std::string& out, std::int64_t value, int width) {
+  char digits[20];
+  int at = width;
+  while (at > 0) {
+    digits[--at] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out.append(digits, static_cast<std::size_t>(width));
+}
+
+}  // namespace
+
+bool append_copy_timestamp(std::string& out, std::int64_t unix_ms) {
+  const auto [seconds, ms] = split_unix_ms(unix_ms);
+  // Years 1 to 9999 (Unix seconds of 0001-01-01 and 10000-01-01).
+  if (seconds < -62'135'596'800 || seconds >= 253'402'300'800) return false;
+  std::int64_t days = seconds / 86'400;
+  std::int64_t second_of_day = seconds % 86'400;
+  if (second_of_day < 0) {
+    second_of_day += 86'400;
+    --days;
+  }
+  // The proleptic Gregorian date of a day count from 1970-01-01, by the
+  // civil-from-days method of Howard Hinnant's "chrono-Compatible Low-Level
+  // Date Algorithms": count from 0000-03-01 in eras of 400 years (146,097
+  // days), so that the leap day ends each year of the count.
+  const std::int64_t z = days + 719'468;
+  const std::int64_t era = (z >= 0 ? z : z - 146'096) / 146'097;
+  const std::int64_t day_of_era = z - era * 146'097;
+  const std::int64_t year_of_era =
+      (day_of_era - day_of_era / 1'460 + day_of_era / 36'524 - day_of_era / 146'096) / 365;
+  const std::int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const std::int64_t month_from_march = (5 * day_of_year + 2) / 153;
+  const std::int64_t day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+  const std::int64_t month = month_from_march < 10 ? month_from_march + 3 : month_from_march - 9;
+  const std::int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
+  append_digits(out, year, 4);
+  out += '-';
+  append_digits(out, month, 2);
+  out += '-';
+  append_digits(out, day, 2);
+  out += ' ';
+  append_digits(out, second_of_day / 3'600, 2);
+  out += ':';
+  append_digits(out, second_of_day / 60 % 60, 2);
+  out += ':';
+  append_digits(out, second_of_day % 60, 2);
+  out += '.';
+  append_digits(out, ms, 3);
+  out += "+00";
+  return true;
+}
+
+namespace {
+
 // A Field as a COPY text value (\\N for NULL); false for a time COPY's
-// timestamp text cannot carry (copy_timestamp).
+// timestamp text cannot carry (append_copy_timestamp).
 bool append_copy_value(std::string& out, const Field& field) {
   switch (field.kind) {
     case Field::Kind::kText:
@@ -748,13 +884,13 @@ bool append_copy_value(std::string& out, const Field& field) {
       }
       // Whole seconds: a value no int64 millisecond count holds is out of range anyway.
       if (*field.number > INT64_MAX / 1000 || *field.number < INT64_MIN / 1000) return false;
-      if (auto text = copy_timestamp(*field.number * 1000)) {
-        out += *text;
-        return true;
-      }
-      return false;
+      return append_copy_timestamp(out, *field.number * 1000);
     case Field::Kind::kInteger:
-      out += field.number ? std::to_string(*field.number) : "\\N";
+      if (!field.number) {
+        out += "\\N";
+      } else {
+        append_decimal(out, *field.number);
+      }
       return true;
   }
   return false;
@@ -763,11 +899,21 @@ bool append_copy_value(std::string& out, const Field& field) {
 // Which records of a batch add nothing: a key in `known` or earlier in the
 // batch (docs/accounting.md "Export to SQL", Re-sent records). The log gets
 // no row for them and radacct no statement.
+// The batch's records in key order, equal keys in batch order (a stable
+// sort of indices: no node or hex text per record), so that each key's
+// first record is the first of its run.
 std::vector<bool> repeated_keys(std::span<const accounting::HeldRecord> records, const KnownKeys& known) {
-  std::set<std::string> keys = known;
+  std::vector<std::uint32_t> order(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&records](std::uint32_t a, std::uint32_t b) {
+    return records[a].record.key < records[b].record.key;
+  });
   std::vector<bool> repeated(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i)
-    repeated[i] = !keys.insert(records[i].record.key.hex()).second;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const accounting::RecordKey& key = records[order[k]].record.key;
+    repeated[order[k]] =
+        (k > 0 && records[order[k - 1]].record.key == key) || (!known.empty() && known.contains(key.hex()));
+  }
   return repeated;
 }
 
@@ -1007,16 +1153,37 @@ std::optional<std::string> log_copy_rows(std::span<const accounting::HeldRecord>
   const std::vector<std::size_t> positions = entry_positions(records);
   const std::vector<bool> repeated = repeated_keys(records, known);
   std::string out;
+  std::string json;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const accounting::Record& r = records[i].record;
     if (repeated[i]) continue;
-    const std::optional<std::string> received = copy_timestamp(r.received_unix_ms);
-    const std::optional<std::string> event = copy_timestamp(r.event_unix_ms);
-    if (!received || !event) return std::nullopt;
-    out += fmt::format("{}\t{}\t{}\t{}\t", records[i].index, positions[i], r.key.hex(), r.status_type);
+    append_decimal(out, records[i].index);
+    out += '\t';
+    append_decimal(out, positions[i]);
+    out += '\t';
+    append_hex(out, r.key.bytes);
+    out += '\t';
+    append_decimal(out, r.status_type);
+    out += '\t';
     append_copy_field(out, r.client);
-    out += fmt::format("\t{}\t{}\t{}\t", *received, *event, r.session.hex());
-    append_copy_field(out, attributes_json(r, dictionary));
+    out += '\t';
+    if (!append_copy_timestamp(out, r.received_unix_ms)) return std::nullopt;
+    out += '\t';
+    if (!append_copy_timestamp(out, r.event_unix_ms)) return std::nullopt;
+    out += '\t';
+    append_hex(out, r.session.bytes);
+    out += '\t';
+    // The JSON text is valid UTF-8 without NUL and escapes every control
+    // character: of COPY's special characters only the backslash is left.
+    json.clear();
+    append_attributes_json(json, r, dictionary);
+    for (std::size_t at = 0; at < json.size();) {
+      const std::size_t slash = std::min(json.find('\\', at), json.size());
+      out.append(json, at, slash - at);
+      if (slash == json.size()) break;
+      out += "\\\\";
+      at = slash + 1;
+    }
     out += '\n';
   }
   return out;

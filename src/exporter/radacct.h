@@ -162,6 +162,14 @@ inline constexpr std::string_view kRadacctStageCopySql =
 // becomes an array of its values, in wire order), for the log table.
 [[nodiscard]] std::string attributes_json(const accounting::Record& record,
                                           const radius::Dictionary& dictionary);
+// The same, appended to `out` (the log rows' COPY builds one per record).
+void append_attributes_json(std::string& out, const accounting::Record& record,
+                            const radius::Dictionary& dictionary);
+
+// Unix milliseconds as timestamptz text in UTC ("2023-11-14 22:13:20.123+00",
+// the instant to_timestamp(ms / 1000.0) gives), appended to `out`; false,
+// and nothing appended, outside the years 1 to 9999. Exposed for tests.
+[[nodiscard]] bool append_copy_timestamp(std::string& out, std::int64_t unix_ms);
 
 // `text` as an SQL string literal: quotes doubled, and made valid UTF-8
 // without NUL (each offending byte becomes U+FFFD), since PostgreSQL

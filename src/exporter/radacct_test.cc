@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -311,6 +313,16 @@ TEST(LogCopyRows, TextIsNormalisedAndEscapedForCopy) {
   // NUL and the bytes of no well-formed sequence are U+FFFD; backslashes doubled.
   EXPECT_EQ(copy_fields(rows)[0][4], "n\\ta\\rs\\n\\\\1\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(rows.find('\0'), std::string::npos);
+  // The attributes' JSON escapes the tab, backslash and newline itself
+  // (\t \\ \n), and COPY doubles each of its backslashes.
+  const std::string json = attributes_json(r, SqliteDatabase::dictionary());
+  EXPECT_NE(json.find("\"a\\tb\\\\c\xef\xbf\xbd"
+                      "d\xef\xbf\xbd\\n\""),
+            std::string::npos)
+      << json;
+  std::string doubled;
+  for (const char c : json) doubled += c == '\\' ? std::string("\\\\") : std::string(1, c);
+  EXPECT_EQ(copy_fields(rows)[0][8], doubled);
 }
 
 TEST(LogCopyRows, TimesAreUtcInstantsAndOnlyYearsOneToNineThousandNineHundredNinetyNine) {
@@ -614,6 +626,159 @@ TEST(Normalisation, NoNulReachesTheLogTable) {
             std::string::npos)
       << json;
   EXPECT_EQ(quote(std::string("x\0y", 3)), "'x\xef\xbf\xbdy'");
+}
+
+// What attributes_json wrote before it wrote JSON itself: the JSON library's
+// object of the described attributes (a repeated name an array at its first
+// place), dumped compactly with invalid UTF-8 replaced. The reference for
+// text that is valid UTF-8 without NUL.
+std::string library_json(const Record& r, const radius::Dictionary& dictionary) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (auto& [name, value] : accounting::describe(r, dictionary)) {
+    auto it = object.find(name);
+    if (it == object.end()) {
+      object[name] = value;
+    } else {
+      if (!it->is_array()) *it = nlohmann::ordered_json::array({*it});
+      it->push_back(value);
+    }
+  }
+  return object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+TEST(AttributesJson, WritesWhatTheJsonLibraryWrote) {
+  // Seeded records of text attributes drawn from pieces that need every
+  // kind of escape (quotes, backslashes, control characters but NUL,
+  // multi-byte characters, DEL), with repeated, enumerated, integer,
+  // address, unknown and vendor attributes among them.
+  static const std::vector<std::string> kPieces = {
+      "a",  "Z",  "0",  " ",    "\"",   "\\",   "/",        "\b",           "\f",
+      "\n", "\r", "\t", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+      "'",  "{",  "}",  "[",    "]",    ":",    ",",        "\\u0041"};
+  static const std::uint8_t kTextTypes[] = {attr::kUserName, attr::kCallingStationId, attr::kAcctSessionId,
+                                            attr::kClass};
+  std::mt19937 random(20261205);
+  const radius::Dictionary& dictionary = *radius::Dictionary::builtin();
+  for (int round = 0; round < 2000; ++round) {
+    Attributes a;
+    const int count = static_cast<int>(random() % 12);
+    for (int i = 0; i < count; ++i) {
+      std::string value;
+      const int pieces = static_cast<int>(random() % 8);
+      for (int k = 0; k < pieces; ++k) value += kPieces[random() % kPieces.size()];
+      value = value.substr(0, 250);
+      switch (random() % 6) {
+        case 0:
+        case 1:
+          a.text(kTextTypes[random() % std::size(kTextTypes)], value);
+          break;
+        case 2:
+          a.u32(attr::kAcctStatusType, static_cast<std::uint32_t>(random() % 20));
+          break;
+        case 3:
+          a.ip(attr::kFramedIpAddress, 10, 1, static_cast<std::uint8_t>(random()), 4);
+          break;
+        case 4:
+          a.text(static_cast<std::uint8_t>(200 + random() % 40), value);  // unknown: hex
+          break;
+        default: {
+          // Vendor-Specific: Cisco (9) AVPair, or a vendor no dictionary names.
+          const std::uint32_t vendor = random() % 2 == 0 ? 9 : 65000;
+          std::string vsa = {static_cast<char>(vendor >> 24), static_cast<char>(vendor >> 16),
+                             static_cast<char>(vendor >> 8), static_cast<char>(vendor)};
+          const std::string body = value.substr(0, 200);
+          vsa += static_cast<char>(1);
+          vsa += static_cast<char>(body.size() + 2);
+          vsa += body;
+          a.text(attr::kVendorSpecific, vsa);
+        }
+      }
+    }
+    const Record r = record(status::kInterimUpdate, "s" + std::to_string(round), kT0, a);
+    ASSERT_EQ(attributes_json(r, dictionary), library_json(r, dictionary)) << "round " << round;
+  }
+}
+
+TEST(AttributesJson, InvalidUtf8AndNulBecomeReplacementCharactersInValidJson) {
+  Attributes a;
+  a.text(attr::kUserName, std::string("a\xff"
+                                      "b\xe2\x82"
+                                      "\0c",
+                                      7));
+  const std::string json =
+      attributes_json(record(status::kStart, "n1", kT0, a), *radius::Dictionary::builtin());
+  // Each byte of no well-formed sequence, and the NUL, is one U+FFFD, as in
+  // every other text the exporter writes (quote, COPY fields).
+  EXPECT_NE(json.find("\"User-Name\":[\"bob\",\"a\xef\xbf\xbd"
+                      "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                      "c\"]"),
+            std::string::npos)
+      << json;
+  EXPECT_TRUE(nlohmann::json::accept(json)) << json;
+}
+
+TEST(AttributesJson, AThousandAttributesOfOneNameAreOneArrayInWireOrder) {
+  // A NAS may send a packet of a thousand small attributes; each name is
+  // still one key, its values in wire order.
+  Attributes a;
+  for (int i = 0; i < 1000; ++i)
+    a.text(i % 2 == 0 ? attr::kClass : attr::kCallingStationId, std::to_string(i));
+  const nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(
+      attributes_json(record(status::kStart, "n1", kT0, a), *radius::Dictionary::builtin()));
+  ASSERT_EQ(parsed["Class"].size(), 500u);
+  ASSERT_EQ(parsed["Calling-Station-Id"].size(), 500u);
+  EXPECT_EQ(parsed["Calling-Station-Id"][0], "1");
+  EXPECT_EQ(parsed["Calling-Station-Id"][499], "999");
+  EXPECT_EQ(parsed["Class"][1], "0x32");  // octets, as hex
+  // The first attribute's name comes first, as in the packet.
+  EXPECT_EQ(parsed.begin().key(), "Acct-Status-Type");
+}
+
+// What the timestamp text was before it was written digit by digit:
+// gmtime_r and printf.
+std::string gmtime_timestamp(std::int64_t unix_ms) {
+  const std::int64_t ms = (unix_ms % 1000 + 1000) % 1000;  // the milliseconds after the floor second
+  const auto time = static_cast<std::time_t>((unix_ms - ms) / 1000);
+  std::tm utc{};
+  EXPECT_NE(gmtime_r(&time, &utc), nullptr);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
+  return text;
+}
+
+TEST(CopyTimestamp, WritesWhatGmtimeGivesFromYearOneTo9999) {
+  const std::int64_t first = -62'135'596'800'000;  // 0001-01-01 00:00:00.000
+  const std::int64_t last = 253'402'300'799'999;   // 9999-12-31 23:59:59.999
+  std::vector<std::int64_t> instants = {first,
+                                        last,
+                                        -1,
+                                        0,
+                                        1,
+                                        999,
+                                        1000,
+                                        -999,
+                                        -1000,
+                                        -1001,
+                                        951'782'400'000,     // 2000-02-29
+                                        951'868'799'999,     // its last millisecond
+                                        -2'203'891'200'000,  // 1900-03-01 (1900 no leap year)
+                                        4'107'542'400'000,   // 2100-03-01
+                                        1'700'000'000'123};
+  std::mt19937_64 random(20261205);
+  for (int i = 0; i < 200'000; ++i)
+    instants.push_back(first +
+                       static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(last - first + 1)));
+  for (const std::int64_t ms : instants) {
+    std::string out = "x";
+    ASSERT_TRUE(append_copy_timestamp(out, ms)) << ms;
+    ASSERT_EQ(out, "x" + gmtime_timestamp(ms)) << ms;
+  }
+  for (const std::int64_t ms : {first - 1, last + 1, INT64_MIN, INT64_MAX}) {
+    std::string out = "x";
+    EXPECT_FALSE(append_copy_timestamp(out, ms)) << ms;
+    EXPECT_EQ(out, "x");
+  }
 }
 
 }  // namespace
