@@ -12,7 +12,6 @@
 
 #include <array>
 #include <charconv>
-#include <ctime>
 #include <map>
 #include <optional>
 
@@ -898,10 +897,9 @@ bool append_copy_value(std::string& out, const Field& field) {
 
 // Which records of a batch add nothing: a key in `known` or earlier in the
 // batch (docs/accounting.md "Export to SQL", Re-sent records). The log gets
-// no row for them and radacct no statement.
-// The batch's records in key order, equal keys in batch order (a stable
-// sort of indices: no node or hex text per record), so that each key's
-// first record is the first of its run.
+// no row for them and radacct no statement. Found by a stable sort of the
+// batch's indices by key (no set node or hex text per record): equal keys
+// end side by side in batch order, and all but the first of a run repeat.
 std::vector<bool> repeated_keys(std::span<const accounting::HeldRecord> records, const KnownKeys& known) {
   std::vector<std::uint32_t> order(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) order[i] = static_cast<std::uint32_t>(i);

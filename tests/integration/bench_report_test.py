@@ -141,8 +141,20 @@ class BenchReportVariants(unittest.TestCase):
             {"name": "BM_AccountingReceivePath", "real_time_ns": 1200, "cpu_time_ns": 1150,
              "items_per_second": None, "bytes_per_second": None},
             {"name": "BM_AccountingProtocolFloor", "real_time_ns": 420, "cpu_time_ns": 400,
-             "items_per_second": None, "bytes_per_second": None}]
+             "items_per_second": None, "bytes_per_second": None},
+            {"name": "BM_FullReceivePath", "real_time_ns": 1300, "cpu_time_ns": 1250,
+             "items_per_second": None, "bytes_per_second": None, "counters": {"allocs/req": 1.0}}]
+        run["google_benchmark"]["gateway_bench"][0]["counters"] = {"allocs/req": 0.0004}
         page = render(self, run)["PERFORMANCE.md"]
+        # A steady allocation on either path (1 per request on the PAP path here) misses the goal.
+        self.assertIn("| no heap allocation per request on the accounting and PAP paths | 0.000 and 1.000 "
+                      "allocations per request | **no** |", page)
+        run["google_benchmark"]["gateway_bench"][2]["counters"] = {"allocs/req": 0.0}
+        self.assertIn("| no heap allocation per request on the accounting and PAP paths | 0.000 and 0.000 "
+                      "allocations per request | yes |", render(self, run)["PERFORMANCE.md"])
+        # A run from before the counters were kept says so.
+        self.assertIn("| no heap allocation per request on the accounting and PAP paths | not recorded in this "
+                      "run | — |", render(self, VARIANTS)["PERFORMANCE.md"])
         # 16,000/s kept up but failed: the exported ceiling is 8,000/s.
         self.assertIn("| exported ceiling = acknowledged ceiling (acct, export) | "
                       "exporter kept up to 8,000/s against 12,000/s acknowledged | **no** |", page)
@@ -421,6 +433,30 @@ class ExportLag(unittest.TestCase):
         self.assertFalse(bench_sql.kept_up(down, rate=1000, step_s=5))
         (empty,) = bench_sql.summarize_lag([], [1.0])
         self.assertIsNone(bench_sql.kept_up(empty, rate=1000, step_s=5))
+
+
+class GoogleBenchmarkCounters(unittest.TestCase):
+    def test_user_counters_are_kept_beside_the_times(self):
+        """scripts/run-bench keeps each benchmark's user counters (the
+        allocations per request of gateway_bench) with its times."""
+        import importlib.machinery
+        import importlib.util
+        loader = importlib.machinery.SourceFileLoader("run_bench", os.path.join(ROOT, "scripts", "run-bench"))
+        spec = importlib.util.spec_from_loader("run_bench", loader)
+        run_bench = importlib.util.module_from_spec(spec)
+        loader.exec_module(run_bench)
+        entries = run_bench.gbench_entries({"benchmarks": [
+            {"name": "BM_AccountingReceivePath", "run_type": "iteration", "iterations": 1000, "real_time": 1.2,
+             "cpu_time": 1.1, "time_unit": "us", "allocs/req": 0.0, "threads": 1},
+            {"name": "BM_Md5Floor", "run_type": "iteration", "iterations": 10, "real_time": 300, "cpu_time": 299,
+             "time_unit": "ns", "items_per_second": 5.0},
+            {"name": "BM_Md5Floor_mean", "run_type": "aggregate", "real_time": 300, "cpu_time": 299,
+             "time_unit": "ns"}]})
+        self.assertEqual(len(entries), 2)
+        self.assertEqual(entries[0]["counters"], {"allocs/req": 0.0})
+        self.assertAlmostEqual(entries[0]["cpu_time_ns"], 1100.0)
+        self.assertNotIn("counters", entries[1])
+        self.assertEqual(entries[1]["items_per_second"], 5.0)
 
 
 class BenchReport(unittest.TestCase):
