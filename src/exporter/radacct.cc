@@ -503,26 +503,14 @@ bool is_nas_restart(std::uint32_t status_type) {
          status_type == accounting::status::kAccountingOff;
 }
 
-// Calls `emit` with each well-formed UTF-8 sequence of `text` in order, and
-// with U+FFFD in place of each NUL and each byte of no such sequence: the
-// normalisation every text written to SQL gets (docs/accounting.md "Export
-// to SQL", What reaches SQL).
-template <typename Emit>
-void each_normalised(std::string_view text, Emit emit) {
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t length = utf8_sequence(text, at);
-    emit(length == 0 ? kReplacement : text.substr(at, length));
-    at += length == 0 ? 1 : length;
-  }
-}
-
-// each_normalised, faster where most bytes need nothing: the longest runs of
-// bytes that `plain` passes (single-byte characters only) are appended to
-// `out` as they are, and `emit` gets every other sequence as
-// each_normalised gives it.
+// The normalisation every text written to SQL gets (docs/accounting.md
+// "Export to SQL", What reaches SQL): each well-formed UTF-8 sequence of
+// `text` in order, U+FFFD in place of each NUL and each byte of no such
+// sequence. The longest runs of bytes that `plain` passes (single-byte
+// characters the caller writes as they are) are appended to `out` at once;
+// `emit` gets every other sequence.
 template <typename Plain, typename Emit>
-void each_normalised_runs(std::string_view text, std::string& out, Plain plain, Emit emit) {
+void each_normalised(std::string_view text, std::string& out, Plain plain, Emit emit) {
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
   for (std::size_t at = 0; at < text.size();) {
     std::size_t end = at;
@@ -535,14 +523,18 @@ void each_normalised_runs(std::string_view text, std::string& out, Plain plain, 
   }
 }
 
-std::string hex_of(std::span<const std::uint8_t> bytes) {
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (std::uint8_t b : bytes) {
+  for (const std::uint8_t b : bytes) {
     out += kDigits[b >> 4];
     out += kDigits[b & 0x0F];
   }
+}
+
+std::string hex_of(std::span<const std::uint8_t> bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  append_hex(out, bytes);
   return out;
 }
 
@@ -587,7 +579,8 @@ std::uint64_t counter_of(std::uint32_t gigawords, std::uint32_t octets) {
 std::string quote(std::string_view text) {
   std::string out = "'";
   out.reserve(text.size() + 2);
-  each_normalised(text, [&out](std::string_view sequence) {
+  const auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x80 && c != '\''; };
+  each_normalised(text, out, plain, [&out](std::string_view sequence) {
     if (sequence == "'") out += '\'';
     out.append(sequence);
   });
@@ -631,7 +624,7 @@ namespace {
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   const auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; };
-  each_normalised_runs(text, out, plain, [&out](std::string_view sequence) {
+  each_normalised(text, out, plain, [&out](std::string_view sequence) {
     if (sequence.size() != 1) {
       out.append(sequence);
       return;
@@ -780,7 +773,7 @@ namespace {
 // with COPY's escapes for backslash, tab, newline and carriage return.
 void append_copy_field(std::string& out, std::string_view text) {
   const auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x80 && c != '\\'; };
-  each_normalised_runs(text, out, plain, [&out](std::string_view sequence) {
+  each_normalised(text, out, plain, [&out](std::string_view sequence) {
     if (sequence == "\\" || sequence == "\t" || sequence == "\n" || sequence == "\r") {
       out += '\\';
       out += sequence == "\t" ? 't' : sequence == "\n" ? 'n' : sequence == "\r" ? 'r' : '\\';
@@ -796,14 +789,6 @@ void append_decimal(std::string& out, Integer value) {
   const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
   RW_ASSERT(error == std::errc());  // 24 characters hold every 64-bit integer and its sign.
   out.append(digits, end);
-}
-
-void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (const std::uint8_t b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 0x0F];
-  }
 }
 
 // `value` (0 or more) in exactly `width` decimal digits, zeros in front.
